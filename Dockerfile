@@ -1,0 +1,26 @@
+# Lisa runs its TypeScript sources directly on the current Node.js LTS.
+FROM node:lts-bookworm-slim
+
+RUN apt-get update \
+  && apt-get install -y --no-install-recommends git ca-certificates \
+  && rm -rf /var/lib/apt/lists/*
+
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+  && npm install -g --no-audit --no-fund @anthropic-ai/claude-code \
+  && npm cache clean --force
+COPY src ./src
+COPY prompts ./prompts
+COPY app.yml ./
+
+# Agents refuse to skip permission prompts as root, and should not run as root anyway.
+RUN mkdir -p /data && chown node:node /data
+USER node
+ENV NODE_ENV=production \
+  LISA_DATA_DIR=/data \
+  HOST=0.0.0.0 \
+  PORT=3000
+VOLUME ["/data"]
+EXPOSE 3000
+CMD ["node", "src/main.ts"]

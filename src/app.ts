@@ -1,0 +1,88 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Probot } from "probot";
+import type { ProviderName } from "./config/config-schema.ts";
+import { createGitHubPort } from "./github/github-port.ts";
+import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
+import type { CoreDeps } from "./runs/deps.ts";
+import { Store } from "./runs/store.ts";
+import { Worker } from "./runs/worker.ts";
+
+export interface LisaOptions {
+  /** Where Lisa keeps its database, mirrors and worktrees. */
+  dataDir: string;
+  /** Base URL repositories are cloned from and pushed to: `https://github.com`, a GHES host, or a local folder in tests. */
+  gitBaseUrl: string;
+  /** Paths of agent CLIs when they are not on PATH under their usual names. */
+  agentBinaries?: Partial<Record<ProviderName, string>>;
+  /** Environment agents' environments are picked from by allowlist; the process environment by default. */
+  agentEnvSource?: NodeJS.ProcessEnv;
+  /** Runs executed at the same time. */
+  concurrency?: number;
+  /** Identity of Lisa's commits. */
+  author?: { name: string; email: string };
+  now?: () => number;
+}
+
+export interface Lisa {
+  store: Store;
+  worker: Worker;
+  /** Recovers interrupted runs and starts the worker. */
+  start(): Promise<void>;
+  /** Resolves when every stored command and run has been handled. */
+  idle(): Promise<void>;
+  /** Stops the worker after the runs under way, and closes the store. */
+  stop(): Promise<void>;
+}
+
+const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "prompts");
+
+/**
+ * Wires Lisa into a Probot instance: webhook handlers that only store commands, and a worker that
+ * executes them. The handlers answer in milliseconds; all GitHub and agent work happens in the worker.
+ */
+export function createLisa(app: Probot, options: LisaOptions): Lisa {
+  const store = new Store(path.join(options.dataDir, "lisa.db"));
+  const deps: CoreDeps = {
+    store,
+    github: async (installationId) => createGitHubPort((await app.auth(installationId)) as never),
+    workspace: {
+      dataDir: options.dataDir,
+      gitBaseUrl: options.gitBaseUrl,
+      author: options.author ?? { name: "Lisa", email: "lisa[bot]@users.noreply.github.com" },
+    },
+    agentBinaries: options.agentBinaries ?? {},
+    agentEnvSource: options.agentEnvSource ?? process.env,
+    promptsDir: PROMPTS_DIR,
+    // Probot creates its logger lazily, so look it up on each call.
+    log: {
+      info: (object, message) => app.log.info(object, message),
+      warn: (object, message) => app.log.warn(object, message),
+      error: (object, message) => app.log.error(object, message),
+    },
+    now: options.now ?? Date.now,
+  };
+  const worker = new Worker(deps, { concurrency: options.concurrency ?? 2 });
+
+  app.on("issues.labeled", async (context) => {
+    const triage = onIssueLabeled(context.payload);
+    if ("ignored" in triage) {
+      context.log.debug({ reason: triage.ignored }, "issues.labeled ignored");
+      return;
+    }
+    const fresh = store.addCommand(context.id, "start_run", triage.command);
+    if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
+    worker.notify();
+  });
+
+  return {
+    store,
+    worker,
+    start: () => worker.start(),
+    idle: () => worker.idle(),
+    async stop() {
+      await worker.stop();
+      store.close();
+    },
+  };
+}

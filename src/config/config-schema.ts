@@ -1,0 +1,68 @@
+import { z } from "zod";
+import { parseDuration } from "./parse-duration.ts";
+
+const duration = (fallback: string) =>
+  z
+    .union([z.string(), z.number()])
+    .prefault(fallback)
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === undefined) {
+        ctx.addIssue({ code: "custom", message: `"${value}" is not a duration; write e.g. 45m, 90s or 1h30m` });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const providerOptions = z.strictObject({
+  /** Model name or alias passed to the CLI; the CLI's own default when omitted. */
+  model: z.string().min(1).optional(),
+});
+
+/** One entry of the fallback chain: `{ claude: { model: sonnet } }`. */
+const providerEntry = z
+  .strictObject({
+    /** Claude Code (`@anthropic-ai/claude-code`). */
+    claude: providerOptions.optional(),
+  })
+  .refine((entry) => Object.keys(entry).length === 1, {
+    message: "each entry names exactly one provider, e.g. `- claude: { model: sonnet }`",
+  })
+  .transform((entry) => {
+    const [name, options] = Object.entries(entry)[0] as [ProviderName, z.infer<typeof providerOptions> | undefined];
+    return { name, model: options?.model };
+  });
+
+export type ProviderName = "claude";
+
+/** The schema of `.github/lisa.yml`. Every field has a default, so an empty file is valid. */
+export const configSchema = z.strictObject({
+  /** The issue label that asks Lisa to work on an issue. */
+  label: z.string().min(1).max(50).default("lisa"),
+  /** Agent CLIs in order of preference; the next one is tried when one is down. */
+  providers: z
+    .array(providerEntry)
+    .min(1)
+    .prefault([{ claude: {} }]),
+  /** Branch the work starts from and pull requests target; the repository's default branch when omitted. */
+  base_branch: z.string().min(1).optional(),
+  /** Shell commands that must pass in the worktree before a pull request is opened or updated. */
+  gates: z.array(z.string().min(1)).default([]),
+  limits: z
+    .strictObject({
+      /** Fresh-context agent invocations per step and pass, gate-fixing rounds included. */
+      max_iterations: z.int().min(1).max(50).default(8),
+      /** Wall-clock limit of one agent invocation. */
+      session_timeout: duration("45m"),
+      /** An agent that prints nothing for this long is considered stalled and killed. */
+      stall_timeout: duration("10m"),
+      /** Wall-clock limit of one gate command. */
+      gate_timeout: duration("15m"),
+      /** Agent spend per run after which Lisa stops invoking agents. */
+      max_cost_usd: z.number().positive().default(20),
+    })
+    .prefault({}),
+});
+
+export type LisaConfig = z.infer<typeof configSchema>;
+export type ProviderChoice = LisaConfig["providers"][number];

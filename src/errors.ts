@@ -1,0 +1,14 @@
+/** `.github/lisa.yml` cannot be used; the message names the key and the problem. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** A git operation failed; the message says which and on what repository. */
+export class GitError extends Error {
+  override name = "GitError";
+}
+
+/** A step cannot go on; the message is written for the person reading the issue. */
+export class StepError extends Error {
+  override name = "StepError";
+}

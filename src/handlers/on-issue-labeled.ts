@@ -1,0 +1,43 @@
+/** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
+export interface LabeledCommand {
+  installationId: number;
+  owner: string;
+  repo: string;
+  /** The repository's default branch when the label was added: the base unless the config names one. */
+  defaultBranch: string;
+  issue: { number: number; title: string; body: string };
+  label: string;
+  sender: string;
+}
+
+interface LabeledPayload {
+  installation?: { id: number };
+  repository: { name: string; default_branch: string; owner: { login: string } };
+  issue: { number: number; title: string; body?: string | null; pull_request?: unknown };
+  label?: { name: string };
+  sender: { login: string; type: string };
+}
+
+export type Triage<T> = { command: T } | { ignored: string };
+
+/**
+ * Turns an `issues.labeled` payload into a command, or says why it is none of Lisa's business.
+ * Bots (Lisa included) never trigger a run. Whether the label is Lisa's and the sender may use it
+ * is decided by the worker, which needs the repository's config and GitHub's answer for that.
+ */
+export function onIssueLabeled(payload: LabeledPayload): Triage<LabeledCommand> {
+  if (!payload.installation) return { ignored: "not delivered to an installation" };
+  if (!payload.label) return { ignored: "no label in payload" };
+  if (payload.sender.type === "Bot") return { ignored: `sender ${payload.sender.login} is a bot` };
+  return {
+    command: {
+      installationId: payload.installation.id,
+      owner: payload.repository.owner.login,
+      repo: payload.repository.name,
+      defaultBranch: payload.repository.default_branch,
+      issue: { number: payload.issue.number, title: payload.issue.title, body: payload.issue.body ?? "" },
+      label: payload.label.name,
+      sender: payload.sender.login,
+    },
+  };
+}

@@ -1,0 +1,27 @@
+import path from "node:path";
+import { run } from "probot";
+import { createLisa } from "./app.ts";
+import { killAllAgents } from "./providers/run-agent.ts";
+
+/** GHES: git lives on the same host as the API. */
+function defaultGitBaseUrl(): string {
+  const host = process.env.GHE_HOST;
+  return host ? `${process.env.GHE_PROTOCOL ?? "https"}://${host}` : "https://github.com";
+}
+
+await run(async (app) => {
+  const lisa = createLisa(app, {
+    dataDir: path.resolve(process.env.LISA_DATA_DIR ?? "data"),
+    gitBaseUrl: process.env.LISA_GIT_BASE_URL ?? defaultGitBaseUrl(),
+    agentBinaries: process.env.LISA_CLAUDE_PATH ? { claude: process.env.LISA_CLAUDE_PATH } : {},
+    concurrency: Number(process.env.LISA_CONCURRENCY ?? 2),
+  });
+  await lisa.start();
+  // Runs under way are resumed on the next start; agents run in their own process groups and must not outlive Lisa.
+  const shutdown = () => {
+    killAllAgents();
+    process.exit(0);
+  };
+  process.once("SIGTERM", shutdown);
+  process.once("SIGINT", shutdown);
+});

@@ -1,0 +1,89 @@
+import { z } from "zod";
+import type { FailureKind, ParsedOutput, Provider } from "./provider.ts";
+
+/** The final object `claude -p --output-format json` prints. */
+const claudeResultSchema = z.looseObject({
+  type: z.literal("result"),
+  subtype: z.string(),
+  is_error: z.boolean(),
+  result: z.string().optional(),
+  total_cost_usd: z.number().optional(),
+  num_turns: z.number().optional(),
+  session_id: z.string().optional(),
+  api_error_status: z.number().nullish(),
+  usage: z.looseObject({ input_tokens: z.number().optional(), output_tokens: z.number().optional() }).optional(),
+});
+
+type ClaudeResult = z.infer<typeof claudeResultSchema>;
+
+function classify(result: ClaudeResult): FailureKind {
+  const status = result.api_error_status;
+  if (status === 429) return "rate_limited";
+  if (status === 529 || (status !== undefined && status !== null && status >= 500)) return "overloaded";
+  if (status === 401 || status === 403) return "auth";
+  if (status === 402) return "quota";
+  return "agent_error";
+}
+
+/** The last line of stdout that parses as the CLI's result object. */
+function findResult(stdout: string): ClaudeResult | undefined {
+  const lines = stdout.trim().split("\n").reverse();
+  for (const line of lines) {
+    try {
+      const parsed = claudeResultSchema.safeParse(JSON.parse(line));
+      if (parsed.success) return parsed.data;
+    } catch {
+      // Not JSON: progress or warnings around the result line.
+    }
+  }
+  return undefined;
+}
+
+export const claudeProvider: Provider = {
+  name: "claude",
+  defaultBinary: "claude",
+  capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
+  env: [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_BASE_URL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+    "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+    "DISABLE_TELEMETRY",
+    "DISABLE_AUTOUPDATER",
+    "IS_SANDBOX",
+  ],
+  args: ({ model }) => ["-p", "--output-format", "json", "--dangerously-skip-permissions", ...(model ? ["--model", model] : [])],
+  parse({ stdout, stderr, exitCode }): ParsedOutput {
+    const result = findResult(stdout);
+    if (!result) {
+      const detail = (stderr.trim() || stdout.trim()).slice(-500) || "no output";
+      return {
+        ok: false,
+        text: "",
+        costUsd: 0,
+        turns: undefined,
+        tokens: undefined,
+        sessionId: undefined,
+        failure: { kind: "crashed", message: `claude exited with ${exitCode ?? "a signal"} and printed no result: ${detail}` },
+        exitCode,
+      };
+    }
+    const failed = result.is_error || result.subtype !== "success";
+    return {
+      ok: !failed,
+      text: result.result ?? "",
+      costUsd: result.total_cost_usd ?? 0,
+      turns: result.num_turns,
+      tokens: result.usage ? { input: result.usage.input_tokens ?? 0, output: result.usage.output_tokens ?? 0 } : undefined,
+      sessionId: result.session_id,
+      failure: failed
+        ? { kind: classify(result), message: `${result.subtype}: ${(result.result ?? "").slice(0, 500)}` }
+        : undefined,
+      exitCode,
+    };
+  },
+};

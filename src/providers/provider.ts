@@ -1,0 +1,56 @@
+/** Why an agent invocation did not succeed, decided from structured output and exit status. */
+export type FailureKind =
+  | "rate_limited"
+  | "overloaded"
+  | "quota"
+  | "auth"
+  | "timeout"
+  | "stalled"
+  | "crashed"
+  | "agent_error"
+  | "not_installed";
+
+/** Kinds worth trying again or on the next provider: the agent itself did nothing wrong. */
+export const TRANSIENT_FAILURES: ReadonlySet<FailureKind> = new Set(["rate_limited", "overloaded", "timeout", "stalled"]);
+
+/** The typed outcome of one agent invocation, the same shape whether it succeeded or not. */
+export interface AgentResult {
+  ok: boolean;
+  /** The agent's final message. */
+  text: string;
+  costUsd: number;
+  turns: number | undefined;
+  tokens: { input: number; output: number } | undefined;
+  sessionId: string | undefined;
+  failure: { kind: FailureKind; message: string } | undefined;
+  exitCode: number | undefined;
+  durationMs: number;
+}
+
+export type ParsedOutput = Omit<AgentResult, "durationMs">;
+
+export interface ProviderCapabilities {
+  /** The CLI can create its own git worktree. */
+  nativeWorktree: boolean;
+  /** The CLI prints a machine-readable result. */
+  jsonOutput: boolean;
+  /** The CLI reports what the invocation cost. */
+  costReporting: boolean;
+}
+
+/**
+ * One agent CLI behind Lisa's provider interface. A provider only describes the CLI;
+ * `runAgent` spawns it, feeds the prompt on standard input and enforces deadlines.
+ */
+export interface Provider {
+  name: string;
+  /** Executable looked up on PATH unless the operator configures a path. */
+  defaultBinary: string;
+  capabilities: ProviderCapabilities;
+  /** Environment variables this CLI needs besides the basics (its model credentials, its own switches). */
+  env: readonly string[];
+  /** Arguments for a headless, auto-approving run; the prompt arrives on standard input. */
+  args(options: { model: string | undefined }): string[];
+  /** Turns what the CLI printed into a typed result. */
+  parse(output: { stdout: string; stderr: string; exitCode: number | undefined }): ParsedOutput;
+}

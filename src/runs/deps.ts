@@ -1,0 +1,26 @@
+import type { ProviderName } from "../config/config-schema.ts";
+import type { GitHubPort } from "../github/github-port.ts";
+import type { WorkspaceOptions } from "../workspace/workspace.ts";
+import type { Store } from "./store.ts";
+
+/** The subset of pino's interface Lisa logs through. */
+export interface Log {
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+}
+
+/** Everything the core needs from the outside world, passed as one object so tests can supply their own. */
+export interface CoreDeps {
+  store: Store;
+  /** A GitHub port authenticated as the given installation. */
+  github(installationId: number): Promise<GitHubPort>;
+  workspace: WorkspaceOptions;
+  /** Operator-configured paths of agent CLIs; each provider's default name on PATH otherwise. */
+  agentBinaries: Partial<Record<ProviderName, string>>;
+  /** The environment agent environments are picked from (allowlisted, never passed whole). */
+  agentEnvSource: NodeJS.ProcessEnv;
+  promptsDir: string;
+  log: Log;
+  now(): number;
+}

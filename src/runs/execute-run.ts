@@ -1,0 +1,344 @@
+import type { LisaConfig } from "../config/config-schema.ts";
+import { parseConfig } from "../config/parse-config.ts";
+import { ConfigError, GitError, StepError } from "../errors.ts";
+import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import { renderTrackingComment, trackingMarker } from "../github/tracking-comment.ts";
+import { composePrBody, composePrTitle, type GateOutcome } from "../markdown/compose-pr-body.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { buildAgentEnv } from "../providers/agent-env.ts";
+import { type AgentResult, TRANSIENT_FAILURES } from "../providers/provider.ts";
+import { providers } from "../providers/registry.ts";
+import { runAgent } from "../providers/run-agent.ts";
+import { createWorktree, pushBranch, removeWorktree, syncMirror, type Worktree } from "../workspace/workspace.ts";
+import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
+import type { CoreDeps } from "./deps.ts";
+import { type Manifest, manifestSchema, takeManifest } from "./read-manifest.ts";
+import { fenceAsData, renderPrompt } from "./render-prompt.ts";
+import { type GateResult, runGates } from "./run-gates.ts";
+import type { RunRow, SessionRow, StepRow } from "./store.ts";
+
+/** The issue labels that show a run's state; exactly one is on the issue at a time. */
+export const STATE_LABELS = { running: "lisa:working", review: "lisa:review", failed: "lisa:failed" } as const;
+
+interface RunContext {
+  deps: CoreDeps;
+  gh: GitHubPort;
+  run: RunRow;
+  config: LisaConfig;
+  /** Values to redact from everything Lisa writes. */
+  secrets: string[];
+  publish(): Promise<void>;
+}
+
+/**
+ * Executes a run from wherever it stands: each step is taken from its recorded phase, and every
+ * side effect looks before it creates, so a run interrupted at any point resumes without duplicates.
+ */
+export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
+  const run = deps.store.run(runId);
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  const gh = await deps.github(run.installation_id);
+  const ctx: RunContext = {
+    deps,
+    gh,
+    run,
+    config: parseConfig(JSON.parse(run.config)),
+    secrets: [],
+    publish: () => publishTracking(deps, gh, runId),
+  };
+  const issueRef = { owner: run.owner, repo: run.repo };
+  await setStateLabel(gh, issueRef, run.issue_number, "running");
+  await ctx.publish();
+  try {
+    for (const step of deps.store.steps(runId)) {
+      if (step.state !== "delivered") await executeStep(ctx, step.id);
+    }
+    deps.store.updateRun(runId, { state: "review", finished_at: deps.now() });
+    await setStateLabel(gh, issueRef, run.issue_number, "review");
+  } catch (error) {
+    const message = explain(error, ctx.secrets);
+    deps.log.error({ err: error, runId }, "run failed");
+    for (const step of deps.store.steps(runId)) {
+      if (step.state === "running") deps.store.updateStep(step.id, { state: "failed", error: message });
+    }
+    deps.store.updateRun(runId, { state: "failed", error: message, finished_at: deps.now() });
+    await setStateLabel(gh, issueRef, run.issue_number, "failed").catch((e) => deps.log.warn({ err: e }, "could not set label"));
+  } finally {
+    await ctx.publish();
+  }
+}
+
+/** The sentence a human reads on the issue: ours verbatim, anything unexpected marked as such. */
+function explain(error: unknown, secrets: readonly string[]): string {
+  const known = error instanceof StepError || error instanceof GitError || error instanceof ConfigError;
+  const text = error instanceof Error ? error.message : String(error);
+  return redactSecrets(known ? text : `Lisa hit an unexpected error: ${text}`, secrets);
+}
+
+async function setStateLabel(gh: GitHubPort, ref: RepoRef, issue: number, state: keyof typeof STATE_LABELS): Promise<void> {
+  await gh.addLabels(ref, issue, [STATE_LABELS[state]]);
+  for (const [other, label] of Object.entries(STATE_LABELS)) {
+    if (other !== state) await gh.removeLabel(ref, issue, label);
+  }
+}
+
+/** Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run. */
+async function publishTracking(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+  const run = deps.store.run(runId);
+  if (!run) return;
+  const body = renderTrackingComment({
+    run,
+    steps: deps.store.steps(runId).map((step) => ({ step, sessions: deps.store.sessions(step.id) })),
+    costUsd: deps.store.runCost(runId),
+    now: deps.now(),
+  });
+  const ref = { owner: run.owner, repo: run.repo };
+  try {
+    if (run.comment_id !== null) return await gh.updateComment(ref, run.comment_id, body);
+    // Look before creating: a crash may have come between creating the comment and recording it.
+    const found = await gh.findComment(ref, run.issue_number, trackingMarker(runId));
+    if (found !== undefined) {
+      deps.store.updateRun(runId, { comment_id: found });
+      await gh.updateComment(ref, found, body);
+    } else {
+      deps.store.updateRun(runId, { comment_id: await gh.createComment(ref, run.issue_number, body) });
+    }
+  } catch (error) {
+    deps.log.warn({ err: error, runId }, "could not update the tracking comment");
+  }
+}
+
+async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
+  const { deps, gh, run } = ctx;
+  const { store } = deps;
+  let step = store.step(stepId);
+  const ref = { owner: step.owner, repo: step.repo };
+  const token = await gh.installationToken();
+  ctx.secrets.push(token);
+  store.updateStep(stepId, { state: "running" });
+  await ctx.publish();
+
+  await syncMirror(deps.workspace, ref, token);
+  const base = step.base_branch;
+  const worktree = await createWorktree(deps.workspace, ref, {
+    branch: step.branch,
+    base,
+    dir: `run-${run.id}-step-${step.position}`,
+  });
+  store.updateStep(stepId, { worktree: worktree.path, start_sha: step.start_sha ?? worktree.startSha });
+  step = store.step(stepId);
+  const baseRef = `refs/remotes/origin/${base}`;
+
+  if (step.phase === "workspace" || step.phase === "agent" || step.phase === "gates") {
+    await runAgentUntilGatesPass(ctx, step, worktree);
+    store.updateStep(stepId, { phase: "commit" });
+  }
+  if (store.step(stepId).phase === "commit") {
+    const taken = await takeManifest(worktree.path);
+    if (taken.manifest) store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
+    if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
+    const title = composePrTitle({ title: run.issue_title }, currentManifest(store.step(stepId)), ctx.secrets);
+    await commitPending(worktree.path, `${title}\n\nMade by Lisa for #${run.issue_number}.`);
+    if ((await commitsSince(worktree.path, baseRef)) === 0) {
+      throw new StepError(
+        `The agent finished without changing anything in ${ref.owner}/${ref.repo}, so there is nothing to propose.`,
+      );
+    }
+    store.updateStep(stepId, { phase: "push" });
+    await ctx.publish();
+  }
+  if (store.step(stepId).phase === "push") {
+    await pushBranch(deps.workspace, ref, worktree, token);
+    store.updateStep(stepId, { phase: "pull_request" });
+    await ctx.publish();
+  }
+  if (store.step(stepId).phase === "pull_request") {
+    const current = store.step(stepId);
+    const manifest = currentManifest(current);
+    const pr = {
+      title: composePrTitle({ title: run.issue_title }, manifest, ctx.secrets),
+      body: composePrBody({
+        issue: { number: run.issue_number, title: run.issue_title },
+        manifest,
+        agentSummary: current.summary ?? "",
+        changedFiles: await changedFiles(worktree.path, baseRef),
+        gates: JSON.parse(current.gates ?? "[]") as GateOutcome[],
+        secrets: ctx.secrets,
+      }),
+    };
+    // Look before creating: the PR may exist from before a crash or from an earlier run.
+    const existing = await gh.findPullRequest(ref, step.branch);
+    const opened = existing ?? (await gh.createPullRequest(ref, { ...pr, head: step.branch, base }));
+    if (existing) await gh.updatePullRequest(ref, existing.number, pr);
+    store.updateStep(stepId, { phase: "done", state: "delivered", pr_number: opened.number, pr_url: opened.url });
+    await ctx.publish();
+  }
+  await removeWorktree(deps.workspace, ref, worktree);
+}
+
+function currentManifest(step: StepRow): Manifest | undefined {
+  return step.manifest ? manifestSchema.parse(JSON.parse(step.manifest)) : undefined;
+}
+
+/**
+ * The build loop of one step: invoke the agent with a fresh context, run the gates, and on a gate
+ * failure invoke it again with the failure output, up to `limits.max_iterations` sessions.
+ */
+async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, worktree: Worktree): Promise<void> {
+  const { deps, run, config } = ctx;
+  const { store } = deps;
+  const stepId = initial.id;
+  // A step interrupted while its gates ran goes straight back to them: the agent's work is on disk.
+  let skipAgent = initial.phase === "gates";
+  let failedGate: GateResult | undefined;
+
+  for (;;) {
+    if (!skipAgent) {
+      const sessions = store.sessions(stepId);
+      const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
+      if (iteration > config.limits.max_iterations) {
+        const last = failedGate ? ` The last failure was \`${failedGate.command}\`.` : "";
+        throw new StepError(
+          `The gates still fail after ${config.limits.max_iterations} agent sessions (limits.max_iterations).${last}`,
+        );
+      }
+      const spent = store.runCost(run.id);
+      if (spent >= config.limits.max_cost_usd) {
+        throw new StepError(
+          `The run has spent $${spent.toFixed(2)}, which reaches limits.max_cost_usd ($${config.limits.max_cost_usd}); Lisa stopped invoking agents.`,
+        );
+      }
+      const purpose: SessionRow["purpose"] = failedGate
+        ? "fix_gates"
+        : sessions.at(-1)?.state === "interrupted"
+          ? "resume"
+          : "implement";
+      const prompt = await buildPrompt(ctx, store.step(stepId), worktree, purpose, failedGate);
+      store.updateStep(stepId, { phase: "agent" });
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, worktree.path);
+      if (!result.ok) {
+        throw new StepError(
+          `The agent session failed (${result.failure?.kind ?? "unknown"}): ${result.failure?.message ?? "no details"}`,
+        );
+      }
+      store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+    }
+    skipAgent = false;
+    store.updateStep(stepId, { phase: "gates" });
+    await ctx.publish();
+    const results = await runGates(config.gates, {
+      cwd: worktree.path,
+      env: agentEnv(ctx, []),
+      timeoutMs: config.limits.gate_timeout,
+      secrets: ctx.secrets,
+    });
+    store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
+    failedGate = results.find((result) => !result.passed);
+    if (!failedGate) return;
+    deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
+  }
+}
+
+function agentEnv(ctx: RunContext, providerEnv: readonly string[]): Record<string, string> {
+  const { name, email } = ctx.deps.workspace.author;
+  const identity = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+  return buildAgentEnv(ctx.deps.agentEnvSource, providerEnv, identity, ctx.secrets);
+}
+
+async function buildPrompt(
+  ctx: RunContext,
+  step: StepRow,
+  worktree: Worktree,
+  purpose: SessionRow["purpose"],
+  failedGate: GateResult | undefined,
+): Promise<string> {
+  const { run, config, deps } = ctx;
+  const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
+  const common = {
+    repo: `${step.owner}/${step.repo}`,
+    branch: step.branch,
+    start: step.start_sha ?? worktree.startSha,
+    issue_number: String(run.issue_number),
+    issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
+    gates,
+  };
+  if (purpose === "fix_gates" && failedGate) {
+    return renderPrompt(deps.promptsDir, "fix-gates", {
+      ...common,
+      command: failedGate.command,
+      failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
+    });
+  }
+  return renderPrompt(deps.promptsDir, "implement", {
+    ...common,
+    issue: fenceAsData(
+      `the body of issue #${run.issue_number}, written on GitHub`,
+      redactSecrets(run.issue_body || "(no description)", ctx.secrets),
+    ),
+    resume_note:
+      purpose === "resume"
+        ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
+        : "",
+  });
+}
+
+/** One iteration: the configured providers in order, moving on only when one fails transiently. */
+async function invokeAgent(
+  ctx: RunContext,
+  stepId: number,
+  iteration: number,
+  purpose: SessionRow["purpose"],
+  prompt: string,
+  cwd: string,
+): Promise<AgentResult> {
+  const { deps, config } = ctx;
+  let result: AgentResult | undefined;
+  for (const choice of config.providers) {
+    const provider = providers[choice.name];
+    const sessionId = deps.store.startSession({
+      step_id: stepId,
+      iteration,
+      purpose,
+      provider: provider.name,
+      model: choice.model ?? null,
+    });
+    await ctx.publish();
+    result = await runAgent({
+      provider,
+      binary: deps.agentBinaries[choice.name],
+      model: choice.model,
+      cwd,
+      prompt,
+      env: agentEnv(ctx, provider.env),
+      timeoutMs: config.limits.session_timeout,
+      stallMs: config.limits.stall_timeout,
+    });
+    deps.store.finishSession(sessionId, {
+      state: result.ok ? "succeeded" : "failed",
+      cost_usd: result.costUsd,
+      turns: result.turns ?? null,
+      failure_kind: result.failure?.kind ?? null,
+      message: result.failure ? redactSecrets(result.failure.message, ctx.secrets) : null,
+    });
+    deps.log.info(
+      { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
+      "agent session ended",
+    );
+    if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
+  }
+  if (!result) throw new StepError("No agent provider is configured.");
+  return result;
+}
+
+/** Ends a run that cannot go on (for example after repeated restarts) and says so on the issue. */
+export async function abandonRun(deps: CoreDeps, runId: number, message: string): Promise<void> {
+  const run = deps.store.run(runId);
+  if (!run) return;
+  for (const step of deps.store.steps(runId)) {
+    if (step.state === "running" || step.state === "pending") deps.store.updateStep(step.id, { state: "failed", error: message });
+  }
+  deps.store.updateRun(runId, { state: "failed", error: message, finished_at: deps.now() });
+  const gh = await deps.github(run.installation_id);
+  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed");
+  await publishTracking(deps, gh, runId);
+}

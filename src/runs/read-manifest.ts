@@ -1,0 +1,47 @@
+import { readFile, rm } from "node:fs/promises";
+import path from "node:path";
+import { z } from "zod";
+
+export const MANIFEST_FILE = ".lisa-manifest.json";
+
+/** What the agent may say about its change; Lisa turns it into the pull request. */
+export const manifestSchema = z.strictObject({
+  /** Pull request title, imperative mood. */
+  title: z.string().trim().min(1).max(200),
+  /** One or two sentences: what the change does. */
+  what: z.string().trim().min(1).max(4_000),
+  /** Why the change is needed. */
+  why: z.string().trim().max(4_000).optional(),
+  /** One entry per notable change, e.g. "`src/foo.ts` — added X". */
+  key_changes: z.array(z.string().trim().min(1).max(1_000)).max(50).optional(),
+  /** What the agent ran or checked. */
+  testing: z.string().trim().max(4_000).optional(),
+});
+
+export type Manifest = z.infer<typeof manifestSchema>;
+
+export type ManifestResult = { manifest: Manifest } | { manifest: undefined; problem: string | undefined };
+
+/**
+ * Reads and removes `.lisa-manifest.json` from a worktree, so it is never committed.
+ * A missing file is no problem; an invalid one is reported and ignored.
+ */
+export async function takeManifest(worktree: string): Promise<ManifestResult> {
+  const file = path.join(worktree, MANIFEST_FILE);
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch {
+    return { manifest: undefined, problem: undefined };
+  }
+  await rm(file, { force: true });
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    return { manifest: undefined, problem: `${MANIFEST_FILE} is not JSON: ${(error as Error).message}` };
+  }
+  const parsed = manifestSchema.safeParse(json);
+  if (!parsed.success) return { manifest: undefined, problem: `${MANIFEST_FILE} ignored:\n${z.prettifyError(parsed.error)}` };
+  return { manifest: parsed.data };
+}

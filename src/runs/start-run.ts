@@ -1,0 +1,79 @@
+import { labelOf, parseConfig } from "../config/parse-config.ts";
+import { ConfigError } from "../errors.ts";
+import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
+import { branchName } from "../workspace/branch-name.ts";
+import type { CoreDeps } from "./deps.ts";
+
+/** Roles that may start and steer Lisa. `maintain` and `admin` include write. */
+export const WRITE_ROLES: ReadonlySet<string> = new Set(["write", "maintain", "admin"]);
+
+/** Posts a reply once per delivery, found again by its marker if Lisa stopped after posting. */
+async function replyOnce(gh: GitHubPort, ref: RepoRef, issue: number, deliveryId: string, text: string): Promise<void> {
+  const marker = `<!-- lisa:reply delivery=${deliveryId} -->`;
+  if ((await gh.findComment(ref, issue, marker)) === undefined) await gh.createComment(ref, issue, `${marker}\n${text}`);
+}
+
+/**
+ * Decides what a labeled issue means: nothing (another label), a reply (invalid config, no
+ * permission), or a new queued run. Returns the outcome in words for the command log.
+ */
+export async function startRun(deps: CoreDeps, deliveryId: string, command: LabeledCommand): Promise<string> {
+  const gh = await deps.github(command.installationId);
+  const ref = { owner: command.owner, repo: command.repo };
+  const issue = command.issue.number;
+
+  let raw: unknown = null;
+  let config: ReturnType<typeof parseConfig>;
+  try {
+    raw = await gh.readConfig(ref);
+    config = parseConfig(raw);
+  } catch (error) {
+    const problem =
+      error instanceof ConfigError ? error.message : `\`.github/lisa.yml\` could not be read: ${(error as Error).message}`;
+    if (command.label !== labelOf(raw)) return `ignored: another label (and ${problem})`;
+    await replyOnce(
+      gh,
+      ref,
+      issue,
+      deliveryId,
+      `Lisa cannot start: ${problem}\n\nFix the file on the default branch and label the issue again.`,
+    );
+    return "config invalid";
+  }
+  if (command.label !== config.label) return "ignored: another label";
+
+  const role = await gh.roleOf(ref, command.sender);
+  if (!WRITE_ROLES.has(role)) {
+    await replyOnce(
+      gh,
+      ref,
+      issue,
+      deliveryId,
+      `@${command.sender}, only people with write access to this repository can ask Lisa to work on an issue. A maintainer can add the \`${config.label}\` label instead.`,
+    );
+    return `denied: ${command.sender} has role ${role}`;
+  }
+
+  const run = deps.store.createRun(
+    {
+      installation_id: command.installationId,
+      owner: command.owner,
+      repo: command.repo,
+      issue_number: issue,
+      issue_title: command.issue.title,
+      issue_body: command.issue.body,
+      requested_by: command.sender,
+      config: JSON.stringify(raw ?? {}),
+    },
+    {
+      owner: command.owner,
+      repo: command.repo,
+      branch: branchName(issue, command.issue.title),
+      baseBranch: config.base_branch ?? command.defaultBranch,
+    },
+  );
+  if (!run) return "ignored: the issue already has an active run";
+  await gh.addReaction(ref, issue, "eyes");
+  return `queued run ${run.id}`;
+}

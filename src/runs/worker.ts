@@ -1,0 +1,155 @@
+import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
+import { sweepWorktrees } from "../workspace/workspace.ts";
+import type { CoreDeps } from "./deps.ts";
+import { abandonRun, executeRun } from "./execute-run.ts";
+import { startRun } from "./start-run.ts";
+
+/** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
+export const MAX_RESTARTS = 2;
+
+/**
+ * Executes what the webhook handlers stored: commands first, then queued runs, up to
+ * `concurrency` runs at a time, in this process.
+ */
+export class Worker {
+  readonly #deps: CoreDeps;
+  readonly #concurrency: number;
+  readonly #active = new Map<number, Promise<void>>();
+  #pumping = false;
+  #again = false;
+  #stopped = true;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(deps: CoreDeps, options: { concurrency: number }) {
+    this.#deps = deps;
+    this.#concurrency = options.concurrency;
+  }
+
+  /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
+  async start(): Promise<void> {
+    await this.recover();
+    this.#stopped = false;
+    this.notify();
+  }
+
+  /**
+   * Sessions the earlier process left running are marked interrupted; its running runs are queued
+   * again to resume, or failed with a comment once they have been resumed MAX_RESTARTS times.
+   * Worktrees that belong to no run that will resume are swept.
+   */
+  async recover(): Promise<void> {
+    const { store, log } = this.#deps;
+    const interrupted = store.interruptRunningSessions();
+    for (const run of store.runsIn("running")) {
+      if (run.restarts >= MAX_RESTARTS) {
+        const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Label the issue again to start over.`;
+        await abandonRun(this.#deps, run.id, message).catch((error) =>
+          log.error({ err: error, runId: run.id }, "could not report abandoned run"),
+        );
+      } else {
+        store.updateRun(run.id, { state: "queued", restarts: run.restarts + 1 });
+        log.info({ runId: run.id }, "resuming a run interrupted by a restart");
+      }
+    }
+    const keep = new Set(
+      store
+        .runsIn("queued")
+        .flatMap((run) => store.steps(run.id))
+        .flatMap((step) => (step.worktree ? [step.worktree] : [])),
+    );
+    const swept = await sweepWorktrees(this.#deps.workspace, keep);
+    if (interrupted || swept.length) log.info({ interrupted, swept }, "recovered after restart");
+  }
+
+  /** Wakes the worker: new commands or runs may be waiting. */
+  notify(): void {
+    if (this.#stopped) return;
+    void this.#pump();
+  }
+
+  /** Resolves once nothing is pending, queued or running. */
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Stops taking new work and waits for the runs under way. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    await Promise.allSettled(this.#active.values());
+  }
+
+  #isIdle(): boolean {
+    const { store } = this.#deps;
+    return (
+      this.#active.size === 0 &&
+      !this.#pumping &&
+      (this.#stopped || (!store.nextCommand() && store.runsIn("queued").length === 0))
+    );
+  }
+
+  async #pump(): Promise<void> {
+    if (this.#pumping) {
+      this.#again = true;
+      return;
+    }
+    this.#pumping = true;
+    try {
+      do {
+        this.#again = false;
+        await this.#drainCommands();
+        this.#claimRuns();
+      } while (this.#again && !this.#stopped);
+    } finally {
+      this.#pumping = false;
+      this.#settleIdle();
+    }
+  }
+
+  async #drainCommands(): Promise<void> {
+    const { store, log } = this.#deps;
+    for (let command = store.nextCommand(); command && !this.#stopped; command = store.nextCommand()) {
+      let outcome: string;
+      try {
+        outcome = await startRun(this.#deps, command.delivery_id, JSON.parse(command.payload) as LabeledCommand);
+      } catch (error) {
+        outcome = `error: ${(error as Error).message}`;
+        log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
+      }
+      store.finishCommand(command.id, outcome);
+      log.info({ delivery: command.delivery_id, outcome }, "command handled");
+    }
+  }
+
+  #claimRuns(): void {
+    while (!this.#stopped && this.#active.size < this.#concurrency) {
+      const run = this.#deps.store.claimRun();
+      if (!run) return;
+      const execution = executeRun(this.#deps, run.id)
+        .catch((error) => {
+          // executeRun reports its own failures; this is one before it could, e.g. no installation token.
+          this.#deps.log.error({ err: error, runId: run.id }, "run crashed");
+          if (this.#deps.store.run(run.id)?.state === "running") {
+            this.#deps.store.updateRun(run.id, {
+              state: "failed",
+              error: (error as Error).message,
+              finished_at: this.#deps.now(),
+            });
+          }
+        })
+        .finally(() => {
+          this.#active.delete(run.id);
+          this.notify();
+          this.#settleIdle();
+        });
+      this.#active.set(run.id, execution);
+    }
+  }
+
+  #settleIdle(): void {
+    if (!this.#isIdle()) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

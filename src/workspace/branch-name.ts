@@ -1,0 +1,11 @@
+/** `lisa/<issue>-<slug>`: the branch a run works on, readable and valid as a git ref. */
+export function branchName(issueNumber: number, title: string): string {
+  const slug = title
+    .normalize("NFKD")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 40)
+    .replace(/-+$/g, "");
+  return `lisa/${issueNumber}${slug ? `-${slug}` : ""}`;
+}

@@ -1,0 +1,173 @@
+import { existsSync } from "node:fs";
+import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { git } from "./git.ts";
+import { withRepoLock } from "./repo-lock.ts";
+
+export interface RepoRef {
+  owner: string;
+  repo: string;
+}
+
+export interface WorkspaceOptions {
+  /** Lisa's data directory; mirrors and worktrees live under it. */
+  dataDir: string;
+  /** Where repositories are cloned from, e.g. `https://github.com`; a GHES host or a local path in tests. */
+  gitBaseUrl: string;
+  /** Identity of the commits Lisa makes. */
+  author: { name: string; email: string };
+}
+
+/** Files the agent writes for Lisa that must never be committed. */
+export const LISA_FILES = [".lisa-manifest.json", ".lisa-plan.json"];
+
+export const remoteUrl = (options: WorkspaceOptions, { owner, repo }: RepoRef) =>
+  `${options.gitBaseUrl.replace(/\/+$/, "")}/${owner}/${repo}.git`;
+
+export const mirrorPath = (options: WorkspaceOptions, { owner, repo }: RepoRef) =>
+  path.join(options.dataDir, "mirrors", owner, `${repo}.git`);
+
+export const worktreesRoot = (options: WorkspaceOptions) => path.join(options.dataDir, "worktrees");
+
+const lockKey = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
+
+/**
+ * Rewrites the mirror's config, exclude file and hooks from scratch. Agents work in worktrees of
+ * this repository and can edit all three; before Lisa runs git with a token, nothing they wrote may
+ * redirect the remote, run a program or hide files.
+ */
+async function resetMirrorConfig(options: WorkspaceOptions, ref: RepoRef): Promise<string> {
+  const mirror = mirrorPath(options, ref);
+  const config = [
+    "[core]",
+    "\trepositoryformatversion = 0",
+    "\tbare = true",
+    '[remote "origin"]',
+    `\turl = ${remoteUrl(options, ref)}`,
+    "\tfetch = +refs/heads/*:refs/remotes/origin/*",
+    "[user]",
+    `\tname = ${options.author.name}`,
+    `\temail = ${options.author.email}`,
+    "[gc]",
+    "\tauto = 0",
+    "",
+  ].join("\n");
+  await writeFile(path.join(mirror, "config"), config);
+  await mkdir(path.join(mirror, "info"), { recursive: true });
+  await writeFile(path.join(mirror, "info", "exclude"), `${LISA_FILES.join("\n")}\n`);
+  await rm(path.join(mirror, "hooks"), { recursive: true, force: true });
+  return mirror;
+}
+
+/** Creates the bare mirror if needed and fetches every branch with the installation token. */
+export function syncMirror(options: WorkspaceOptions, ref: RepoRef, token: string): Promise<string> {
+  return withRepoLock(lockKey(ref), async () => {
+    const mirror = mirrorPath(options, ref);
+    if (!existsSync(path.join(mirror, "HEAD"))) {
+      await mkdir(mirror, { recursive: true });
+      await git(mirror, ["init", "--bare", "--quiet"]);
+    }
+    await resetMirrorConfig(options, ref);
+    await git(mirror, ["fetch", "--prune", "--quiet", "origin"], { token });
+    return mirror;
+  });
+}
+
+export interface Worktree {
+  path: string;
+  branch: string;
+  /** The commit the branch started from (the base, or the branch's earlier remote head). */
+  startSha: string;
+  /** True when an existing worktree of an interrupted session was picked up again. */
+  reused: boolean;
+}
+
+/**
+ * Gives a session its worktree on `branch`: the existing one when an interrupted session left it,
+ * otherwise a new one from the branch's remote head if it was pushed before, else from `base`.
+ */
+export function createWorktree(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  { branch, base, dir }: { branch: string; base: string; dir: string },
+): Promise<Worktree> {
+  return withRepoLock(lockKey(ref), async () => {
+    const mirror = mirrorPath(options, ref);
+    const worktreePath = path.join(worktreesRoot(options), dir);
+    const remoteBranch = `refs/remotes/origin/${branch}`;
+    const startRef = (await refExists(mirror, remoteBranch)) ? remoteBranch : `refs/remotes/origin/${base}`;
+    if (!(await refExists(mirror, startRef))) {
+      throw new Error(`Base branch \`${base}\` does not exist in ${ref.owner}/${ref.repo}`);
+    }
+    const startSha = (await git(mirror, ["rev-parse", startRef])).trim();
+    if (existsSync(path.join(worktreePath, ".git"))) {
+      return { path: worktreePath, branch, startSha, reused: true };
+    }
+    await rm(worktreePath, { recursive: true, force: true });
+    await git(mirror, ["worktree", "prune"]);
+    await mkdir(path.dirname(worktreePath), { recursive: true });
+    await git(mirror, ["worktree", "add", "--quiet", "-B", branch, worktreePath, startSha]);
+    return { path: worktreePath, branch, startSha, reused: false };
+  });
+}
+
+async function refExists(mirror: string, ref: string): Promise<boolean> {
+  try {
+    await git(mirror, ["rev-parse", "--verify", "--quiet", ref]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a session's worktree and its local branch; the pushed branch stays on the remote. */
+export function removeWorktree(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  worktree: { path: string; branch: string },
+): Promise<void> {
+  return withRepoLock(lockKey(ref), async () => {
+    const mirror = mirrorPath(options, ref);
+    await rm(worktree.path, { recursive: true, force: true });
+    await git(mirror, ["worktree", "prune"]);
+    await git(mirror, ["branch", "-D", worktree.branch]).catch(() => undefined);
+  });
+}
+
+/** Pushes the worktree's HEAD to the branch on the remote, by URL so no agent-written config applies. */
+export function pushBranch(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  worktree: { path: string; branch: string },
+  token: string,
+): Promise<void> {
+  return withRepoLock(lockKey(ref), async () => {
+    await resetMirrorConfig(options, ref);
+    await git(worktree.path, ["push", "--no-verify", "--quiet", remoteUrl(options, ref), `HEAD:refs/heads/${worktree.branch}`], {
+      token,
+    });
+  });
+}
+
+/**
+ * Deletes worktree folders no active session owns and prunes git's records of them. Run on
+ * start-up: a crash can leave both behind.
+ */
+export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySet<string>): Promise<string[]> {
+  const root = worktreesRoot(options);
+  const removed: string[] = [];
+  for (const entry of existsSync(root) ? await readdir(root) : []) {
+    const full = path.join(root, entry);
+    if (!keep.has(full)) {
+      await rm(full, { recursive: true, force: true });
+      removed.push(full);
+    }
+  }
+  const mirrors = path.join(options.dataDir, "mirrors");
+  for (const owner of existsSync(mirrors) ? await readdir(mirrors) : []) {
+    for (const repo of await readdir(path.join(mirrors, owner))) {
+      await git(path.join(mirrors, owner, repo), ["worktree", "prune"]).catch(() => undefined);
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,249 @@
+import nock from "nock";
+
+export const API = "https://api.github.com";
+
+export type Route = "token" | "config" | "permission" | "reactions" | "comments" | "labels" | "pulls" | "pull-update";
+
+export interface FakeComment {
+  id: number;
+  body: string;
+  user: { login: string; type: string };
+}
+
+export interface FakePull {
+  number: number;
+  head: string;
+  base: string;
+  title: string;
+  body: string;
+  html_url: string;
+  draft: boolean;
+}
+
+export interface FakeGitHubOptions {
+  owner: string;
+  repo: string;
+  installationId: number;
+  token: string;
+  /** Text of `.github/lisa.yml`; null when the file does not exist. */
+  config: string | null;
+  /** Role of every user asking, as `role_name`. */
+  role?: string;
+  /** The routes this test expects Lisa to use; any other request fails the test. */
+  routes: Route[];
+  comments?: FakeComment[];
+  pulls?: FakePull[];
+}
+
+/**
+ * GitHub's REST API for one repository, faked at the HTTP layer with nock and backed by state the
+ * test can read. Only the listed routes answer; every other request is unmatched and fails.
+ */
+type Reply = [number, unknown?, Record<string, string>?];
+
+/**
+ * Adapts a handler of (path, parsed JSON body) to nock 15's reply function, which receives the
+ * fetch Request and a callback.
+ */
+function respond(handler: (uri: string, body: unknown) => Reply) {
+  return (request: unknown, callback: unknown) => {
+    const req = request as Request;
+    const done = callback as (error: Error | null, reply?: Reply) => void;
+    const url = new URL(req.url);
+    req
+      .text()
+      .then((text) => done(null, handler(`${url.pathname}${url.search}`, text ? JSON.parse(text) : undefined)))
+      .catch((error: Error) => done(error));
+  };
+}
+
+export function fakeGitHub(options: FakeGitHubOptions) {
+  const { owner, repo } = options;
+  const base = `/repos/${owner}/${repo}`;
+  const state = {
+    comments: [...(options.comments ?? [])],
+    labels: new Set<string>(),
+    reactions: [] as string[],
+    pulls: [...(options.pulls ?? [])],
+    requests: [] as string[],
+  };
+  let nextId = 1000;
+  const bot = { login: "lisa[bot]", type: "Bot" };
+  const scope = nock(API);
+  const record = (method: string, uri: string) => state.requests.push(`${method} ${decodeURIComponent(uri)}`);
+
+  const routes = new Set(options.routes);
+
+  if (routes.has("token")) {
+    scope
+      .post(`/app/installations/${options.installationId}/access_tokens`)
+      .reply(201, () => ({
+        token: options.token,
+        expires_at: "2099-01-01T00:00:00Z",
+        permissions: {},
+      }))
+      .persist();
+  }
+  if (routes.has("config")) {
+    const configPath = (r: string) => new RegExp(`^/repos/${owner}/${r}/contents/\\.github(%2F|/)lisa\\.yml`);
+    scope
+      .get(configPath(repo))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          return options.config === null
+            ? [404, { message: "Not Found" }]
+            : [200, options.config, { "content-type": "application/vnd.github.raw; charset=utf-8" }];
+        }),
+      )
+      .persist();
+    if (options.config === null) {
+      // Probot's loader falls back to the owner's `.github` repository.
+      scope.get(configPath(".github")).reply(404, { message: "Not Found" }).persist();
+    }
+  }
+  if (routes.has("permission")) {
+    scope
+      .get(new RegExp(`^${base}/collaborators/[^/]+/permission$`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          const role = options.role ?? "write";
+          const legacy = role === "maintain" ? "write" : role === "triage" ? "read" : role;
+          return [
+            200,
+            {
+              permission: legacy,
+              role_name: role,
+              user: { login: uri.split("/").at(-2) },
+            },
+          ];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("reactions")) {
+    scope
+      .post(new RegExp(`^${base}/issues/\\d+/reactions$`))
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          state.reactions.push((body as { content: string }).content);
+          return [201, { id: 1, content: (body as { content: string }).content }];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("comments")) {
+    scope
+      .get(new RegExp(`^${base}/issues/\\d+/comments`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          return [200, state.comments];
+        }),
+      )
+      .persist();
+    scope
+      .post(new RegExp(`^${base}/issues/\\d+/comments$`))
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          const comment = {
+            id: nextId++,
+            body: (body as { body: string }).body,
+            user: bot,
+          };
+          state.comments.push(comment);
+          return [201, comment];
+        }),
+      )
+      .persist();
+    scope
+      .patch(new RegExp(`^${base}/issues/comments/\\d+$`))
+      .reply(
+        respond((uri, body) => {
+          record("PATCH", uri);
+          const comment = state.comments.find((c) => c.id === Number(uri.split("/").at(-1)));
+          if (!comment) return [404, { message: "Not Found" }];
+          comment.body = (body as { body: string }).body;
+          return [200, comment];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("labels")) {
+    scope
+      .post(new RegExp(`^${base}/issues/\\d+/labels$`))
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          for (const label of (body as { labels: string[] }).labels) state.labels.add(label);
+          return [200, [...state.labels].map((name) => ({ name }))];
+        }),
+      )
+      .persist();
+    scope
+      .delete(new RegExp(`^${base}/issues/\\d+/labels/.+$`))
+      .reply(
+        respond((uri) => {
+          const name = decodeURIComponent(uri.split("/").at(-1) ?? "");
+          if (!state.labels.delete(name)) return [404, { message: "Label does not exist" }];
+          record("DELETE", uri);
+          return [200, [...state.labels].map((n) => ({ name: n }))];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("pulls")) {
+    scope
+      .get(new RegExp(`^${base}/pulls\\?`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          const head = new URL(uri, API).searchParams.get("head")?.split(":")[1];
+          return [200, state.pulls.filter((p) => p.head === head).map((p) => ({ ...p, head: { ref: p.head } }))];
+        }),
+      )
+      .persist();
+    scope
+      .post(`${base}/pulls`)
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          const input = body as {
+            title: string;
+            body: string;
+            head: string;
+            base: string;
+            draft?: boolean;
+          };
+          const number = state.pulls.length + 10;
+          const pull = {
+            ...input,
+            draft: input.draft ?? false,
+            number,
+            html_url: `https://github.com/${owner}/${repo}/pull/${number}`,
+          };
+          state.pulls.push(pull);
+          return [201, { ...pull, head: { ref: pull.head } }];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("pull-update")) {
+    scope
+      .patch(new RegExp(`^${base}/pulls/\\d+$`))
+      .reply(
+        respond((uri, body) => {
+          record("PATCH", uri);
+          const pull = state.pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
+          if (!pull) return [404, { message: "Not Found" }];
+          Object.assign(pull, body);
+          return [200, { ...pull, head: { ref: pull.head } }];
+        }),
+      )
+      .persist();
+  }
+  return { state, scope };
+}

@@ -1,0 +1,56 @@
+import { generateKeyPairSync } from "node:crypto";
+import path from "node:path";
+import { Probot, ProbotOctokit } from "probot";
+import { createLisa, type Lisa } from "../../src/app.ts";
+import { tempDir } from "./git-fixtures.ts";
+
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+export interface Harness {
+  probot: Probot;
+  lisa: Lisa;
+  dataDir: string;
+}
+
+/** A Probot app with Lisa loaded, on a fresh data directory unless one is given, retries off so failures show at once. */
+export function createHarness(options: {
+  remoteRoot: string;
+  claudeBinary: string;
+  dataDir?: string;
+  agentEnvSource?: NodeJS.ProcessEnv;
+}): Harness {
+  const probot = new Probot({
+    appId: 123,
+    privateKey,
+    secret: "webhook-secret",
+    logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
+    // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
+    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
+      ...instanceOptions,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
+  });
+  const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
+  const lisa = createLisa(probot, {
+    dataDir,
+    gitBaseUrl: `file://${options.remoteRoot}`,
+    agentBinaries: { claude: options.claudeBinary },
+    agentEnvSource: options.agentEnvSource ?? process.env,
+    concurrency: 1,
+  });
+  return { probot, lisa, dataDir };
+}
+
+/** The real `issues.labeled` example payload from @octokit/webhooks-examples, delivered to installation 2. */
+export async function labeledPayload() {
+  const { default: examples } = await import("@octokit/webhooks-examples/api.github.com/index.json", { with: { type: "json" } });
+  const issues = (examples as { name: string; examples: { action: string }[] }[]).find((e) => e.name === "issues");
+  const example = issues?.examples.find((e) => e.action === "labeled");
+  if (!example) throw new Error("no issues.labeled example in @octokit/webhooks-examples");
+  return { ...structuredClone(example), installation: { id: 2, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMg==" } } as never;
+}
