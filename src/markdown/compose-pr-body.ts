@@ -65,5 +65,8 @@ function listChangedFiles(files: PrBodyInput["changedFiles"]): string[] {
 
 /** The pull request title: the manifest's, else the issue's; plain text on one line. */
 export function composePrTitle(issue: { title: string }, manifest: Manifest | undefined, secrets: Iterable<string>): string {
-  return redactSecrets(manifest?.title ?? issue.title, secrets).replace(/\s+/g, " ").trim().slice(0, 256);
+  return redactSecrets(manifest?.title ?? issue.title, secrets)
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 256);
 }
