@@ -2,7 +2,7 @@ import nock from "nock";
 
 export const API = "https://api.github.com";
 
-export type Route = "token" | "config" | "permission" | "reactions" | "comments" | "labels" | "pulls" | "pull-update";
+export type Route = "token" | "config" | "permission" | "reactions" | "comments" | "comment-update" | "labels" | "pulls" | "pull-update";
 
 export interface FakeComment {
   id: number;
@@ -159,6 +159,8 @@ export function fakeGitHub(options: FakeGitHubOptions) {
         }),
       )
       .persist();
+  }
+  if (routes.has("comment-update")) {
     scope
       .patch(new RegExp(`^${base}/issues/comments/\\d+$`))
       .reply(

@@ -54,3 +54,16 @@ export async function labeledPayload() {
   if (!example) throw new Error("no issues.labeled example in @octokit/webhooks-examples");
   return { ...structuredClone(example), installation: { id: 2, node_id: "MDIzOkludGVncmF0aW9uSW5zdGFsbGF0aW9uMg==" } } as never;
 }
+
+/** The repository and issue of the `issues.labeled` example payload. */
+export const OWNER = "Codertocat";
+export const REPO = "Hello-World";
+export const BRANCH = "lisa/1-spelling-error-in-the-readme-file";
+/** An installation token in GitHub's long stateless format, as the fake API hands it out. */
+export const TOKEN = `ghs_123456_${"eyJhbGciOiJSUzI1NiJ9".repeat(4)}.${"eyJpc3MiOiJnaXRodWIifQ".repeat(4)}.c2lnbmF0dXJl`;
+
+/** Delivers the labeled example payload and waits until Lisa has handled everything it caused. */
+export async function deliverLabeled(harness: Harness, id = "delivery-1"): Promise<void> {
+  await harness.probot.receive({ id, name: "issues", payload: await labeledPayload() });
+  await harness.lisa.idle();
+}
