@@ -2,7 +2,16 @@ import nock from "nock";
 
 export const API = "https://api.github.com";
 
-export type Route = "token" | "config" | "permission" | "reactions" | "comments" | "comment-update" | "labels" | "pulls" | "pull-update";
+export type Route =
+  | "token"
+  | "config"
+  | "permission"
+  | "reactions"
+  | "comments"
+  | "comment-update"
+  | "labels"
+  | "pulls"
+  | "pull-update";
 
 export interface FakeComment {
   id: number;
