@@ -78,7 +78,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   return {
     store,
     worker,
-    start: () => worker.start(),
+    async start() {
+      // Probot sets up its logger and auth lazily; recovery logs and calls GitHub before any webhook.
+      await app.ready();
+      await worker.start();
+    },
     idle: () => worker.idle(),
     async stop() {
       await worker.stop();

@@ -13,6 +13,8 @@ export interface RunAgentOptions {
   timeoutMs: number;
   /** Deadline for silence: no output on stdout or stderr for this long. */
   stallMs: number;
+  /** Told the agent's process group id as soon as it runs, to be recorded durably. */
+  onSpawn?: (pid: number) => void;
 }
 
 /** How long a killed agent gets to exit after SIGTERM before its group gets SIGKILL. */
@@ -26,7 +28,8 @@ export function killAllAgents(): void {
   for (const pid of liveGroups) killGroup(pid, "SIGKILL");
 }
 
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+/** Sends `signal` to a process group; a group that no longer exists is no error. */
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (pid === undefined) return;
   try {
     // Negative pid: the whole process group, so tools the agent started die with it.
@@ -54,7 +57,10 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
     maxBuffer: 64 * 1024 * 1024,
   });
 
-  if (subprocess.pid !== undefined) liveGroups.add(subprocess.pid);
+  if (subprocess.pid !== undefined) {
+    liveGroups.add(subprocess.pid);
+    options.onSpawn?.(subprocess.pid);
+  }
   let deadline: "timeout" | "stalled" | undefined;
   const expire = (kind: "timeout" | "stalled") => {
     if (deadline) return;

@@ -312,6 +312,7 @@ async function invokeAgent(
       env: agentEnv(ctx, provider.env),
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
+      onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid),
     });
     deps.store.finishSession(sessionId, {
       state: result.ok ? "succeeded" : "failed",

@@ -64,6 +64,8 @@ export interface SessionRow {
   state: SessionState;
   cost_usd: number;
   turns: number | null;
+  /** Process group of the agent while it runs, so a restarted Lisa can stop an orphan. */
+  pid: number | null;
   failure_kind: string | null;
   message: string | null;
   started_at: number;
@@ -145,6 +147,7 @@ const SCHEMA = `
     state TEXT NOT NULL,
     cost_usd REAL NOT NULL DEFAULT 0,
     turns INTEGER,
+    pid INTEGER,
     failure_kind TEXT,
     message TEXT,
     started_at INTEGER NOT NULL,
@@ -332,6 +335,10 @@ export class Store {
     this.#update("sessions", id, { ...changes, finished_at: this.#now() });
   }
 
+  recordSessionPid(id: number, pid: number): void {
+    this.#update("sessions", id, { pid });
+  }
+
   sessions(stepId: number): SessionRow[] {
     return this.#all("SELECT * FROM sessions WHERE step_id = ? ORDER BY id", stepId);
   }
@@ -344,14 +351,17 @@ export class Store {
     return row?.total ?? 0;
   }
 
-  /** Sessions a dead process left running; they will never report, so they end as interrupted. */
-  interruptRunningSessions(): number {
-    return Number(
-      this.#db
-        .prepare(
-          "UPDATE sessions SET state = 'interrupted', finished_at = ?, message = 'Lisa stopped during this session' WHERE state = 'running'",
-        )
-        .run(this.#now()).changes,
-    );
+  /**
+   * Sessions a dead process left running; they will never report, so they end as interrupted.
+   * Returns them, with the process groups their agents ran in.
+   */
+  interruptRunningSessions(): SessionRow[] {
+    const running = this.#all<SessionRow>("SELECT * FROM sessions WHERE state = 'running'");
+    this.#db
+      .prepare(
+        "UPDATE sessions SET state = 'interrupted', finished_at = ?, message = 'Lisa stopped during this session' WHERE state = 'running'",
+      )
+      .run(this.#now());
+    return running;
   }
 }

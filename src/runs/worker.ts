@@ -1,4 +1,5 @@
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
+import { killGroup } from "../providers/run-agent.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
@@ -40,6 +41,9 @@ export class Worker {
   async recover(): Promise<void> {
     const { store, log } = this.#deps;
     const interrupted = store.interruptRunningSessions();
+    // Agents run in their own process groups, so they outlive a Lisa that was killed; stop them
+    // before a resumed session works in the same worktree.
+    for (const session of interrupted) if (session.pid) killGroup(session.pid, "SIGKILL");
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
         const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Label the issue again to start over.`;
@@ -58,7 +62,7 @@ export class Worker {
         .flatMap((step) => (step.worktree ? [step.worktree] : [])),
     );
     const swept = await sweepWorktrees(this.#deps.workspace, keep);
-    if (interrupted || swept.length) log.info({ interrupted, swept }, "recovered after restart");
+    if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
   }
 
   /** Wakes the worker: new commands or runs may be waiting. */

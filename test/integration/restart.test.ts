@@ -1,0 +1,157 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createFakeClaude } from "../support/fake-agent.ts";
+import { type FakeComment, fakeGitHub, type Route } from "../support/fake-github.ts";
+import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
+import { BRANCH, createHarness, type Harness, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+
+const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
+const ROUTES: Route[] = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"];
+const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
+
+let remoteRoot: string;
+let harness: Harness | undefined;
+
+beforeEach(() => {
+  nock.disableNetConnect();
+  remoteRoot = tempDir("remote");
+  createRemote(remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
+});
+
+afterEach(async () => {
+  await harness?.lisa.stop();
+  harness = undefined;
+  nock.cleanAll();
+  nock.enableNetConnect();
+});
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const isAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+describe("a run interrupted by Lisa stopping", () => {
+  it("resumes on restart in the same worktree, without a second pull request or tracking comment", async () => {
+    // First session hangs as if the agent were mid-work; the one after the restart finishes the job.
+    const agent = createFakeClaude([
+      { write: { "README.md": "# Hello Wo" }, hang: true },
+      { write: { "README.md": "# Hello World\n" } },
+    ]);
+    const dataDir = path.join(tempDir("data"), "lisa");
+    const stateFile = path.join(tempDir("state"), "github.json");
+    const child = spawn(
+      process.execPath,
+      [
+        LISA_PROCESS,
+        JSON.stringify({ remoteRoot, dataDir, claudeBinary: agent.binary, config: CONFIG, stateFile, routes: ROUTES }),
+      ],
+      { stdio: "ignore" },
+    );
+
+    const pids = await waitFor("the agent to start", () => agent.hangingPids());
+    const before = await waitFor("the tracking comment", () => {
+      if (!existsSync(stateFile)) return undefined;
+      const state = JSON.parse(readFileSync(stateFile, "utf8")) as { comments: FakeComment[] };
+      return state.comments.some((c) => c.body.includes("the agent is working")) ? state : undefined;
+    });
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    // The agent runs in its own process group, which the SIGKILL to Lisa does not reach.
+    expect(pids.filter(isAlive)).toEqual(pids);
+
+    const github = fakeGitHub({
+      owner: OWNER,
+      repo: REPO,
+      installationId: 2,
+      token: TOKEN,
+      config: CONFIG,
+      routes: ["token", "comment-update", "labels", "pulls"],
+      comments: before.comments,
+    });
+    harness = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    await harness.lisa.start();
+    await harness.lisa.idle();
+
+    // The restarted Lisa stopped the orphaned agent before resuming in its worktree.
+    await waitFor("the orphaned agent to die", () => (pids.some(isAlive) ? undefined : true), 5_000);
+    const [run] = harness.lisa.store.runsIn("review");
+    expect(run?.restarts).toBe(1);
+    const sessions = harness.lisa.store.sessions(harness.lisa.store.steps(run?.id ?? 0)[0]?.id ?? 0);
+    expect(sessions.map((s) => [s.iteration, s.purpose, s.state])).toEqual([
+      [1, "implement", "interrupted"],
+      [2, "resume", "succeeded"],
+    ]);
+    const calls = agent.calls();
+    expect(calls).toHaveLength(2);
+    expect(calls[1]?.cwd).toBe(calls[0]?.cwd);
+    expect(calls[1]?.prompt).toContain("An earlier session on this task was interrupted");
+
+    expect(github.state.pulls).toHaveLength(1);
+    expect(github.state.pulls[0]?.head).toBe(BRANCH);
+    expect(github.state.requests.filter((r) => r.startsWith("POST") && r.includes("/comments"))).toEqual([]);
+    const tracking = github.state.comments.filter((c) => c.body.includes("lisa:tracking"));
+    expect(tracking).toHaveLength(1);
+    expect(tracking[0]?.body).toContain("Ready for review");
+    expect(tracking[0]?.body).toContain("Agent session 1: claude, implementing · $0.00 · interrupted");
+    expect(gitIn(path.join(remoteRoot, `${OWNER}/${REPO}.git`), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    expect(github.scope.pendingMocks()).toEqual([]);
+  });
+
+  it("fails a run with a comment once it has been interrupted too often, instead of looping", async () => {
+    const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
+    const dataDir = path.join(tempDir("data"), "lisa");
+    const first = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    const run = first.lisa.store.createRun(
+      {
+        installation_id: 2,
+        owner: OWNER,
+        repo: REPO,
+        issue_number: 1,
+        issue_title: "Spelling error in the README file",
+        issue_body: "",
+        requested_by: "Codertocat",
+        config: JSON.stringify({ label: "bug" }),
+      },
+      { owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master" },
+    );
+    first.lisa.store.updateRun(run?.id ?? 0, { state: "running", restarts: 2, comment_id: 77 });
+    await first.lisa.stop();
+
+    const github = fakeGitHub({
+      owner: OWNER,
+      repo: REPO,
+      installationId: 2,
+      token: TOKEN,
+      config: CONFIG,
+      routes: ["token", "comment-update", "labels"],
+      comments: [{ id: 77, body: "<!-- lisa:tracking run=1 -->", user: { login: "lisa[bot]", type: "Bot" } }],
+    });
+    harness = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    await harness.lisa.start();
+    await harness.lisa.idle();
+
+    expect(agent.calls()).toEqual([]);
+    expect(harness.lisa.store.runsIn("failed")).toHaveLength(1);
+    expect([...github.state.labels]).toEqual(["lisa:failed"]);
+    expect(github.state.comments[0]?.body).toContain("Lisa stopped during this run 3 times, so it gave up");
+    expect(github.scope.pendingMocks()).toEqual([]);
+  });
+});

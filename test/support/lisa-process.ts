@@ -1,0 +1,32 @@
+// Runs Lisa in a process of its own so a test can kill it mid-run, as a crash or a deploy would.
+// GitHub is faked with nock inside this process; the fake's state is written to a file for the test.
+// Usage: node lisa-process.ts '<json options>'
+import { writeFileSync } from "node:fs";
+import nock from "nock";
+import { fakeGitHub, type Route } from "./fake-github.ts";
+import { createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "./lisa-harness.ts";
+
+const options = JSON.parse(process.argv[2] ?? "{}") as {
+  remoteRoot: string;
+  dataDir: string;
+  claudeBinary: string;
+  config: string;
+  stateFile: string;
+  routes: Route[];
+};
+
+nock.disableNetConnect();
+const github = fakeGitHub({
+  owner: OWNER,
+  repo: REPO,
+  installationId: 2,
+  token: TOKEN,
+  config: options.config,
+  routes: options.routes,
+});
+setInterval(() => {
+  writeFileSync(options.stateFile, JSON.stringify({ ...github.state, labels: [...github.state.labels] }));
+}, 50);
+const harness = createHarness({ remoteRoot: options.remoteRoot, claudeBinary: options.claudeBinary, dataDir: options.dataDir });
+await harness.lisa.start();
+await deliverLabeled(harness);
