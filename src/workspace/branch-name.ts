@@ -2,6 +2,8 @@
 export function branchName(issueNumber: number, title: string): string {
   const slug = title
     .normalize("NFKD")
+    // Drop the accents NFKD split off, so "café" reads "cafe" rather than "cafe-".
+    .replace(/\p{M}/gu, "")
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, "-")
     .replace(/^-+|-+$/g, "")

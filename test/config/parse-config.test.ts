@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { labelOf, parseConfig, parseConfigYaml } from "../../src/config/parse-config.ts";
+import { parseDuration } from "../../src/config/parse-duration.ts";
+import { ConfigError } from "../../src/errors.ts";
+
+describe("parseConfig", () => {
+  it("gives every default for a missing or empty file", () => {
+    for (const raw of [null, {}]) {
+      expect(parseConfig(raw)).toEqual({
+        label: "lisa",
+        providers: [{ name: "claude", model: undefined }],
+        gates: [],
+        limits: {
+          max_iterations: 8,
+          session_timeout: 45 * 60_000,
+          stall_timeout: 10 * 60_000,
+          gate_timeout: 15 * 60_000,
+          max_cost_usd: 20,
+        },
+      });
+    }
+  });
+
+  it("reads the documented example", () => {
+    const config = parseConfigYaml(
+      "label: ai\nproviders:\n  - claude: { model: sonnet }\nbase_branch: develop\ngates:\n  - npm test\nlimits:\n  max_iterations: 3\n  session_timeout: 1h30m\n  max_cost_usd: 2.5\n",
+    );
+    expect(config).toMatchObject({
+      label: "ai",
+      providers: [{ name: "claude", model: "sonnet" }],
+      base_branch: "develop",
+      gates: ["npm test"],
+      limits: { max_iterations: 3, session_timeout: 90 * 60_000, max_cost_usd: 2.5 },
+    });
+  });
+
+  it.each([
+    [{ label: "" }, "→ at label"],
+    [{ providers: [] }, "→ at providers"],
+    [{ providers: [{}] }, "each entry names exactly one provider"],
+    [{ providers: [{ copilot: {} }] }, 'Unrecognized key: "copilot"'],
+    [{ providers: [{ claude: { model: 3 } }] }, "→ at providers[0].claude.model"],
+    [{ gates: "npm test" }, "→ at gates"],
+    [{ limits: { max_iterations: 0 } }, "→ at limits.max_iterations"],
+    [{ limits: { max_iterations: 2.5 } }, "→ at limits.max_iterations"],
+    [{ limits: { session_timeout: "soon" } }, '"soon" is not a duration'],
+    [{ limits: { max_cost_usd: -1 } }, "→ at limits.max_cost_usd"],
+    [{ repos: [] }, 'Unrecognized key: "repos"'],
+  ])("rejects %j, naming the key: %s", (raw, expected) => {
+    expect(() => parseConfig(raw)).toThrow(ConfigError);
+    expect(() => parseConfig(raw)).toThrow(expected);
+  });
+
+  it("reports a YAML syntax error as a ConfigError", () => {
+    expect(() => parseConfigYaml("label: [unclosed")).toThrow(/is not valid YAML/);
+  });
+});
+
+describe("labelOf", () => {
+  it("finds the label of a config that is otherwise invalid, or the default", () => {
+    expect(labelOf({ label: "ai", limits: "bad" })).toBe("ai");
+    expect(labelOf({ label: 5 })).toBe("lisa");
+    expect(labelOf(null)).toBe("lisa");
+  });
+});
+
+describe("parseDuration", () => {
+  it.each([
+    ["45m", 2_700_000],
+    ["90s", 90_000],
+    ["1h30m", 5_400_000],
+    ["250ms", 250],
+    ["120", 120_000],
+    [30, 30_000],
+  ])("reads %j as %d ms", (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each(["", "soon", "5 minutes", "m5", "0s", "1h 30m"])("rejects %j", (text) => {
+    expect(parseDuration(text)).toBeUndefined();
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import { claudeProvider } from "../../src/providers/claude.ts";
+
+const result = (fields: Record<string, unknown>) =>
+  JSON.stringify({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    result: "All done.",
+    total_cost_usd: 0.1234,
+    num_turns: 7,
+    session_id: "abc",
+    usage: { input_tokens: 1200, output_tokens: 340 },
+    ...fields,
+  });
+
+describe("claudeProvider.args", () => {
+  it("runs headless with JSON output and no permission prompts, the model only when chosen", () => {
+    expect(claudeProvider.args({ model: undefined })).toEqual([
+      "-p",
+      "--output-format",
+      "json",
+      "--dangerously-skip-permissions",
+    ]);
+    expect(claudeProvider.args({ model: "opus" })).toContain("opus");
+  });
+});
+
+describe("claudeProvider.parse", () => {
+  it("reads a successful result", () => {
+    expect(claudeProvider.parse({ stdout: `${result({})}\n`, stderr: "", exitCode: 0 })).toEqual({
+      ok: true,
+      text: "All done.",
+      costUsd: 0.1234,
+      turns: 7,
+      tokens: { input: 1200, output: 340 },
+      sessionId: "abc",
+      failure: undefined,
+      exitCode: 0,
+    });
+  });
+
+  it("finds the result line among other output", () => {
+    const stdout = `warming up\n${result({ result: "ok" })}\n`;
+    expect(claudeProvider.parse({ stdout, stderr: "", exitCode: 0 }).text).toBe("ok");
+  });
+
+  it.each([
+    [429, "rate_limited"],
+    [529, "overloaded"],
+    [500, "overloaded"],
+    [401, "auth"],
+    [402, "quota"],
+    [null, "agent_error"],
+  ])("classifies api_error_status %s as %s", (status, kind) => {
+    const stdout = result({ is_error: true, subtype: "success", api_error_status: status, result: "API Error" });
+    expect(claudeProvider.parse({ stdout, stderr: "", exitCode: 1 }).failure?.kind).toBe(kind);
+  });
+
+  it("treats running out of turns as the agent's error", () => {
+    const parsed = claudeProvider.parse({
+      stdout: result({ subtype: "error_max_turns", is_error: true }),
+      stderr: "",
+      exitCode: 1,
+    });
+    expect(parsed.ok).toBe(false);
+    expect(parsed.failure?.kind).toBe("agent_error");
+  });
+
+  it("reports a crash when no result was printed, with the tail of stderr", () => {
+    const parsed = claudeProvider.parse({ stdout: "", stderr: "TypeError: boom\n", exitCode: 1 });
+    expect(parsed.failure).toEqual({ kind: "crashed", message: "claude exited with 1 and printed no result: TypeError: boom" });
+  });
+});

@@ -1,0 +1,161 @@
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { branchName } from "../../src/workspace/branch-name.ts";
+import { git } from "../../src/workspace/git.ts";
+import { withRepoLock } from "../../src/workspace/repo-lock.ts";
+import {
+  createWorktree,
+  mirrorPath,
+  pushBranch,
+  removeWorktree,
+  sweepWorktrees,
+  syncMirror,
+  type WorkspaceOptions,
+} from "../../src/workspace/workspace.ts";
+import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
+
+const TOKEN = `ghs_${"t".repeat(36)}`;
+const ref = { owner: "acme", repo: "api" };
+
+function setup(): { options: WorkspaceOptions; remote: string } {
+  const root = tempDir("remote");
+  const remote = createRemote(root, "acme/api", "main", { "README.md": "hello\n" });
+  return {
+    options: { dataDir: tempDir("data"), gitBaseUrl: `file://${root}`, author: { name: "Lisa", email: "lisa@example.com" } },
+    remote,
+  };
+}
+
+describe("branchName", () => {
+  it.each([
+    [12, "Fix the login page!", "lisa/12-fix-the-login-page"],
+    [3, "  Ünïcode & symbols: café  ", "lisa/3-unicode-symbols-cafe"],
+    [7, "!!!", "lisa/7"],
+    [8, "a".repeat(80), `lisa/8-${"a".repeat(40)}`],
+  ])("names issue %d %j as %s", (issue, title, expected) => {
+    expect(branchName(issue, title)).toBe(expected);
+  });
+});
+
+describe("syncMirror and createWorktree", () => {
+  it("creates a worktree on a new branch from the base, and never writes the token to disk", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const worktree = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+
+    expect(readFileSync(path.join(worktree.path, "README.md"), "utf8")).toBe("hello\n");
+    expect((await git(worktree.path, ["branch", "--show-current"])).trim()).toBe("lisa/1-x");
+    expect(worktree.reused).toBe(false);
+    const config = readFileSync(path.join(mirrorPath(options, ref), "config"), "utf8");
+    expect(config).not.toContain(TOKEN);
+    expect(config).not.toContain("extraHeader");
+  });
+
+  it("picks up the existing worktree of an interrupted session with its uncommitted work", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const first = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    writeFileSync(path.join(first.path, "work.txt"), "half done");
+    const again = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    expect(again).toMatchObject({ path: first.path, reused: true });
+    expect(readFileSync(path.join(again.path, "work.txt"), "utf8")).toBe("half done");
+  });
+
+  it("starts from the branch's remote head when the branch was pushed before", async () => {
+    const { options, remote } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const first = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    writeFileSync(path.join(first.path, "feature.txt"), "v1");
+    await git(first.path, ["add", "."]);
+    await git(first.path, ["commit", "-qm", "v1"]);
+    await pushBranch(options, ref, first, TOKEN);
+    await removeWorktree(options, ref, first);
+
+    await syncMirror(options, ref, TOKEN);
+    const second = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-2" });
+    expect(readFileSync(path.join(second.path, "feature.txt"), "utf8")).toBe("v1");
+    expect(second.startSha).toBe(gitIn(remote, "rev-parse", "lisa/1-x").trim());
+  });
+
+  it("adds many worktrees of one repository at once without tripping over git's locks", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const worktrees = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => createWorktree(options, ref, { branch: `lisa/${i}-x`, base: "main", dir: `run-${i}` })),
+    );
+    expect(new Set(worktrees.map((w) => w.path)).size).toBe(8);
+    expect(worktrees.every((w) => existsSync(path.join(w.path, "README.md")))).toBe(true);
+  });
+
+  it("fails clearly when the base branch does not exist", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    await expect(createWorktree(options, ref, { branch: "lisa/1-x", base: "nope", dir: "run-1" })).rejects.toThrow(
+      "Base branch `nope` does not exist in acme/api",
+    );
+  });
+});
+
+describe("pushBranch", () => {
+  it("ignores remote and URL rewrites an agent wrote into the shared config", async () => {
+    const { options, remote } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const worktree = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    const decoy = tempDir("decoy");
+    gitIn(decoy, "init", "--bare", "--quiet");
+    // What a hostile agent could do from inside its worktree.
+    await git(worktree.path, ["config", "remote.origin.pushurl", decoy]);
+    await git(worktree.path, ["config", `url.${decoy}.insteadOf`, options.gitBaseUrl]);
+    writeFileSync(path.join(worktree.path, "change.txt"), "x");
+    await git(worktree.path, ["add", "."]);
+    await git(worktree.path, ["commit", "-qm", "change"]);
+
+    await pushBranch(options, ref, worktree, TOKEN);
+
+    expect(gitIn(remote, "branch", "--list", "lisa/1-x").trim()).toBe("lisa/1-x");
+    expect(gitIn(decoy, "branch", "--list").trim()).toBe("");
+  });
+
+  it("redacts the token from a failing git command's error", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const worktree = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    const error = await git(worktree.path, ["push", `https://${TOKEN}@127.0.0.1:1/x.git`, "HEAD"], { token: TOKEN }).catch(
+      (e: Error) => e,
+    );
+    expect(String(error)).toMatch(/git push failed/);
+    expect(String(error)).not.toContain(TOKEN);
+  });
+});
+
+describe("sweepWorktrees", () => {
+  it("removes worktrees nobody owns and keeps the others", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const keep = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    const stale = await createWorktree(options, ref, { branch: "lisa/2-x", base: "main", dir: "run-2" });
+
+    expect(await sweepWorktrees(options, new Set([keep.path]))).toEqual([stale.path]);
+    expect(existsSync(keep.path)).toBe(true);
+    expect(existsSync(stale.path)).toBe(false);
+    expect(await git(mirrorPath(options, ref), ["worktree", "list"])).not.toContain("run-2");
+  });
+});
+
+describe("withRepoLock", () => {
+  it("runs tasks for one key one at a time, and keeps going after a failure", async () => {
+    const order: string[] = [];
+    const task =
+      (name: string, ms: number, fail = false) =>
+      async () => {
+        order.push(`${name}:start`);
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        order.push(`${name}:end`);
+        if (fail) throw new Error(name);
+      };
+    const results = await Promise.allSettled([withRepoLock("k", task("a", 30, true)), withRepoLock("k", task("b", 1))]);
+    expect(order).toEqual(["a:start", "a:end", "b:start", "b:end"]);
+    expect(results.map((r) => r.status)).toEqual(["rejected", "fulfilled"]);
+  });
+});
