@@ -23,4 +23,4 @@ ENV NODE_ENV=production \
   PORT=3000
 VOLUME ["/data"]
 EXPOSE 3000
-CMD ["node", "src/main.ts"]
+CMD ["node", "--disable-warning=ExperimentalWarning", "src/main.ts"]

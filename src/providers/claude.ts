@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { FailureKind, ParsedOutput, Provider } from "./provider.ts";
+import { type FailureKind, failedOutput, type ParsedOutput, type Provider } from "./provider.ts";
 
 /** The final object `claude -p --output-format json` prints. */
 const claudeResultSchema = z.looseObject({
@@ -61,16 +61,7 @@ export const claudeProvider: Provider = {
     const result = findResult(stdout);
     if (!result) {
       const detail = (stderr.trim() || stdout.trim()).slice(-500) || "no output";
-      return {
-        ok: false,
-        text: "",
-        costUsd: 0,
-        turns: undefined,
-        tokens: undefined,
-        sessionId: undefined,
-        failure: { kind: "crashed", message: `claude exited with ${exitCode ?? "a signal"} and printed no result: ${detail}` },
-        exitCode,
-      };
+      return failedOutput("crashed", `claude exited with ${exitCode ?? "a signal"} and printed no result: ${detail}`, exitCode);
     }
     const failed = result.is_error || result.subtype !== "success";
     return {

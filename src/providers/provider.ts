@@ -29,6 +29,20 @@ export interface AgentResult {
 
 export type ParsedOutput = Omit<AgentResult, "durationMs">;
 
+/** The result of an invocation that produced nothing usable. */
+export function failedOutput(kind: FailureKind, message: string, exitCode: number | undefined): ParsedOutput {
+  return {
+    ok: false,
+    text: "",
+    costUsd: 0,
+    turns: undefined,
+    tokens: undefined,
+    sessionId: undefined,
+    failure: { kind, message },
+    exitCode,
+  };
+}
+
 export interface ProviderCapabilities {
   /** The CLI can create its own git worktree. */
   nativeWorktree: boolean;

@@ -1,5 +1,5 @@
 import { execa } from "execa";
-import type { AgentResult, Provider } from "./provider.ts";
+import { type AgentResult, failedOutput, type Provider } from "./provider.ts";
 
 export interface RunAgentOptions {
   provider: Provider;
@@ -88,11 +88,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const stderr = String(result.stderr ?? "");
 
   if ((result.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
-    return failure(
-      `${provider.name} is not installed: \`${options.binary ?? provider.defaultBinary}\` was not found`,
-      "not_installed",
-      durationMs,
-    );
+    const message = `${provider.name} is not installed: \`${options.binary ?? provider.defaultBinary}\` was not found`;
+    return { ...failedOutput("not_installed", message, undefined), durationMs };
   }
   if (deadline) {
     const limit = deadline === "timeout" ? options.timeoutMs : options.stallMs;
@@ -106,18 +103,4 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
     };
   }
   return { ...provider.parse({ stdout, stderr, exitCode: result.exitCode }), durationMs };
-}
-
-function failure(message: string, kind: "not_installed", durationMs: number): AgentResult {
-  return {
-    ok: false,
-    text: "",
-    costUsd: 0,
-    turns: undefined,
-    tokens: undefined,
-    sessionId: undefined,
-    failure: { kind, message },
-    exitCode: undefined,
-    durationMs,
-  };
 }

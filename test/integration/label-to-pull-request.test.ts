@@ -1,41 +1,18 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import nock from "nock";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../support/fake-agent.ts";
-import { fakeGitHub, type Route } from "../support/fake-github.ts";
-import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
-import {
-  BRANCH,
-  createHarness,
-  deliverLabeled,
-  type Harness,
-  labeledPayload,
-  OWNER,
-  REPO,
-  TOKEN,
-} from "../support/lisa-harness.ts";
+import type { Route } from "../support/fake-github.ts";
+import { gitIn } from "../support/git-fixtures.ts";
+import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { BRANCH, createHarness, deliverLabeled, labeledPayload, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
 const ALL_ROUTES: Route[] = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"];
 
-let remoteRoot: string;
-let harness: Harness | undefined;
-
-beforeEach(() => {
-  nock.disableNetConnect();
-  remoteRoot = tempDir("remote");
-  createRemote(remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
-});
-
-afterEach(async () => {
-  await harness?.lisa.stop();
-  harness = undefined;
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
+const context = useIntegrationContext();
 
 const remoteFile = (branch: string, file: string) =>
-  gitIn(path.join(remoteRoot, `${OWNER}/${REPO}.git`), "show", `${branch}:${file}`);
+  gitIn(path.join(context.remoteRoot, `${OWNER}/${REPO}.git`), "show", `${branch}:${file}`);
 
 describe("labeling an issue", () => {
   it("runs the agent, pushes its change and opens a pull request with a clean body", async () => {
@@ -52,16 +29,12 @@ describe("labeling an issue", () => {
         cost: 0.42,
       },
     ]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n",
       role: "maintain",
       routes: ALL_ROUTES,
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -104,16 +77,12 @@ const fixReadme = { write: { "README.md": "# Hello World\n" }, result: "Fixed th
 describe("who may trigger Lisa", () => {
   it("starts nothing for a read-only user and tells them why", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: CONFIG,
       role: "read",
       routes: ["token", "config", "permission", "comments"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -127,16 +96,12 @@ describe("who may trigger Lisa", () => {
 
   it("treats triage as read, though the legacy permission field would say read for it too", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: CONFIG,
       role: "triage",
       routes: ["token", "config", "permission", "comments"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -147,7 +112,7 @@ describe("who may trigger Lisa", () => {
 
   it("ignores a label added by a bot without calling GitHub at all", async () => {
     const agent = createFakeClaude([fixReadme]);
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
     const payload = (await labeledPayload()) as {
       sender: { login: string; type: string };
@@ -163,15 +128,11 @@ describe("who may trigger Lisa", () => {
 
   it("does nothing for a label other than the configured one", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: lisa\n",
       routes: ["token", "config"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -184,15 +145,11 @@ describe("who may trigger Lisa", () => {
 describe("an invalid .github/lisa.yml", () => {
   it("gets a comment that names the key and the problem, and no run", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: bug\nlimits:\n  max_iterations: lots\n  session_timeout: soon\n",
       routes: ["token", "config", "comments"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -208,15 +165,11 @@ describe("an invalid .github/lisa.yml", () => {
 
   it("gets the same single comment when GitHub delivers the webhook twice", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: bug\nunknown_key: 1\n",
       routes: ["token", "config", "comments"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness, "same-delivery");
@@ -233,15 +186,11 @@ describe("running the gates", () => {
       { write: { "README.md": "# Hello Wrld\n" }, result: "First try." },
       { write: { "README.md": "# Hello World\n" }, result: "Fixed it properly." },
     ]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep 'Hello World' README.md || (echo 'README still says:' && cat README.md && exit 1)\n",
       routes: ALL_ROUTES,
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -257,15 +206,11 @@ describe("running the gates", () => {
 
   it("fails the run with a clear comment when the gates still fail after max_iterations", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# still wrong\n" } }]);
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_iterations: 2\n",
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -281,19 +226,21 @@ describe("running the gates", () => {
 describe("the agent's environment", () => {
   it("holds no GitHub token, private key or webhook secret, but the provider's own key", async () => {
     const agent = createFakeClaude([{ ...fixReadme, run: ["env > agent-env.txt"] }]);
-    fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, config: CONFIG, routes: [...ALL_ROUTES] });
-    harness = createHarness({
-      remoteRoot,
-      claudeBinary: agent.binary,
-      agentEnvSource: {
-        ...process.env,
-        GITHUB_TOKEN: "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
-        PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----secret",
-        WEBHOOK_SECRET: "webhook-secret-value",
-        GEMINI_API_KEY: "AIza-not-for-claude",
-        ANTHROPIC_API_KEY: "sk-ant-for-the-agent",
-      },
-    });
+    fakeHelloWorld({ config: CONFIG, routes: [...ALL_ROUTES] });
+    const harness = context.use(
+      createHarness({
+        remoteRoot: context.remoteRoot,
+        claudeBinary: agent.binary,
+        agentEnvSource: {
+          ...process.env,
+          GITHUB_TOKEN: "ghp_0123456789abcdefghijklmnopqrstuvwxyz",
+          PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----secret",
+          WEBHOOK_SECRET: "webhook-secret-value",
+          GEMINI_API_KEY: "AIza-not-for-claude",
+          ANTHROPIC_API_KEY: "sk-ant-for-the-agent",
+        },
+      }),
+    );
     await harness.lisa.start();
 
     await deliverLabeled(harness);
@@ -311,8 +258,8 @@ describe("the agent's environment", () => {
 describe("delivering the webhook twice", () => {
   it("runs the agent once and opens one pull request", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, config: CONFIG, routes: ALL_ROUTES });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary });
+    const github = fakeHelloWorld({ config: CONFIG, routes: ALL_ROUTES });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
 
     await harness.probot.receive({ id: "d-1", name: "issues", payload: await labeledPayload() });

@@ -2,32 +2,19 @@ import { spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import nock from "nock";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../support/fake-agent.ts";
-import { type FakeComment, fakeGitHub, type Route } from "../support/fake-github.ts";
-import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
-import { BRANCH, createHarness, type Harness, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+import type { FakeComment, Route } from "../support/fake-github.ts";
+import { gitIn, tempDir } from "../support/git-fixtures.ts";
+import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { BRANCH, createHarness, OWNER, REPO } from "../support/lisa-harness.ts";
+import { isAlive } from "../support/process-alive.ts";
 
 const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
 const ROUTES: Route[] = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"];
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
 
-let remoteRoot: string;
-let harness: Harness | undefined;
-
-beforeEach(() => {
-  nock.disableNetConnect();
-  remoteRoot = tempDir("remote");
-  createRemote(remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
-});
-
-afterEach(async () => {
-  await harness?.lisa.stop();
-  harness = undefined;
-  nock.cleanAll();
-  nock.enableNetConnect();
-});
+const context = useIntegrationContext();
 
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -38,15 +25,6 @@ async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
-
-const isAlive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 describe("a run interrupted by Lisa stopping", () => {
   it("resumes on restart in the same worktree, without a second pull request or tracking comment", async () => {
@@ -61,7 +39,14 @@ describe("a run interrupted by Lisa stopping", () => {
       process.execPath,
       [
         LISA_PROCESS,
-        JSON.stringify({ remoteRoot, dataDir, claudeBinary: agent.binary, config: CONFIG, stateFile, routes: ROUTES }),
+        JSON.stringify({
+          remoteRoot: context.remoteRoot,
+          dataDir,
+          claudeBinary: agent.binary,
+          config: CONFIG,
+          stateFile,
+          routes: ROUTES,
+        }),
       ],
       { stdio: "ignore" },
     );
@@ -77,16 +62,12 @@ describe("a run interrupted by Lisa stopping", () => {
     // The agent runs in its own process group, which the SIGKILL to Lisa does not reach.
     expect(pids.filter(isAlive)).toEqual(pids);
 
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: CONFIG,
       routes: ["token", "comment-update", "labels", "pulls"],
       comments: before.comments,
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
     await harness.lisa.start();
     await harness.lisa.idle();
 
@@ -111,14 +92,14 @@ describe("a run interrupted by Lisa stopping", () => {
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
     expect(tracking[0]?.body).toContain("Agent session 1: claude, implementing · $0.00 · interrupted");
-    expect(gitIn(path.join(remoteRoot, `${OWNER}/${REPO}.git`), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    expect(gitIn(path.join(context.remoteRoot, `${OWNER}/${REPO}.git`), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     expect(github.scope.pendingMocks()).toEqual([]);
   });
 
   it("fails a run with a comment once it has been interrupted too often, instead of looping", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
     const dataDir = path.join(tempDir("data"), "lisa");
-    const first = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    const first = createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir });
     const run = first.lisa.store.createRun(
       {
         installation_id: 2,
@@ -135,16 +116,12 @@ describe("a run interrupted by Lisa stopping", () => {
     first.lisa.store.updateRun(run?.id ?? 0, { state: "running", restarts: 2, comment_id: 77 });
     await first.lisa.stop();
 
-    const github = fakeGitHub({
-      owner: OWNER,
-      repo: REPO,
-      installationId: 2,
-      token: TOKEN,
+    const github = fakeHelloWorld({
       config: CONFIG,
       routes: ["token", "comment-update", "labels"],
       comments: [{ id: 77, body: "<!-- lisa:tracking run=1 -->", user: { login: "lisa[bot]", type: "Bot" } }],
     });
-    harness = createHarness({ remoteRoot, claudeBinary: agent.binary, dataDir });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
     await harness.lisa.start();
     await harness.lisa.idle();
 

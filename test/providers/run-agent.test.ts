@@ -6,16 +6,9 @@ import { buildAgentEnv } from "../../src/providers/agent-env.ts";
 import { claudeProvider } from "../../src/providers/claude.ts";
 import { runAgent } from "../../src/providers/run-agent.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { isAlive } from "../support/process-alive.ts";
 
 const agent = (name: string) => fileURLToPath(new URL(`../fixtures/agents/${name}`, import.meta.url));
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 const base = { provider: claudeProvider, model: undefined, cwd: process.cwd(), env: { PATH: process.env.PATH ?? "" } };
 
 describe("runAgent", () => {
@@ -55,8 +48,8 @@ describe("runAgent", () => {
     const pids = readFileSync(pidsFile, "utf8").trim().split(" ").map(Number);
     expect(pids).toHaveLength(2);
     // A killed process is gone once its new parent has reaped it, which takes a moment.
-    for (let i = 0; i < 40 && pids.some(alive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(pids.filter(alive)).toEqual([]);
+    for (let i = 0; i < 40 && pids.some(isAlive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(pids.filter(isAlive)).toEqual([]);
   });
 
   it("does not call steady output a stall", async () => {

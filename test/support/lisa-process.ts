@@ -1,7 +1,7 @@
 // Runs Lisa in a process of its own so a test can kill it mid-run, as a crash or a deploy would.
 // GitHub is faked with nock inside this process; the fake's state is written to a file for the test.
 // Usage: node lisa-process.ts '<json options>'
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import nock from "nock";
 import { fakeGitHub, type Route } from "./fake-github.ts";
 import { createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "./lisa-harness.ts";
@@ -25,7 +25,9 @@ const github = fakeGitHub({
   routes: options.routes,
 });
 setInterval(() => {
-  writeFileSync(options.stateFile, JSON.stringify({ ...github.state, labels: [...github.state.labels] }));
+  // Write then rename, so the test never reads a half-written file.
+  writeFileSync(`${options.stateFile}.tmp`, JSON.stringify({ ...github.state, labels: [...github.state.labels] }));
+  renameSync(`${options.stateFile}.tmp`, options.stateFile);
 }, 50);
 const harness = createHarness({ remoteRoot: options.remoteRoot, claudeBinary: options.claudeBinary, dataDir: options.dataDir });
 await harness.lisa.start();

@@ -1,0 +1,39 @@
+import nock from "nock";
+import { afterEach, beforeEach } from "vitest";
+import { type FakeGitHubOptions, fakeGitHub } from "./fake-github.ts";
+import { createRemote, tempDir } from "./git-fixtures.ts";
+import type { Harness } from "./lisa-harness.ts";
+import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
+
+/**
+ * Per-test set-up of the integration suites: no network, a fresh bare "GitHub" remote for the
+ * example payload's repository, and Lisa stopped and mocks cleared afterwards.
+ */
+export function useIntegrationContext() {
+  const context = {
+    remoteRoot: "",
+    harness: undefined as Harness | undefined,
+    /** Registers a harness to be stopped after the test, and returns it. */
+    use(harness: Harness): Harness {
+      context.harness = harness;
+      return harness;
+    },
+  };
+  beforeEach(() => {
+    nock.disableNetConnect();
+    context.remoteRoot = tempDir("remote");
+    createRemote(context.remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
+  });
+  afterEach(async () => {
+    await context.harness?.lisa.stop();
+    context.harness = undefined;
+    nock.cleanAll();
+    nock.enableNetConnect();
+  });
+  return context;
+}
+
+/** The fake GitHub for the example payload's repository and installation. */
+export function fakeHelloWorld(options: Omit<FakeGitHubOptions, "owner" | "repo" | "installationId" | "token">) {
+  return fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, ...options });
+}
