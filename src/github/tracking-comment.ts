@@ -28,8 +28,9 @@ function sessionLine(session: SessionRow): string {
   const purpose =
     session.purpose === "fix_gates" ? "fixing gate failures" : session.purpose === "resume" ? "resuming" : "implementing";
   const model = session.model ? ` (${session.model})` : "";
+  const took = session.finished_at === null ? "" : ` · ${formatDuration(session.finished_at - session.started_at)}`;
   const detail =
-    session.state === "running" ? "" : ` · ${money(session.cost_usd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
+    session.state === "running" ? "" : `${took} · ${money(session.cost_usd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
   const why = session.failure_kind ? ` · ${session.failure_kind}` : session.state === "interrupted" ? " · interrupted" : "";
   return `  - ${mark} Agent session ${session.iteration}: ${session.provider}${model}, ${purpose}${detail}${why}`;
 }

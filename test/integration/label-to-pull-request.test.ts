@@ -272,3 +272,22 @@ describe("delivering the webhook twice", () => {
     expect(github.state.comments.filter((c) => c.body.includes("lisa:tracking"))).toHaveLength(1);
   });
 });
+
+describe("limits.max_cost_usd", () => {
+  it("stops invoking the agent once the run has spent its budget, and says so", async () => {
+    const agent = createFakeClaude([{ write: { "README.md": "# nope\n" }, cost: 0.75 }]);
+    const github = fakeHelloWorld({
+      config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_cost_usd: 1\n",
+      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+    });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    expect(agent.calls()).toHaveLength(2);
+    const body = github.state.comments[0]?.body ?? "";
+    expect(body).toContain("agent cost $1.50");
+    expect(body).toContain("The run has spent $1.50, which reaches limits.max_cost_usd ($1); Lisa stopped invoking agents.");
+  });
+});

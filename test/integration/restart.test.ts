@@ -91,7 +91,7 @@ describe("a run interrupted by Lisa stopping", () => {
     const tracking = github.state.comments.filter((c) => c.body.includes("lisa:tracking"));
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
-    expect(tracking[0]?.body).toContain("Agent session 1: claude, implementing · $0.00 · interrupted");
+    expect(tracking[0]?.body).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.00 · interrupted/);
     expect(gitIn(path.join(context.remoteRoot, `${OWNER}/${REPO}.git`), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     expect(github.scope.pendingMocks()).toEqual([]);
   });
