@@ -1,0 +1,178 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { gitIn, tempDir } from "../support/git-fixtures.ts";
+import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
+import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
+
+const CLAUDE = fileURLToPath(new URL("../../node_modules/.bin/claude", import.meta.url));
+const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+
+interface ModelServer {
+  url: string;
+  requests: { path: string; body?: { messages?: unknown[] } }[];
+  close(): Promise<void>;
+}
+
+const context = useIntegrationContext();
+let server: ModelServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** What the real CLI needs to run offline against the scripted server, and nothing from Lisa. */
+function claudeEnv(url: string): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: tempDir("claude-home"),
+    ANTHROPIC_BASE_URL: url,
+    ANTHROPIC_API_KEY: "sk-ant-api03-scripted-test-key",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    CLAUDE_CODE_MAX_RETRIES: "0",
+    // CI runs as root, where Claude Code refuses to skip permissions outside a declared sandbox.
+    IS_SANDBOX: "1",
+    GITHUB_TOKEN: "ghp_lisaMustNeverPassThisToTheAgent000000",
+  };
+}
+
+describe("Claude Code, the real CLI against a scripted model", () => {
+  it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
+    server = (await startScriptedModelServer({
+      quiet: true,
+      script: {
+        turns: [
+          {
+            text: "Fixing the heading.",
+            tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
+          },
+          { tool_use: [{ name: "Bash", input: { command: "env > agent-env.txt", description: "Record the environment" } }] },
+          {
+            tool_use: [
+              {
+                name: "Write",
+                input: {
+                  file_path: "{{CWD}}/.lisa-manifest.json",
+                  content: JSON.stringify({
+                    title: "Fix the README heading",
+                    what: "Spells World correctly.",
+                    testing: "Checked by eye.",
+                  }),
+                },
+              },
+            ],
+          },
+          { text: "Fixed the spelling in the README heading." },
+        ],
+      },
+    })) as ModelServer;
+    const github = fakeHelloWorld({ config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n", routes: [...ROUTES] });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+    );
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    const [pull] = github.state.pulls;
+    expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
+    expect(pull?.body).toContain("Spells World correctly.");
+    const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+    expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
+    expect(agentEnv).toContain("ANTHROPIC_BASE_URL=");
+    expect(agentEnv).not.toContain("GITHUB_TOKEN");
+    expect(agentEnv).not.toContain(TOKEN);
+
+    const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
+    expect(firstRequest).toContain("Spelling error in the README file");
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
+    // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
+    const [run] = harness.lisa.store.runsIn("review");
+    expect(harness.lisa.store.runCost(run?.id ?? 0)).toBeGreaterThan(0);
+  });
+});
+
+describe("Claude Code failures", () => {
+  it("moves to the next provider in the chain when the first is rate limited", async () => {
+    server = (await startScriptedModelServer({
+      quiet: true,
+      script: {
+        turns: [
+          { error: { status: 429, message: "rate limited" } },
+          // Claude Code's Write refuses to overwrite a file it has not read in this session.
+          { tool_use: [{ name: "Read", input: { file_path: "{{CWD}}/README.md" } }] },
+          { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+          { text: "Done." },
+        ],
+      },
+    })) as ModelServer;
+    const github = fakeHelloWorld({
+      config: "label: bug\nproviders:\n  - claude: { model: claude-opus-4-5 }\n  - claude: { model: claude-sonnet-4-5 }\n",
+      routes: [...ROUTES],
+    });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+    );
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    expect(github.state.pulls).toHaveLength(1);
+    const models = server.requests
+      .filter((r) => r.path.startsWith("/v1/messages"))
+      .map((r) => (r.body as { model?: string }).model);
+    expect(models[0]).toBe("claude-opus-4-5");
+    expect(models.slice(1).every((m) => m === "claude-sonnet-4-5")).toBe(true);
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain("❌ Agent session 1: claude (claude-opus-4-5), implementing");
+    expect(tracking).toMatch(/· rate_limited/);
+    expect(tracking).toContain("✅ Agent session 1: claude (claude-sonnet-4-5), implementing");
+  });
+
+  it("kills a session whose model stream stalls, at the stall deadline, and reports it", async () => {
+    server = (await startScriptedModelServer({ quiet: true, script: { turns: [{ stall: true }] } })) as ModelServer;
+    const github = fakeHelloWorld({
+      config: "label: bug\nlimits:\n  stall_timeout: 3s\n",
+      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+    });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+    );
+    await harness.lisa.start();
+    const started = Date.now();
+
+    await deliverLabeled(harness);
+
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(github.state.pulls).toEqual([]);
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain("The agent session failed (stalled): claude printed nothing for 3s and was killed");
+  });
+
+  it("reports a CLI that is not installed", async () => {
+    const github = fakeHelloWorld({
+      config: "label: bug\n",
+      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+    });
+    const harness = context.use(
+      createHarness({
+        remoteRoot: context.remoteRoot,
+        claudeBinary: "/nonexistent/bin/claude",
+        agentEnvSource: claudeEnv("http://127.0.0.1:9"),
+      }),
+    );
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain(
+      "The agent session failed (not_installed): claude is not installed: `/nonexistent/bin/claude` was not found",
+    );
+  });
+});
