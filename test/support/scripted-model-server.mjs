@@ -79,7 +79,7 @@ function findCwd(body) {
   const texts = [];
   const push = (v) => {
     if (typeof v === "string") texts.push(v);
-    else if (Array.isArray(v)) v.forEach((b) => push(b && (b.text ?? b.content)));
+    else if (Array.isArray(v)) for (const b of v) push(b && (b.text ?? b.content));
   };
   push(body?.system);
   for (const m of body?.messages || []) push(m.content);
