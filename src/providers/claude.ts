@@ -42,7 +42,15 @@ function findResult(stdout: string): ClaudeResult | undefined {
 export const claudeProvider: Provider = {
   name: "claude",
   defaultBinary: "claude",
-  capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
+  capabilities: { nativeWorktree: true, jsonOutput: true, costReporting: true },
+  // `--worktree` works in `-p` mode from 2.1.50 on. It makes `.claude/worktrees/<name>` under the
+  // main repository's root (the mirror itself, for Lisa's bare mirrors), not under the cwd, and
+  // leaves it there, locked, after the run.
+  nativeWorktree: {
+    since: "2.1.50",
+    args: (name) => ["--worktree", name],
+    branch: (name) => `worktree-${name}`,
+  },
   env: [
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",

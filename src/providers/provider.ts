@@ -65,6 +65,17 @@ export interface Provider {
   env: readonly string[];
   /** Arguments for a headless, auto-approving run; the prompt arrives on standard input. */
   args(options: { model: string | undefined }): string[];
+  /**
+   * How the CLI makes its own git worktree, for providers that can. Lisa then runs the CLI in its
+   * checkout with these arguments and delivers from where the CLI put the worktree.
+   */
+  nativeWorktree?: {
+    /** First CLI version whose headless mode supports it. */
+    since: string;
+    args(name: string): string[];
+    /** The branch the CLI puts the worktree `name` on; Lisa finds the worktree by it. */
+    branch(name: string): string;
+  };
   /** Turns what the CLI printed into a typed result. */
   parse(output: { stdout: string; stderr: string; exitCode: number | undefined }): ParsedOutput;
 }

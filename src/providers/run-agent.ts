@@ -6,6 +6,8 @@ export interface RunAgentOptions {
   /** Executable to run; the provider's default name on PATH when omitted. */
   binary?: string | undefined;
   model: string | undefined;
+  /** Arguments after the provider's own, e.g. its native worktree flag. */
+  extraArgs?: string[];
   cwd: string;
   prompt: string;
   env: Record<string, string>;
@@ -46,16 +48,20 @@ export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void
 export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const { provider } = options;
   const started = Date.now();
-  const subprocess = execa(options.binary ?? provider.defaultBinary, provider.args({ model: options.model }), {
-    cwd: options.cwd,
-    env: options.env,
-    extendEnv: false,
-    input: options.prompt,
-    detached: true,
-    reject: false,
-    stripFinalNewline: false,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const subprocess = execa(
+    options.binary ?? provider.defaultBinary,
+    [...provider.args({ model: options.model }), ...(options.extraArgs ?? [])],
+    {
+      cwd: options.cwd,
+      env: options.env,
+      extendEnv: false,
+      input: options.prompt,
+      detached: true,
+      reject: false,
+      stripFinalNewline: false,
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
 
   if (subprocess.pid !== undefined) {
     liveGroups.add(subprocess.pid);

@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import type { LisaConfig } from "../config/config-schema.ts";
 import { parseConfig } from "../config/parse-config.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
@@ -6,10 +7,18 @@ import { renderTrackingComment, trackingMarker } from "../github/tracking-commen
 import { composePrBody, composePrTitle, type GateOutcome } from "../markdown/compose-pr-body.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { buildAgentEnv } from "../providers/agent-env.ts";
-import { type AgentResult, TRANSIENT_FAILURES } from "../providers/provider.ts";
+import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
+import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
-import { createWorktree, pushBranch, removeWorktree, syncMirror, type Worktree } from "../workspace/workspace.ts";
+import {
+  createWorktree,
+  findWorktreeByBranch,
+  pushBranch,
+  removeWorktree,
+  syncMirror,
+  type Worktree,
+} from "../workspace/workspace.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import type { CoreDeps } from "./deps.ts";
 import { type Manifest, manifestSchema, takeManifest } from "./read-manifest.ts";
@@ -128,18 +137,24 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
   store.updateStep(stepId, { worktree: worktree.path, start_sha: step.start_sha ?? worktree.startSha });
   step = store.step(stepId);
   const baseRef = `refs/remotes/origin/${base}`;
+  const checkout: Checkout = {
+    host: worktree,
+    native: await chooseNativeWorktree(ctx, step),
+    nativePath: step.native_worktree && existsSync(step.native_worktree) ? step.native_worktree : undefined,
+  };
 
   if (step.phase === "workspace" || step.phase === "agent" || step.phase === "gates") {
-    await runAgentUntilGatesPass(ctx, step, worktree);
+    await runAgentUntilGatesPass(ctx, step, checkout);
     store.updateStep(stepId, { phase: "commit" });
   }
+  const dir = workDir(checkout);
   if (store.step(stepId).phase === "commit") {
-    const taken = await takeManifest(worktree.path);
+    const taken = await takeManifest(dir);
     if (taken.manifest) store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const title = composePrTitle({ title: run.issue_title }, currentManifest(store.step(stepId)), ctx.secrets);
-    await commitPending(worktree.path, `${title}\n\nMade by Lisa for #${run.issue_number}.`);
-    if ((await commitsSince(worktree.path, baseRef)) === 0) {
+    await commitPending(dir, `${title}\n\nMade by Lisa for #${run.issue_number}.`);
+    if ((await commitsSince(dir, baseRef)) === 0) {
       throw new StepError(
         `The agent finished without changing anything in ${ref.owner}/${ref.repo}, so there is nothing to propose.`,
       );
@@ -148,7 +163,7 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
     await ctx.publish();
   }
   if (store.step(stepId).phase === "push") {
-    await pushBranch(deps.workspace, ref, worktree, token);
+    await pushBranch(deps.workspace, ref, { path: dir, branch: step.branch }, token);
     store.updateStep(stepId, { phase: "pull_request" });
     await ctx.publish();
   }
@@ -161,7 +176,7 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
         issue: { number: run.issue_number, title: run.issue_title },
         manifest,
         agentSummary: current.summary ?? "",
-        changedFiles: await changedFiles(worktree.path, baseRef),
+        changedFiles: await changedFiles(dir, baseRef),
         gates: JSON.parse(current.gates ?? "[]") as GateOutcome[],
         secrets: ctx.secrets,
       }),
@@ -173,7 +188,37 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
     store.updateStep(stepId, { phase: "done", state: "delivered", pr_number: opened.number, pr_url: opened.url });
     await ctx.publish();
   }
+  if (checkout.native && checkout.nativePath) {
+    await removeWorktree(deps.workspace, ref, { path: checkout.nativePath, branch: checkout.native.branch });
+  }
   await removeWorktree(deps.workspace, ref, worktree);
+}
+
+/** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
+interface Checkout {
+  host: Worktree;
+  native: { provider: Provider; name: string; branch: string } | undefined;
+  /** Where the CLI put its worktree, once a session has made it. */
+  nativePath: string | undefined;
+}
+
+/** The directory holding the step's work: the CLI's native worktree once it exists, else Lisa's. */
+function workDir(checkout: Checkout): string {
+  return checkout.nativePath ?? checkout.host.path;
+}
+
+/**
+ * Lets the CLI make the worktree when the preferred provider can, as told by its installed
+ * version; the step then works in that worktree whichever provider runs.
+ */
+async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Promise<Checkout["native"]> {
+  const [first] = ctx.config.providers;
+  const provider = first ? providers[first.name] : undefined;
+  if (!first || !provider?.nativeWorktree) return undefined;
+  const version = await installedVersion(ctx.deps.agentBinaries[first.name] ?? provider.defaultBinary);
+  if (!version || !isAtLeast(version, provider.nativeWorktree.since)) return undefined;
+  const name = `lisa-${ctx.run.id}-${step.position}`;
+  return { provider, name, branch: provider.nativeWorktree.branch(name) };
 }
 
 function currentManifest(step: StepRow): Manifest | undefined {
@@ -184,7 +229,7 @@ function currentManifest(step: StepRow): Manifest | undefined {
  * The build loop of one step: invoke the agent with a fresh context, run the gates, and on a gate
  * failure invoke it again with the failure output, up to `limits.max_iterations` sessions.
  */
-async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, worktree: Worktree): Promise<void> {
+async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, checkout: Checkout): Promise<void> {
   const { deps, run, config } = ctx;
   const { store } = deps;
   const stepId = initial.id;
@@ -213,9 +258,9 @@ async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, worktre
         : sessions.at(-1)?.state === "interrupted"
           ? "resume"
           : "implement";
-      const prompt = await buildPrompt(ctx, store.step(stepId), worktree, purpose, failedGate);
+      const prompt = await buildPrompt(ctx, store.step(stepId), checkout, purpose, failedGate);
       store.updateStep(stepId, { phase: "agent" });
-      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, worktree.path);
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       if (!result.ok) {
         throw new StepError(
           `The agent session failed (${result.failure?.kind ?? "unknown"}): ${result.failure?.message ?? "no details"}`,
@@ -227,7 +272,7 @@ async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, worktre
     store.updateStep(stepId, { phase: "gates" });
     await ctx.publish();
     const results = await runGates(config.gates, {
-      cwd: worktree.path,
+      cwd: workDir(checkout),
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
@@ -248,7 +293,7 @@ function agentEnv(ctx: RunContext, providerEnv: readonly string[]): Record<strin
 async function buildPrompt(
   ctx: RunContext,
   step: StepRow,
-  worktree: Worktree,
+  checkout: Checkout,
   purpose: SessionRow["purpose"],
   failedGate: GateResult | undefined,
 ): Promise<string> {
@@ -256,8 +301,9 @@ async function buildPrompt(
   const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
   const common = {
     repo: `${step.owner}/${step.repo}`,
-    branch: step.branch,
-    start: step.start_sha ?? worktree.startSha,
+    // With a native worktree the agent works on the CLI's branch; Lisa pushes it as the step's branch.
+    branch: checkout.native?.branch ?? step.branch,
+    start: step.start_sha ?? checkout.host.startSha,
     issue_number: String(run.issue_number),
     issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
     gates,
@@ -289,7 +335,7 @@ async function invokeAgent(
   iteration: number,
   purpose: SessionRow["purpose"],
   prompt: string,
-  cwd: string,
+  checkout: Checkout,
 ): Promise<AgentResult> {
   const { deps, config } = ctx;
   let result: AgentResult | undefined;
@@ -303,11 +349,15 @@ async function invokeAgent(
       model: choice.model ?? null,
     });
     await ctx.publish();
+    // The provider that owns the native worktree is run from Lisa's checkout and told its name;
+    // any other works directly in whatever directory holds the step's work.
+    const native = checkout.native?.provider === provider ? checkout.native : undefined;
     result = await runAgent({
       provider,
       binary: deps.agentBinaries[choice.name],
       model: choice.model,
-      cwd,
+      extraArgs: native ? provider.nativeWorktree?.args(native.name) : [],
+      cwd: native ? checkout.host.path : workDir(checkout),
       prompt,
       env: agentEnv(ctx, provider.env),
       timeoutMs: config.limits.session_timeout,
@@ -325,6 +375,14 @@ async function invokeAgent(
       { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
       "agent session ended",
     );
+    if (result.ok && native && !checkout.nativePath) {
+      // The CLI decides where its worktree goes; find it by the branch it is on.
+      const ref = { owner: ctx.run.owner, repo: ctx.run.repo };
+      checkout.nativePath = await findWorktreeByBranch(deps.workspace, ref, native.branch);
+      if (!checkout.nativePath)
+        throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
+      deps.store.updateStep(stepId, { native_worktree: checkout.nativePath });
+    }
     if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
   }
   if (!result) throw new StepError("No agent provider is configured.");

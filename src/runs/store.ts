@@ -39,6 +39,8 @@ export interface StepRow {
   state: StepState;
   phase: StepPhase;
   worktree: string | null;
+  /** The worktree a CLI created itself with its native `--worktree`, once found. */
+  native_worktree: string | null;
   /** Commit the branch started from, so a resumed step diffs against the same point. */
   start_sha: string | null;
   /** The agent's validated manifest, kept here once read because the file is deleted. */
@@ -126,6 +128,7 @@ const SCHEMA = `
     state TEXT NOT NULL,
     phase TEXT NOT NULL,
     worktree TEXT,
+    native_worktree TEXT,
     start_sha TEXT,
     manifest TEXT,
     summary TEXT,
@@ -306,6 +309,7 @@ export class Store {
         | "phase"
         | "base_branch"
         | "worktree"
+        | "native_worktree"
         | "start_sha"
         | "manifest"
         | "summary"

@@ -59,7 +59,7 @@ export class Worker {
       store
         .runsIn("queued")
         .flatMap((run) => store.steps(run.id))
-        .flatMap((step) => (step.worktree ? [step.worktree] : [])),
+        .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),
     );
     const swept = await sweepWorktrees(this.#deps.workspace, keep);
     if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");

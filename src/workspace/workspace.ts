@@ -120,6 +120,17 @@ async function refExists(mirror: string, ref: string): Promise<boolean> {
   }
 }
 
+/** The path of the worktree of this repository that has `branch` checked out, if any. */
+export async function findWorktreeByBranch(options: WorkspaceOptions, ref: RepoRef, branch: string): Promise<string | undefined> {
+  const listing = await git(mirrorPath(options, ref), ["worktree", "list", "--porcelain"]);
+  for (const entry of listing.split("\n\n")) {
+    const lines = entry.split("\n");
+    if (lines.includes(`branch refs/heads/${branch}`))
+      return lines.find((l) => l.startsWith("worktree "))?.slice("worktree ".length);
+  }
+  return undefined;
+}
+
 /** Removes a session's worktree and its local branch; the pushed branch stays on the remote. */
 export function removeWorktree(
   options: WorkspaceOptions,
@@ -128,6 +139,8 @@ export function removeWorktree(
 ): Promise<void> {
   return withRepoLock(lockKey(ref), async () => {
     const mirror = mirrorPath(options, ref);
+    // Twice forced: a CLI may leave its worktree locked, and it may hold uncommitted leftovers.
+    await git(mirror, ["worktree", "remove", "--force", "--force", worktree.path]).catch(() => undefined);
     await rm(worktree.path, { recursive: true, force: true });
     await git(mirror, ["worktree", "prune"]);
     await git(mirror, ["branch", "-D", worktree.branch]).catch(() => undefined);
@@ -149,25 +162,36 @@ export function pushBranch(
   });
 }
 
+/** Folders worktrees live in: Lisa's own, and those CLIs make inside each mirror with `--worktree`. */
+async function worktreeFolders(options: WorkspaceOptions): Promise<{ folder: string; mirror: string | undefined }[]> {
+  const folders: { folder: string; mirror: string | undefined }[] = [{ folder: worktreesRoot(options), mirror: undefined }];
+  const mirrors = path.join(options.dataDir, "mirrors");
+  for (const owner of existsSync(mirrors) ? await readdir(mirrors) : []) {
+    for (const repo of await readdir(path.join(mirrors, owner))) {
+      const mirror = path.join(mirrors, owner, repo);
+      folders.push({ folder: path.join(mirror, ".claude", "worktrees"), mirror });
+    }
+  }
+  return folders;
+}
+
 /**
- * Deletes worktree folders no active session owns and prunes git's records of them. Run on
- * start-up: a crash can leave both behind.
+ * Deletes worktrees no active session owns and prunes git's records of them. Run on start-up: a
+ * crash can leave both behind.
  */
 export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySet<string>): Promise<string[]> {
-  const root = worktreesRoot(options);
   const removed: string[] = [];
-  for (const entry of existsSync(root) ? await readdir(root) : []) {
-    const full = path.join(root, entry);
-    if (!keep.has(full)) {
+  const folders = await worktreeFolders(options);
+  for (const { folder, mirror } of folders) {
+    for (const entry of existsSync(folder) ? await readdir(folder) : []) {
+      const full = path.join(folder, entry);
+      if (keep.has(full)) continue;
+      // CLIs lock the worktrees they make; a forced removal unlocks them.
+      if (mirror) await git(mirror, ["worktree", "remove", "--force", "--force", full]).catch(() => undefined);
       await rm(full, { recursive: true, force: true });
       removed.push(full);
     }
   }
-  const mirrors = path.join(options.dataDir, "mirrors");
-  for (const owner of existsSync(mirrors) ? await readdir(mirrors) : []) {
-    for (const repo of await readdir(path.join(mirrors, owner))) {
-      await git(path.join(mirrors, owner, repo), ["worktree", "prune"]).catch(() => undefined);
-    }
-  }
+  for (const { mirror } of folders) if (mirror) await git(mirror, ["worktree", "prune"]).catch(() => undefined);
   return removed;
 }

@@ -143,6 +143,20 @@ describe("sweepWorktrees", () => {
   });
 });
 
+describe("sweepWorktrees with CLI-made worktrees", () => {
+  it("removes a locked worktree a CLI left inside the mirror, and its git record", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const mirror = mirrorPath(options, ref);
+    const orphan = path.join(mirror, ".claude", "worktrees", "lisa-9-1");
+    await git(mirror, ["worktree", "add", "--quiet", "--lock", "-b", "worktree-lisa-9-1", orphan, "refs/remotes/origin/main"]);
+
+    expect(await sweepWorktrees(options, new Set())).toEqual([orphan]);
+    expect(existsSync(orphan)).toBe(false);
+    expect(await git(mirror, ["worktree", "list"])).not.toContain("lisa-9-1");
+  });
+});
+
 describe("withRepoLock", () => {
   it("runs tasks for one key one at a time, and keeps going after a failure", async () => {
     const order: string[] = [];
