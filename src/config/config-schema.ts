@@ -35,6 +35,14 @@ const providerEntry = z
 
 export type ProviderName = "claude";
 
+const repoEntry = z.strictObject({
+  /** `owner/name` of a repository the work may change. */
+  // Owners are letters, digits and hyphens; "." and ".." are no repository names, so no traversal.
+  repo: z.string().regex(/^[A-Za-z0-9-]+\/(?!\.\.?$)[\w.-]+$/, "must be owner/name, e.g. acme/api"),
+  /** One line for the planner: what lives in this repository. */
+  description: z.string().max(500).default(""),
+});
+
 /** The schema of `.github/lisa.yml`. Every field has a default, so an empty file is valid. */
 export const configSchema = z.strictObject({
   /** The issue label that asks Lisa to work on an issue. */
@@ -44,6 +52,15 @@ export const configSchema = z.strictObject({
     .array(providerEntry)
     .min(1)
     .prefault([{ claude: {} }]),
+  /**
+   * Repositories the work may span. With more than one, a planning session decides which need
+   * changes, in what order; without it, the issue's own repository is the only one.
+   */
+  repos: z
+    .array(repoEntry)
+    .min(1)
+    .refine((repos) => new Set(repos.map((r) => r.repo.toLowerCase())).size === repos.length, "lists a repository twice")
+    .optional(),
   /** Branch the work starts from and pull requests target; the repository's default branch when omitted. */
   base_branch: z.string().min(1).optional(),
   /** Shell commands that must pass in the worktree before a pull request is opened or updated. */

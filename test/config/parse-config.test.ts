@@ -45,7 +45,9 @@ describe("parseConfig", () => {
     [{ limits: { max_iterations: 2.5 } }, "→ at limits.max_iterations"],
     [{ limits: { session_timeout: "soon" } }, '"soon" is not a duration'],
     [{ limits: { max_cost_usd: -1 } }, "→ at limits.max_cost_usd"],
-    [{ repos: [] }, 'Unrecognized key: "repos"'],
+    [{ repos: [] }, "→ at repos"],
+    [{ repos: [{ repo: "../etc" }] }, "must be owner/name"],
+    [{ repos: [{ repo: "a/b" }, { repo: "A/B" }] }, "lists a repository twice"],
   ])("rejects %j, naming the key: %s", (raw, expected) => {
     expect(() => parseConfig(raw)).toThrow(ConfigError);
     expect(() => parseConfig(raw)).toThrow(expected);
