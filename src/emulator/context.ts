@@ -1,0 +1,120 @@
+import { branchSha } from "./git-repos.ts";
+import { accountJson, commentJson, issueJson, type Links, type PullJson, pullJson, repoJson } from "./representations.ts";
+import { type Account, type Comment, type EmulatorState, type Issue, isPull, type PullRequest, type Repo } from "./state.ts";
+import type { Delivery, WebhookSender } from "./webhooks.ts";
+
+/** What the REST routes and the test helpers share: the state, the app's identity and the webhook sender. */
+export interface EmulatorContext {
+  state: EmulatorState;
+  links(): Links;
+  installationId: number;
+  /** The installation's bot, author of everything created through the API. */
+  bot: Account;
+  /** The App's id, learnt from the `iss` of the last JWT seen (GitHub knows it; the emulator has to guess). */
+  appId: number;
+  /** Installation tokens handed out; the REST routes accept these and nothing else. */
+  tokens: Set<string>;
+  webhooks: WebhookSender;
+  /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
+  apiWebhooks: boolean;
+}
+
+/** Sends the webhook an API call causes without holding up the call's answer; `waitForWebhooks()` waits for it. */
+export function emitInBackground(context: EmulatorContext, send: () => Promise<Delivery>): void {
+  if (!context.apiWebhooks) return;
+  // Building a payload can fail (a git error); say so rather than lose the webhook without a trace.
+  context.webhooks.track(Promise.resolve().then(send)).catch((error: unknown) => {
+    console.error("GitHub emulator: a webhook could not be sent:", error);
+  });
+}
+
+/** A pull request's JSON with the current commits of its branches (the last seen ones for a deleted branch). */
+export async function pullView(context: EmulatorContext, repo: Repo, pull: PullRequest): Promise<PullJson> {
+  pull.pull.headSha = (await branchSha(repo.gitDir, pull.pull.head)) ?? pull.pull.headSha;
+  pull.pull.baseSha = (await branchSha(repo.gitDir, pull.pull.base)) ?? pull.pull.baseSha;
+  return pullJson(repo, pull, context.links());
+}
+
+/** Sends `event` with the fields every payload to an installation carries. */
+export function emit(
+  context: EmulatorContext,
+  event: string,
+  repo: Repo,
+  sender: Account,
+  fields: Record<string, unknown>,
+): Promise<Delivery> {
+  const links = context.links();
+  return context.webhooks.send(event, {
+    ...fields,
+    repository: repoJson(repo, links),
+    sender: accountJson(sender, links),
+    installation: {
+      id: context.installationId,
+      node_id: Buffer.from(`Installation:${context.installationId}`).toString("base64"),
+    },
+  });
+}
+
+/**
+ * `issues.labeled`/`unlabeled`, or `pull_request.labeled`/`unlabeled` when the issue is a pull
+ * request: GitHub tells the two apart by event, not by a field.
+ */
+export async function emitLabelChange(
+  context: EmulatorContext,
+  repo: Repo,
+  issue: Issue,
+  labelName: string,
+  action: "labeled" | "unlabeled",
+  sender: Account,
+): Promise<Delivery> {
+  const label = context.state.label(repo, labelName);
+  const labelField = { id: label.id, name: label.name, color: label.color, default: false, description: null };
+  if (isPull(issue)) {
+    const pullRequest = await pullView(context, repo, issue);
+    return emit(context, "pull_request", repo, sender, {
+      action,
+      number: issue.number,
+      pull_request: pullRequest,
+      label: labelField,
+    });
+  }
+  return emit(context, "issues", repo, sender, { action, issue: issueJson(repo, issue, context.links()), label: labelField });
+}
+
+/** `issue_comment.created`/`edited`; `issue` carries `pull_request` when the comment is on one. */
+export function emitComment(
+  context: EmulatorContext,
+  repo: Repo,
+  comment: Comment,
+  action: "created" | "edited",
+  sender: Account,
+  changes?: { body: { from: string } },
+): Promise<Delivery> {
+  const issue = repo.issues.get(comment.issueNumber);
+  if (!issue) throw new Error(`comment ${comment.id} is on no issue`);
+  const links = context.links();
+  return emit(context, "issue_comment", repo, sender, {
+    action,
+    issue: issueJson(repo, issue, links),
+    comment: commentJson(repo, comment, links),
+    ...(changes ? { changes } : {}),
+  });
+}
+
+/** `pull_request.<action>` for a pull request's own changes: opened, edited, closed, reopened. */
+export async function emitPullChange(
+  context: EmulatorContext,
+  repo: Repo,
+  pull: PullRequest,
+  action: "opened" | "edited" | "closed" | "reopened",
+  sender: Account,
+  changes?: Record<string, { from: string | null }>,
+): Promise<Delivery> {
+  const pullRequest = await pullView(context, repo, pull);
+  return emit(context, "pull_request", repo, sender, {
+    action,
+    number: pull.number,
+    pull_request: pullRequest,
+    ...(changes ? { changes } : {}),
+  });
+}

@@ -1,0 +1,124 @@
+import { execFile } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * A clean environment: the emulator's repositories must not depend on the user's git config
+ * (signing, hooks, default branch) nor on a GIT_DIR inherited from a surrounding git hook.
+ */
+function gitEnv(): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_AUTHOR_NAME: "GitHub Emulator",
+    GIT_AUTHOR_EMAIL: "emulator@example.invalid",
+    GIT_COMMITTER_NAME: "GitHub Emulator",
+    GIT_COMMITTER_EMAIL: "emulator@example.invalid",
+  };
+}
+
+async function git(cwd: string, args: string[]): Promise<string> {
+  const { stdout } = await execFileAsync("git", args, { cwd, env: gitEnv(), maxBuffer: 64 * 1024 * 1024 });
+  return stdout;
+}
+
+async function gitBuffer(cwd: string, args: string[]): Promise<Buffer> {
+  const { stdout } = await execFileAsync("git", args, {
+    cwd,
+    env: gitEnv(),
+    encoding: "buffer",
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return stdout;
+}
+
+/**
+ * Creates a bare repository at `gitDir` whose `branch` holds one commit with `files`. The commit is
+ * made in a throw-away clone and pushed, the way a person would seed a repository.
+ */
+export async function createBareRepository(gitDir: string, branch: string, files: Record<string, string>): Promise<void> {
+  await mkdir(gitDir, { recursive: true });
+  await git(gitDir, ["init", "--bare", "--quiet", `--initial-branch=${branch}`]);
+  const work = await mkdtemp(path.join(tmpdir(), "github-emulator-seed-"));
+  try {
+    await git(work, ["init", "--quiet", `--initial-branch=${branch}`]);
+    for (const [file, content] of Object.entries(files)) {
+      const target = path.join(work, file);
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, content);
+    }
+    await git(work, ["add", "--all"]);
+    await git(work, ["commit", "--quiet", "--allow-empty", "-m", "Initial commit"]);
+    await git(work, ["push", "--quiet", gitDir, `HEAD:refs/heads/${branch}`]);
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The commit a branch points at, or undefined when there is no such branch. */
+export async function branchSha(gitDir: string, branch: string): Promise<string | undefined> {
+  try {
+    return (await git(gitDir, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** How many commits `head` has that `base` lacks: GitHub refuses a pull request without any. */
+export async function commitsAhead(gitDir: string, base: string, head: string): Promise<number> {
+  const count = await git(gitDir, ["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`]);
+  return Number(count.trim());
+}
+
+export interface TreeEntry {
+  type: "file" | "dir" | "symlink" | "submodule";
+  name: string;
+  path: string;
+  sha: string;
+  size: number;
+}
+
+export type PathContent = { type: "file"; entry: TreeEntry; content: Buffer } | { type: "dir"; entries: TreeEntry[] };
+
+/**
+ * What the contents API shows at `filePath` on `ref`: a file with its bytes, or a directory listing.
+ * Undefined when the ref or the path does not exist. Blobs are read with `git cat-file`, which
+ * gives their exact bytes (no text conversion), like GitHub's raw media type.
+ */
+export async function readPath(gitDir: string, ref: string, filePath: string): Promise<PathContent | undefined> {
+  // A ref starting with a dash would be read by git as an option.
+  if (ref.startsWith("-")) return undefined;
+  const wanted = filePath.replace(/^\/+|\/+$/g, "");
+  try {
+    if (wanted === "") return { type: "dir", entries: await listTree(gitDir, ref, "") };
+    const [entry] = (await listTree(gitDir, ref, "", wanted)).filter((e) => e.path === wanted);
+    if (!entry) return undefined;
+    if (entry.type === "dir") return { type: "dir", entries: await listTree(gitDir, entry.sha, wanted) };
+    if (entry.type === "submodule") return { type: "dir", entries: [] };
+    return { type: "file", entry, content: await gitBuffer(gitDir, ["cat-file", "blob", entry.sha]) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Entries of a tree-ish (one level), their paths prefixed with `prefix`; only `only` when given. */
+async function listTree(gitDir: string, treeish: string, prefix: string, only?: string): Promise<TreeEntry[]> {
+  const output = await git(gitDir, ["ls-tree", "-l", "-z", treeish, ...(only ? ["--", only] : [])]);
+  return output
+    .split("\0")
+    .filter(Boolean)
+    .map((line) => {
+      const tab = line.indexOf("\t");
+      const [mode = "", , sha = "", size = "-"] = line.slice(0, tab).split(/\s+/);
+      const name = line.slice(tab + 1);
+      const type = mode === "040000" ? "dir" : mode === "120000" ? "symlink" : mode === "160000" ? "submodule" : "file";
+      const entryPath = prefix ? `${prefix}/${name}` : name;
+      return { type, name: path.posix.basename(name), path: entryPath, sha, size: size === "-" ? 0 : Number(size) };
+    });
+}

@@ -1,0 +1,348 @@
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { CONFIG_PATH } from "../config/parse-config.ts";
+import { type EmulatorContext, emit, emitComment, emitLabelChange, pullView } from "./context.ts";
+import { createBareRepository, readPath } from "./git-repos.ts";
+import { commentJson, issueJson, pullJson, reviewJson } from "./representations.ts";
+import { newToken, restRoutes } from "./rest-routes.ts";
+import { errorResponse, HttpError, matchRoute, notFound, type RouteResponse, readJsonBody, send } from "./router.ts";
+import {
+  type AccountType,
+  EmulatorState,
+  type Issue,
+  isPull,
+  now,
+  type PullRequest,
+  type Repo,
+  type ReviewState,
+  type Role,
+} from "./state.ts";
+import { createWebhookSender, type Delivery } from "./webhooks.ts";
+
+export type { CommentJson, IssueJson, PullJson, ReviewJson } from "./representations.ts";
+export type { ReviewState, Role } from "./state.ts";
+export type { Delivery } from "./webhooks.ts";
+
+export interface GitHubEmulatorOptions {
+  /** Folder of the bare repositories, `<reposRoot>/<owner>/<name>.git`: Lisa's `gitBaseUrl` is `file://<reposRoot>`. */
+  reposRoot: string;
+  /** Where webhooks go; may be set later with `setWebhookUrl`. Without one, deliveries are only logged. */
+  webhookUrl?: string;
+  webhookSecret: string;
+  /** The one installation, which covers every repository. Default 1. */
+  installationId?: number;
+  /** Whether changes made through the API send webhooks too, as GitHub does (sender: the bot). Default true. */
+  apiWebhooks?: boolean;
+}
+
+/** One request the emulator received; `route` is null when no route matched (and the answer was 404). */
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, URL-decoded. */
+  path: string;
+  status: number;
+  route: string | null;
+}
+
+export interface CreateRepoOptions {
+  defaultBranch?: string;
+  files?: Record<string, string>;
+  description?: string;
+  /** Text of `.github/lisa.yml`, committed with the other files. */
+  config?: string;
+  /** Private repositories answer 404 for non-collaborators' permission; public ones `read`. Default false. */
+  private?: boolean;
+  /** The owner of a `User` repository is its admin; an `Organization` has no implicit admin. Default `User`. */
+  ownerType?: Extract<AccountType, "User" | "Organization">;
+}
+
+/**
+ * A small, stateful stand-in for github.com: a local HTTP server answering the REST calls Lisa makes,
+ * backed by real bare git repositories, and helpers that act like people on GitHub (open an issue,
+ * label it, comment, review) and send the signed webhooks github.com would send for that.
+ *
+ * ```ts
+ * const github = createGitHubEmulator({ reposRoot, webhookSecret, webhookUrl: `${lisaUrl}/api/github/webhooks` });
+ * await github.start(); // then: new Probot({ baseUrl: github.url, ... }), createLisa(probot, { gitBaseUrl: github.gitBaseUrl, ... })
+ * await github.createRepo("acme/site", { files: { "README.md": "# Hi\n" }, config: "label: lisa\n" });
+ * github.addCollaborator("acme/site", "mona", "write");
+ * const issue = await github.createIssue("acme/site", { title: "Fix the typo", user: "mona" });
+ * await github.labelIssue("acme/site", issue.number, "lisa", "mona");
+ * ```
+ *
+ * Start it before calling the helpers: payloads carry URLs on the emulator's address.
+ */
+export function createGitHubEmulator(options: GitHubEmulatorOptions) {
+  const state = new EmulatorState();
+  let baseUrl: string | undefined;
+  let webhookUrl = options.webhookUrl;
+  const gitBaseUrl = pathToFileURL(path.resolve(options.reposRoot)).href;
+
+  const context: EmulatorContext = {
+    state,
+    links: () => ({ base: requireUrl(), git: gitBaseUrl }),
+    installationId: options.installationId ?? 1,
+    bot: state.account("lisa[bot]", "Bot"),
+    appId: 1,
+    tokens: new Set(),
+    webhooks: createWebhookSender({ secret: options.webhookSecret, url: () => webhookUrl, appId: () => context.appId }),
+    apiWebhooks: options.apiWebhooks ?? true,
+  };
+  const routes = restRoutes(context);
+  const requestLog: RecordedRequest[] = [];
+  const server = createServer((request, response) => void handle(request, response));
+
+  function requireUrl(): string {
+    if (!baseUrl) throw new Error("the GitHub emulator has not been started");
+    return baseUrl;
+  }
+
+  async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const method = request.method ?? "GET";
+    const url = new URL(request.url ?? "/", "http://emulator");
+    const match = matchRoute(routes, method, url.pathname);
+    let answer: RouteResponse;
+    try {
+      const body = await readJsonBody(request);
+      if (!match) throw notFound();
+      answer = await match.route.handler({
+        method,
+        path: url.pathname,
+        params: match.params,
+        query: url.searchParams,
+        headers: request.headers,
+        body,
+      });
+    } catch (error) {
+      answer = error instanceof HttpError ? errorResponse(error) : { status: 500, body: { message: (error as Error).message } };
+    }
+    requestLog.push({
+      method,
+      path: safeDecode(url.pathname + url.search),
+      status: answer.status,
+      route: match?.route.pattern ?? null,
+    });
+    send(response, answer);
+  }
+
+  function repoNamed(fullName: string): Repo {
+    const [owner = "", name = ""] = fullName.split("/");
+    const repo = state.findRepo(owner, name);
+    if (!repo) throw new Error(`no repository ${fullName} in the emulator; createRepo() it first`);
+    return repo;
+  }
+
+  function issueIn(repo: Repo, number: number): Issue {
+    const issue = repo.issues.get(number);
+    if (!issue) throw new Error(`no issue or pull request #${number} in ${repo.fullName}`);
+    return issue;
+  }
+
+  function pullIn(repo: Repo, number: number): PullRequest {
+    const issue = issueIn(repo, number);
+    if (!isPull(issue)) throw new Error(`#${number} in ${repo.fullName} is an issue, not a pull request`);
+    return issue;
+  }
+
+  return {
+    /** `http://127.0.0.1:<port>`: Octokit's and Probot's `baseUrl`. */
+    get url(): string {
+      return requireUrl();
+    },
+    /** `file://` URL of `reposRoot`: Lisa's `gitBaseUrl`. */
+    gitBaseUrl,
+    installationId: context.installationId,
+
+    async start(): Promise<void> {
+      await new Promise<void>((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(0, "127.0.0.1", () => resolve());
+      });
+      baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
+
+    /** Waits for webhooks under way, then closes the server and its kept-alive connections. */
+    async stop(): Promise<void> {
+      await context.webhooks.idle();
+      if (!server.listening) return;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await closed;
+    },
+
+    setWebhookUrl(url: string | undefined): void {
+      webhookUrl = url;
+    },
+
+    /** An installation token, as `POST /app/installations/:id/access_tokens` would hand out, for driving the API directly. */
+    createInstallationToken(): string {
+      const token = newToken();
+      context.tokens.add(token);
+      return token;
+    },
+
+    /** Creates `owner/name` with a bare repository holding one commit of `files` (and the config) on the default branch. */
+    async createRepo(fullName: string, repoOptions: CreateRepoOptions = {}) {
+      const [owner, name, ...rest] = fullName.split("/");
+      if (!owner || !name || rest.length > 0 || !/^[\w.-]+$/.test(owner) || !/^[\w.-]+$/.test(name)) {
+        throw new Error(`not a repository name: ${fullName}`);
+      }
+      if (state.findRepo(owner, name)) throw new Error(`repository ${fullName} exists already`);
+      const defaultBranch = repoOptions.defaultBranch ?? "main";
+      const files = { ...repoOptions.files, ...(repoOptions.config === undefined ? {} : { [CONFIG_PATH]: repoOptions.config }) };
+      const gitDir = path.join(path.resolve(options.reposRoot), owner, `${name}.git`);
+      await createBareRepository(gitDir, defaultBranch, files);
+      const repo: Repo = {
+        id: state.nextId(),
+        owner: state.account(owner, repoOptions.ownerType ?? "User"),
+        name,
+        fullName: `${owner}/${name}`,
+        description: repoOptions.description ?? null,
+        private: repoOptions.private ?? false,
+        defaultBranch,
+        gitDir,
+        collaborators: new Map(),
+        labels: new Map(),
+        issues: new Map(),
+        comments: new Map(),
+        nextNumber: 1,
+        createdAt: now(),
+      };
+      state.addRepo(repo);
+      return { fullName: repo.fullName, gitDir, cloneUrl: `${gitBaseUrl}/${repo.fullName}.git` };
+    },
+
+    /** Gives `login` a role on the repository. GitHub's `member` webhook is not sent: Lisa does not listen to it. */
+    addCollaborator(fullName: string, login: string, role: Role): void {
+      const repo = repoNamed(fullName);
+      repo.collaborators.set(login.toLowerCase(), { login: state.account(login).login, role });
+    },
+
+    /** `user` opens an issue; sends `issues.opened`. */
+    async createIssue(fullName: string, issue: { title: string; body?: string; user: string }) {
+      const repo = repoNamed(fullName);
+      const user = state.account(issue.user);
+      const created = now();
+      const record: Issue = {
+        id: state.nextId(),
+        number: repo.nextNumber++,
+        title: issue.title,
+        body: issue.body ?? null,
+        user,
+        labels: [],
+        state: "open",
+        reactions: [],
+        createdAt: created,
+        updatedAt: created,
+        closedAt: null,
+      };
+      repo.issues.set(record.number, record);
+      const json = issueJson(repo, record, context.links());
+      await emit(context, "issues", repo, user, { action: "opened", issue: json });
+      return json;
+    },
+
+    /** `sender` adds `label` to an issue or pull request; sends `issues.labeled` (`pull_request.labeled` for a PR). */
+    async labelIssue(fullName: string, number: number, label: string, sender: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const issue = issueIn(repo, number);
+      if (issue.labels.some((name) => name.toLowerCase() === label.toLowerCase())) {
+        throw new Error(`#${number} in ${fullName} has the label ${label} already; GitHub would send no webhook`);
+      }
+      issue.labels.push(state.label(repo, label).name);
+      issue.updatedAt = now();
+      return emitLabelChange(context, repo, issue, label, "labeled", state.account(sender));
+    },
+
+    /** `user` comments on an issue or pull request; sends `issue_comment.created`. */
+    async commentOnIssue(fullName: string, number: number, body: string, user: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const issue = issueIn(repo, number);
+      const author = state.account(user);
+      const comment = { id: state.nextId(), issueNumber: issue.number, body, user: author, createdAt: now(), updatedAt: now() };
+      repo.comments.set(comment.id, comment);
+      issue.updatedAt = now();
+      return emitComment(context, repo, comment, "created", author);
+    },
+
+    /** `user` submits a review; sends `pull_request_review.submitted`, whose `review.state` is lower-case as on GitHub. */
+    async submitReview(
+      fullName: string,
+      number: number,
+      review: { state: ReviewState; body: string; user: string },
+    ): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      const user = state.account(review.user);
+      const record = { id: state.nextId(), state: review.state, body: review.body, user, submittedAt: now() };
+      pull.pull.reviews.push(record);
+      const pullRequest = await pullView(context, repo, pull);
+      const reviewPayload = { ...reviewJson(repo, pull, record, context.links()), state: review.state.toLowerCase() };
+      return emit(context, "pull_request_review", repo, user, {
+        action: "submitted",
+        review: reviewPayload,
+        pull_request: pullRequest,
+      });
+    },
+
+    /** Sends a past delivery again, same GUID and payload (a redelivery from GitHub's UI). */
+    redeliver: (id: string): Promise<Delivery> => context.webhooks.redeliver(id),
+
+    /** Every webhook sent so far, oldest first. */
+    deliveries: (): Delivery[] => context.webhooks.deliveries(),
+    /** Resolves when every webhook under way, those caused by API calls included, has been answered. */
+    waitForWebhooks: (): Promise<void> => context.webhooks.idle(),
+    /** Every request received so far, oldest first. */
+    requests: (): RecordedRequest[] => [...requestLog],
+
+    issue: (fullName: string, number: number) => {
+      const repo = repoNamed(fullName);
+      return issueJson(repo, issueIn(repo, number), context.links());
+    },
+    /** Issues and pull requests, by number. */
+    issues: (fullName: string) => {
+      const repo = repoNamed(fullName);
+      return [...repo.issues.values()].map((issue) => issueJson(repo, issue, context.links()));
+    },
+    comments: (fullName: string, number: number) => {
+      const repo = repoNamed(fullName);
+      return [...repo.comments.values()]
+        .filter((comment) => comment.issueNumber === number)
+        .map((comment) => commentJson(repo, comment, context.links()));
+    },
+    labels: (fullName: string, number: number): string[] => [...issueIn(repoNamed(fullName), number).labels],
+    reactions: (fullName: string, number: number) =>
+      issueIn(repoNamed(fullName), number).reactions.map((reaction) => ({
+        content: reaction.content,
+        user: reaction.user.login,
+      })),
+    /** Pull requests by number, with the branch commits last seen by the API. */
+    pulls: (fullName: string) => {
+      const repo = repoNamed(fullName);
+      return [...repo.issues.values()].filter(isPull).map((pull) => pullJson(repo, pull, context.links()));
+    },
+    reviews: (fullName: string, number: number) => {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      return pull.pull.reviews.map((review) => reviewJson(repo, pull, review, context.links()));
+    },
+    /** A file's text on `ref` (default branch by default), undefined when absent: what did Lisa push? */
+    async readFile(fullName: string, filePath: string, ref?: string): Promise<string | undefined> {
+      const repo = repoNamed(fullName);
+      const found = await readPath(repo.gitDir, ref ?? repo.defaultBranch, filePath);
+      return found?.type === "file" ? found.content.toString("utf8") : undefined;
+    },
+  };
+}
+
+export type GitHubEmulator = ReturnType<typeof createGitHubEmulator>;
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}

@@ -1,0 +1,426 @@
+import { randomBytes } from "node:crypto";
+import { type EmulatorContext, emitComment, emitInBackground, emitLabelChange, emitPullChange, pullView } from "./context.ts";
+import { branchSha, commitsAhead, readPath, type TreeEntry } from "./git-repos.ts";
+import { accountJson, commentJson, issueJson, labelJson, repoJson } from "./representations.ts";
+import { HttpError, notFound, type Route, type RouteRequest, type RouteResponse, route, validationFailed } from "./router.ts";
+import { type Issue, isPull, now, type PullRequest, type Repo, type Role } from "./state.ts";
+
+const TOKEN_LIFETIME_MS = 60 * 60 * 1000;
+const INSTALLATION_PERMISSIONS = { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
+const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
+
+/**
+ * The REST API the emulator answers, as a table. `/app` routes want the App's JWT (any will do);
+ * every other route wants an installation token the emulator handed out, and a repository it knows.
+ */
+export function restRoutes(context: EmulatorContext): Route[] {
+  const { state } = context;
+
+  /** A route authenticated as the App. The JWT is not verified; its `iss` tells the App's id. */
+  const appRoute = (method: string, pattern: string, handler: (request: RouteRequest) => RouteResponse) =>
+    route(method, pattern, (request) => {
+      const [scheme, jwt = ""] = (request.headers.authorization ?? "").split(" ");
+      if (scheme?.toLowerCase() !== "bearer") throw new HttpError(401, "A JSON web token could not be decoded");
+      const issuer = Number(decodeJwtPayload(jwt)?.iss);
+      if (Number.isInteger(issuer) && issuer > 0) context.appId = issuer;
+      return handler(request);
+    });
+
+  /** A route on one repository, authenticated as the installation. */
+  const repoRoute = (
+    method: string,
+    pattern: string,
+    handler: (request: RouteRequest, repo: Repo) => RouteResponse | Promise<RouteResponse>,
+  ) =>
+    route(method, `/repos/:owner/:repo${pattern}`, (request) => {
+      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
+      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+      const repo = state.findRepo(request.params.owner ?? "", request.params.repo ?? "");
+      if (!repo) throw notFound();
+      return handler(request, repo);
+    });
+
+  const issueOf = (repo: Repo, request: RouteRequest): Issue => {
+    const issue = repo.issues.get(numberParam(request.params.number));
+    if (!issue) throw notFound();
+    return issue;
+  };
+  const pullOf = (repo: Repo, request: RouteRequest): PullRequest => {
+    const issue = issueOf(repo, request);
+    if (!isPull(issue)) throw notFound();
+    return issue;
+  };
+  const labelsOf = (repo: Repo, issue: Issue) =>
+    issue.labels.map((name) => labelJson(repo, state.label(repo, name), context.links()));
+  const touch = (issue: Issue) => {
+    issue.updatedAt = now();
+  };
+
+  return [
+    appRoute("GET", "/app", () => ({
+      status: 200,
+      body: { id: context.appId, slug: "lisa", name: "Lisa", permissions: INSTALLATION_PERMISSIONS, events: ["issues"] },
+    })),
+
+    appRoute("GET", "/app/installations/:id", (request) => {
+      if (numberParam(request.params.id) !== context.installationId) throw notFound();
+      return { status: 200, body: installationJson(context) };
+    }),
+
+    appRoute("POST", "/app/installations/:id/access_tokens", (request) => {
+      if (numberParam(request.params.id) !== context.installationId) throw notFound();
+      const token = newToken();
+      context.tokens.add(token);
+      const expiresAt = new Date(Date.now() + TOKEN_LIFETIME_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
+      return {
+        status: 201,
+        body: { token, expires_at: expiresAt, permissions: INSTALLATION_PERMISSIONS, repository_selection: "all" },
+      };
+    }),
+
+    repoRoute("GET", "", (_request, repo) => ({ status: 200, body: repoJson(repo, context.links()) })),
+
+    repoRoute("GET", "/contents/*path", async (request, repo) => {
+      const filePath = request.params.path ?? "";
+      const ref = request.query.get("ref") ?? repo.defaultBranch;
+      const found = await readPath(repo.gitDir, ref, filePath);
+      if (!found) throw notFound();
+      const links = context.links();
+      const entryJson = (entry: TreeEntry) => ({
+        type: entry.type,
+        name: entry.name,
+        path: entry.path,
+        sha: entry.sha,
+        size: entry.size,
+        url: `${links.base}/repos/${repo.fullName}/contents/${entry.path}?ref=${encodeURIComponent(ref)}`,
+        html_url: `${links.base}/${repo.fullName}/blob/${ref}/${entry.path}`,
+        download_url: entry.type === "file" ? `${links.base}/${repo.fullName}/raw/${ref}/${entry.path}` : null,
+      });
+      // Directories are JSON whatever was asked for, which is how Probot's config loader recognises them.
+      if (found.type === "dir") return { status: 200, body: found.entries.map(entryJson) };
+      if (/application\/vnd\.github(\.v3)?\.raw/.test(String(request.headers.accept))) {
+        return {
+          status: 200,
+          body: found.content.toString("utf8"),
+          headers: { "content-type": "application/vnd.github.raw; charset=utf-8" },
+        };
+      }
+      return {
+        status: 200,
+        // GitHub wraps the base64 at 60 characters.
+        body: {
+          ...entryJson(found.entry),
+          encoding: "base64",
+          content: found.content.toString("base64").replace(/.{60}/g, "$&\n"),
+        },
+      };
+    }),
+
+    /**
+     * GitHub answers a non-collaborator of a public repository with `read` (anyone may read it).
+     * For a private repository the emulator answers 404, as GitHub does for a user it cannot show,
+     * which Lisa's port reads as no access. The owner of a user-owned repository is its admin.
+     */
+    repoRoute("GET", "/collaborators/:username/permission", (request, repo) => {
+      const login = request.params.username ?? "";
+      const isOwner = repo.owner.type === "User" && repo.owner.login.toLowerCase() === login.toLowerCase();
+      const collaborator = repo.collaborators.get(login.toLowerCase());
+      let role: Role;
+      if (isOwner) role = "admin";
+      else if (collaborator) role = collaborator.role;
+      else if (repo.private) throw notFound();
+      else role = "read";
+      const rank = ["read", "triage", "write", "maintain", "admin"].indexOf(role);
+      const permissions = { pull: rank >= 0, triage: rank >= 1, push: rank >= 2, maintain: rank >= 3, admin: rank >= 4 };
+      return {
+        status: 200,
+        body: {
+          // The legacy field knows only admin, write and read.
+          permission: role === "maintain" ? "write" : role === "triage" ? "read" : role,
+          role_name: role,
+          user: { ...accountJson(state.account(login), context.links()), permissions, role_name: role },
+        },
+      };
+    }),
+
+    repoRoute("GET", "/issues/:number", (request, repo) => ({
+      status: 200,
+      body: issueJson(repo, issueOf(repo, request), context.links()),
+    })),
+
+    repoRoute("GET", "/issues/:number/comments", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const comments = [...repo.comments.values()].filter((comment) => comment.issueNumber === issue.number);
+      return paginate(
+        comments.map((comment) => commentJson(repo, comment, context.links())),
+        request,
+        context.links().base,
+      );
+    }),
+
+    repoRoute("POST", "/issues/:number/comments", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const body = stringField(request.body, "body", "IssueComment");
+      const comment = {
+        id: state.nextId(),
+        issueNumber: issue.number,
+        body,
+        user: context.bot,
+        createdAt: now(),
+        updatedAt: now(),
+      };
+      repo.comments.set(comment.id, comment);
+      touch(issue);
+      emitInBackground(context, () => emitComment(context, repo, comment, "created", context.bot));
+      const json = commentJson(repo, comment, context.links());
+      return { status: 201, body: json, headers: { location: json.url } };
+    }),
+
+    repoRoute("PATCH", "/issues/comments/:id", (request, repo) => {
+      const comment = repo.comments.get(numberParam(request.params.id));
+      if (!comment) throw notFound();
+      const body = stringField(request.body, "body", "IssueComment");
+      const from = comment.body;
+      comment.body = body;
+      comment.updatedAt = now();
+      emitInBackground(context, () => emitComment(context, repo, comment, "edited", context.bot, { body: { from } }));
+      return { status: 200, body: commentJson(repo, comment, context.links()) };
+    }),
+
+    /** Reacting twice with the same content answers 200 with the first reaction, like GitHub. */
+    repoRoute("POST", "/issues/:number/reactions", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const content = (request.body as { content?: unknown } | undefined)?.content;
+      if (typeof content !== "string" || !REACTIONS.includes(content)) {
+        throw validationFailed("Reaction", { field: "content", code: "invalid" });
+      }
+      const existing = issue.reactions.find((r) => r.content === content && r.user.id === context.bot.id);
+      const reaction = existing ?? { id: state.nextId(), content, user: context.bot, createdAt: now() };
+      if (!existing) issue.reactions.push(reaction);
+      const links = context.links();
+      return {
+        status: existing ? 200 : 201,
+        body: { id: reaction.id, content, user: accountJson(reaction.user, links), created_at: reaction.createdAt },
+      };
+    }),
+
+    /** Accepts `{labels: [...]}` or a bare array, of names or `{name}` objects; unknown labels are created. */
+    repoRoute("POST", "/issues/:number/labels", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const input = Array.isArray(request.body) ? request.body : (request.body as { labels?: unknown } | undefined)?.labels;
+      if (!Array.isArray(input)) throw validationFailed("Label", { field: "labels", code: "invalid" });
+      const names = input.map((item: unknown) => (typeof item === "string" ? item : (item as { name?: unknown } | null)?.name));
+      if (!names.every((name): name is string => typeof name === "string" && name.trim() !== "")) {
+        throw validationFailed("Label", { field: "name", code: "invalid" });
+      }
+      for (const name of names) {
+        if (issue.labels.some((label) => label.toLowerCase() === name.toLowerCase())) continue;
+        const label = state.label(repo, name);
+        issue.labels.push(label.name);
+        touch(issue);
+        emitInBackground(context, () => emitLabelChange(context, repo, issue, label.name, "labeled", context.bot));
+      }
+      return { status: 200, body: labelsOf(repo, issue) };
+    }),
+
+    repoRoute("DELETE", "/issues/:number/labels/:name", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const wanted = (request.params.name ?? "").toLowerCase();
+      const index = issue.labels.findIndex((label) => label.toLowerCase() === wanted);
+      if (index === -1) throw new HttpError(404, "Label does not exist");
+      const [removed = ""] = issue.labels.splice(index, 1);
+      touch(issue);
+      emitInBackground(context, () => emitLabelChange(context, repo, issue, removed, "unlabeled", context.bot));
+      return { status: 200, body: labelsOf(repo, issue) };
+    }),
+
+    /** `head` filters by `owner:branch` (a bare branch name is accepted too); newest first, as GitHub sorts. */
+    repoRoute("GET", "/pulls", async (request, repo) => {
+      const wantedState = request.query.get("state") ?? "open";
+      const head = request.query.get("head");
+      const [headOwner, headRef] = head?.includes(":") ? splitHead(head) : [repo.owner.login, head];
+      const base = request.query.get("base");
+      const pulls = [...repo.issues.values()]
+        .filter(isPull)
+        .filter((pull) => wantedState === "all" || pull.state === wantedState)
+        .filter((pull) => headRef === null || (sameLogin(headOwner, repo.owner.login) && pull.pull.head === headRef))
+        .filter((pull) => base === null || pull.pull.base === base)
+        .sort((a, b) => b.number - a.number);
+      const views = [];
+      for (const pull of pulls) views.push(await pullView(context, repo, pull));
+      return paginate(views, request, context.links().base);
+    }),
+
+    /**
+     * Opens a pull request from a branch of the same repository (forks are not emulated). Like GitHub,
+     * refuses a head or base branch that does not exist, a second open PR for the same head and base,
+     * and a head with no commits the base lacks.
+     */
+    repoRoute("POST", "/pulls", async (request, repo) => {
+      const input = (request.body ?? {}) as { title?: unknown; body?: unknown; head?: unknown; base?: unknown; draft?: unknown };
+      const head = stringField(input, "head", "PullRequest");
+      const base = stringField(input, "base", "PullRequest");
+      const [headOwner, headRef] = head.includes(":") ? splitHead(head) : [repo.owner.login, head];
+      const headSha = sameLogin(headOwner, repo.owner.login) ? await branchSha(repo.gitDir, headRef) : undefined;
+      if (!headSha) throw validationFailed("PullRequest", { field: "head", code: "invalid" });
+      const baseSha = await branchSha(repo.gitDir, base);
+      if (!baseSha) throw validationFailed("PullRequest", { field: "base", code: "invalid" });
+      const open = openPullFor(repo, headRef, base);
+      if (open) {
+        const message = `A pull request already exists for ${repo.owner.login}:${headRef}.`;
+        throw validationFailed("PullRequest", { code: "custom", message });
+      }
+      if ((await commitsAhead(repo.gitDir, base, headRef)) === 0) {
+        throw validationFailed("PullRequest", { code: "custom", message: `No commits between ${base} and ${headRef}` });
+      }
+      const title = stringField(input, "title", "PullRequest");
+      const created = now();
+      const pull: PullRequest = {
+        id: state.nextId(),
+        number: repo.nextNumber++,
+        title,
+        body: typeof input.body === "string" ? input.body : null,
+        user: context.bot,
+        labels: [],
+        state: "open",
+        reactions: [],
+        pull: { id: state.nextId(), head: headRef, base, draft: input.draft === true, headSha, baseSha, reviews: [] },
+        createdAt: created,
+        updatedAt: created,
+        closedAt: null,
+      };
+      repo.issues.set(pull.number, pull);
+      emitInBackground(context, () => emitPullChange(context, repo, pull, "opened", context.bot));
+      const json = await pullView(context, repo, pull);
+      return { status: 201, body: json, headers: { location: json.url } };
+    }),
+
+    repoRoute("GET", "/pulls/:number", async (request, repo) => ({
+      status: 200,
+      body: await pullView(context, repo, pullOf(repo, request)),
+    })),
+
+    /** Changes title, body, base and state; `edited` lists what changed, and closing or reopening has its own event. */
+    repoRoute("PATCH", "/pulls/:number", async (request, repo) => {
+      const pull = pullOf(repo, request);
+      const input = (request.body ?? {}) as { title?: unknown; body?: unknown; state?: unknown; base?: unknown };
+      if (input.state !== undefined && input.state !== "open" && input.state !== "closed") {
+        throw validationFailed("PullRequest", { field: "state", code: "invalid" });
+      }
+      if (typeof input.base === "string" && !(await branchSha(repo.gitDir, input.base))) {
+        throw validationFailed("PullRequest", { field: "base", code: "invalid" });
+      }
+      if (input.state === "open" && pull.state === "closed") {
+        const open = openPullFor(repo, pull.pull.head, typeof input.base === "string" ? input.base : pull.pull.base);
+        if (open) {
+          const message = `A pull request already exists for ${repo.owner.login}:${pull.pull.head}.`;
+          throw validationFailed("PullRequest", { code: "custom", message });
+        }
+      }
+      const changes: Record<string, { from: string | null }> = {};
+      if (typeof input.title === "string" && input.title !== pull.title) {
+        changes.title = { from: pull.title };
+        pull.title = input.title;
+      }
+      if (typeof input.body === "string" && input.body !== pull.body) {
+        changes.body = { from: pull.body };
+        pull.body = input.body;
+      }
+      if (typeof input.base === "string" && input.base !== pull.pull.base) {
+        changes.base = { from: pull.pull.base };
+        pull.pull.base = input.base;
+      }
+      const stateChange = typeof input.state === "string" && input.state !== pull.state ? input.state : undefined;
+      if (stateChange) {
+        pull.state = stateChange;
+        pull.closedAt = stateChange === "closed" ? now() : null;
+      }
+      touch(pull);
+      if (Object.keys(changes).length > 0) {
+        emitInBackground(context, () => emitPullChange(context, repo, pull, "edited", context.bot, changes));
+      }
+      if (stateChange) {
+        const action = stateChange === "closed" ? "closed" : "reopened";
+        emitInBackground(context, () => emitPullChange(context, repo, pull, action, context.bot));
+      }
+      return { status: 200, body: await pullView(context, repo, pull) };
+    }),
+  ];
+}
+
+function installationJson(context: EmulatorContext) {
+  const [first] = context.state.repos.values();
+  return {
+    id: context.installationId,
+    app_id: context.appId,
+    app_slug: "lisa",
+    account: first ? accountJson(first.owner, context.links()) : null,
+    target_type: first?.owner.type ?? "User",
+    repository_selection: "all",
+    permissions: INSTALLATION_PERMISSIONS,
+    events: ["issues"],
+  };
+}
+
+function openPullFor(repo: Repo, head: string, base: string): PullRequest | undefined {
+  return [...repo.issues.values()]
+    .filter(isPull)
+    .find((pull) => pull.state === "open" && pull.pull.head === head && pull.pull.base === base);
+}
+
+/**
+ * One page of `items`, with the `link` header GitHub sends when there are other pages
+ * (`per_page` defaults to 30 and stops at 100); Octokit's paginate follows its `next`.
+ */
+function paginate(items: unknown[], request: RouteRequest, base: string): RouteResponse {
+  const perPage = Math.min(Math.max(Number.parseInt(request.query.get("per_page") ?? "30", 10) || 30, 1), 100);
+  const page = Math.max(Number.parseInt(request.query.get("page") ?? "1", 10) || 1, 1);
+  const lastPage = Math.max(Math.ceil(items.length / perPage), 1);
+  const pageUrl = (n: number) => {
+    const query = new URLSearchParams(request.query);
+    query.set("per_page", String(perPage));
+    query.set("page", String(n));
+    return `<${base}${request.path}?${query}>`;
+  };
+  const links = [
+    ...(page < lastPage ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(lastPage)}; rel="last"`] : []),
+    ...(page > 1 ? [`${pageUrl(1)}; rel="first"`, `${pageUrl(Math.min(page - 1, lastPage))}; rel="prev"`] : []),
+  ];
+  return {
+    status: 200,
+    body: items.slice((page - 1) * perPage, page * perPage),
+    headers: links.length > 0 ? { link: links.join(", ") } : {},
+  };
+}
+
+/** A required non-empty string field of a JSON body, or GitHub's 422 naming it. */
+function stringField(body: unknown, field: string, resource: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[field];
+  if (typeof value !== "string" || value === "") throw validationFailed(resource, { field, code: "missing_field" });
+  return value;
+}
+
+function numberParam(value: string | undefined): number {
+  return /^\d+$/.test(value ?? "") ? Number(value) : Number.NaN;
+}
+
+function splitHead(head: string): [string, string] {
+  const colon = head.indexOf(":");
+  return [head.slice(0, colon), head.slice(colon + 1)];
+}
+
+const sameLogin = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
+
+/** `ghs_` and 36 letters and digits, the shape of GitHub's classic installation tokens. */
+export function newToken(): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return `ghs_${[...randomBytes(36)].map((byte) => alphabet[byte % alphabet.length]).join("")}`;
+}
+
+function decodeJwtPayload(jwt: string): { iss?: unknown } | undefined {
+  try {
+    return JSON.parse(Buffer.from(jwt.split(".")[1] ?? "", "base64url").toString("utf8"));
+  } catch {
+    return undefined;
+  }
+}

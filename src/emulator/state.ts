@@ -1,0 +1,145 @@
+/**
+ * The emulator's memory: repositories with their collaborators, labels, issues, pull requests,
+ * comments, reactions and reviews. Plain records; the JSON GitHub shows of them is built in
+ * `representations.ts`, and the git side of a repository lives in its bare repository on disk.
+ */
+
+export type Role = "admin" | "maintain" | "write" | "triage" | "read";
+export type AccountType = "User" | "Bot" | "Organization";
+export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+
+export interface Account {
+  login: string;
+  id: number;
+  type: AccountType;
+}
+
+export interface Label {
+  id: number;
+  name: string;
+  color: string;
+}
+
+export interface Reaction {
+  id: number;
+  content: string;
+  user: Account;
+  createdAt: string;
+}
+
+export interface Review {
+  id: number;
+  state: ReviewState;
+  body: string;
+  user: Account;
+  submittedAt: string;
+}
+
+/** What a pull request adds to its issue. */
+export interface PullFields {
+  id: number;
+  head: string;
+  base: string;
+  draft: boolean;
+  /** Last commits seen on the branches; kept so a PR still shows them after a branch is deleted. */
+  headSha: string;
+  baseSha: string;
+  reviews: Review[];
+}
+
+/** An issue or, with `pull`, a pull request: GitHub numbers both in one sequence per repository. */
+export interface Issue {
+  id: number;
+  number: number;
+  title: string;
+  body: string | null;
+  user: Account;
+  /** Names of the repository labels on the issue, in the order they were added. */
+  labels: string[];
+  state: "open" | "closed";
+  reactions: Reaction[];
+  pull?: PullFields;
+  createdAt: string;
+  updatedAt: string;
+  closedAt: string | null;
+}
+
+export interface Comment {
+  id: number;
+  issueNumber: number;
+  body: string;
+  user: Account;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Repo {
+  id: number;
+  owner: Account;
+  name: string;
+  fullName: string;
+  description: string | null;
+  private: boolean;
+  defaultBranch: string;
+  /** Path of the bare repository. */
+  gitDir: string;
+  /** Keyed by lower-case login; GitHub logins are case-insensitive. */
+  collaborators: Map<string, { login: string; role: Role }>;
+  /** Keyed by lower-case name; GitHub label names are case-insensitive. */
+  labels: Map<string, Label>;
+  issues: Map<number, Issue>;
+  comments: Map<number, Comment>;
+  nextNumber: number;
+  createdAt: string;
+}
+
+export type PullRequest = Issue & { pull: PullFields };
+
+export const isPull = (issue: Issue): issue is PullRequest => issue.pull !== undefined;
+
+export const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+
+/** Label colours GitHub picks from when a label is created by adding it to an issue. */
+const COLORS = ["d73a4a", "0075ca", "a2eeef", "7057ff", "008672", "e4e669", "d876e3", "cfd3d7"];
+
+export class EmulatorState {
+  readonly repos = new Map<string, Repo>();
+  readonly #accounts = new Map<string, Account>();
+  #lastId = 1000;
+
+  /** One id sequence for every kind of object: ids only need to be unique, as on GitHub. */
+  nextId(): number {
+    this.#lastId += 1;
+    return this.#lastId;
+  }
+
+  /** The account with this login, made on first sight; `name[bot]` logins are bots, like GitHub Apps'. */
+  account(login: string, type?: AccountType): Account {
+    const key = login.toLowerCase();
+    let account = this.#accounts.get(key);
+    if (!account) {
+      account = { login, id: this.nextId(), type: type ?? (login.endsWith("[bot]") ? "Bot" : "User") };
+      this.#accounts.set(key, account);
+    }
+    return account;
+  }
+
+  findRepo(owner: string, name: string): Repo | undefined {
+    return this.repos.get(`${owner}/${name}`.toLowerCase());
+  }
+
+  addRepo(repo: Repo): void {
+    this.repos.set(repo.fullName.toLowerCase(), repo);
+  }
+
+  /** The repository label with this name, created (as GitHub does when an issue is given a new label). */
+  label(repo: Repo, name: string): Label {
+    const key = name.toLowerCase();
+    let label = repo.labels.get(key);
+    if (!label) {
+      label = { id: this.nextId(), name, color: COLORS[repo.labels.size % COLORS.length] ?? "ededed" };
+      repo.labels.set(key, label);
+    }
+    return label;
+  }
+}

@@ -1,0 +1,444 @@
+import { generateKeyPairSync } from "node:crypto";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { Octokit } from "@octokit/rest";
+import { Webhooks } from "@octokit/webhooks";
+import { Probot, ProbotOctokit } from "probot";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { gitIn, tempDir } from "../support/git-fixtures.ts";
+
+const SECRET = "emulator-secret";
+const INSTALLATION = 7;
+const OWNER = "acme";
+const REPO = "widgets";
+const FULL_NAME = `${OWNER}/${REPO}`;
+const CONFIG = "label: lisa\ngates:\n  - npm test\n";
+
+interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** A webhook receiver that answers 200 and keeps what it was sent. */
+async function startReceiver() {
+  const received: Received[] = [];
+  const server: Server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      received.push({ headers: request.headers, body: Buffer.concat(chunks).toString("utf8") });
+      response.writeHead(200).end("ok");
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** Pushes a commit writing `files` on a new branch of the emulated repository, as Lisa would. */
+function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>) {
+  const work = tempDir("emulator-work");
+  gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${FULL_NAME}.git`), ".");
+  gitIn(work, "checkout", "--quiet", "-b", branch);
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(work, file)), { recursive: true });
+    writeFileSync(path.join(work, file), content);
+  }
+  gitIn(work, "add", "--all");
+  gitIn(work, "commit", "--quiet", "-m", `work on ${branch}`);
+  gitIn(work, "push", "--quiet", "origin", `HEAD:refs/heads/${branch}`);
+  rmSync(work, { recursive: true, force: true });
+}
+
+/** Octokit logs every failed request; here failures are the point. */
+const quiet = { debug() {}, info() {}, warn() {}, error() {} };
+
+const statusOf = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 200,
+    (error: { status?: number }) => error.status,
+  );
+
+describe("the GitHub emulator", () => {
+  let reposRoot: string;
+  let emulator: GitHubEmulator;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let octokit: Octokit;
+
+  beforeAll(async () => {
+    reposRoot = tempDir("emulator-repos");
+    receiver = await startReceiver();
+    emulator = createGitHubEmulator({ reposRoot, webhookUrl: receiver.url, webhookSecret: SECRET, installationId: INSTALLATION });
+    await emulator.start();
+    await emulator.createRepo(FULL_NAME, {
+      defaultBranch: "main",
+      files: { "README.md": "# Widgets\n", "src/index.ts": "export const answer = 42;\n" },
+      description: "Widgets for everyone",
+      config: CONFIG,
+    });
+    await emulator.createRepo(`${OWNER}/secret`, { private: true });
+    emulator.addCollaborator(FULL_NAME, "mona", "maintain");
+    emulator.addCollaborator(FULL_NAME, "tri", "triage");
+    emulator.addCollaborator(FULL_NAME, "writer", "write");
+    emulator.addCollaborator(`${OWNER}/secret`, "mona", "write");
+    octokit = new Octokit({ baseUrl: emulator.url, auth: emulator.createInstallationToken(), log: quiet });
+  });
+
+  afterAll(async () => {
+    await emulator.stop();
+    await receiver.close();
+    rmSync(reposRoot, { recursive: true, force: true });
+  });
+
+  describe("serves repository contents", () => {
+    it("as raw text with GitHub's raw content type when the raw media type is asked for", async () => {
+      const response = await octokit.rest.repos.getContent({
+        owner: OWNER,
+        repo: REPO,
+        path: ".github/lisa.yml",
+        mediaType: { format: "raw" },
+      });
+      expect(response.data).toBe(CONFIG);
+      expect(response.headers["content-type"]).toBe("application/vnd.github.raw; charset=utf-8");
+    });
+
+    it("as JSON with base64 content otherwise, for a path encoded with %2F", async () => {
+      const response = await octokit.request(`GET /repos/${OWNER}/${REPO}/contents/src%2Findex.ts`);
+      expect(response.data).toMatchObject({ type: "file", path: "src/index.ts", name: "index.ts", encoding: "base64" });
+      expect(Buffer.from(response.data.content, "base64").toString("utf8")).toBe("export const answer = 42;\n");
+    });
+
+    it("as a JSON listing for a directory", async () => {
+      const { data } = await octokit.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "src" });
+      expect(data).toEqual([expect.objectContaining({ type: "file", path: "src/index.ts" })]);
+    });
+
+    it("answers 404 for a missing file and an unknown repository", async () => {
+      expect(await statusOf(octokit.rest.repos.getContent({ owner: OWNER, repo: REPO, path: "nope.txt" }))).toBe(404);
+      expect(await statusOf(octokit.rest.repos.get({ owner: OWNER, repo: "nope" }))).toBe(404);
+    });
+  });
+
+  describe("answers permission questions", () => {
+    const permission = async (repo: string, username: string) =>
+      (await octokit.rest.repos.getCollaboratorPermissionLevel({ owner: OWNER, repo, username })).data;
+
+    it("with the role in role_name and the legacy level in permission", async () => {
+      expect(await permission(REPO, "mona")).toMatchObject({
+        role_name: "maintain",
+        permission: "write",
+        user: { login: "mona" },
+      });
+      expect(await permission(REPO, "tri")).toMatchObject({ role_name: "triage", permission: "read" });
+      expect(await permission(REPO, "writer")).toMatchObject({ role_name: "write", permission: "write" });
+      expect(await permission(REPO, OWNER)).toMatchObject({ role_name: "admin", permission: "admin" });
+    });
+
+    it("with read for a stranger to a public repository and 404 for one to a private repository", async () => {
+      expect(await permission(REPO, "stranger")).toMatchObject({ role_name: "read", permission: "read" });
+      expect(await statusOf(permission("secret", "stranger"))).toBe(404);
+      expect(await permission("secret", "mona")).toMatchObject({ role_name: "write" });
+    });
+  });
+
+  describe("keeps issue comments", () => {
+    it("creates them as the installation's bot, lists them and updates them", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Comment here", body: "Please", user: "mona" });
+      const { data: created } = await octokit.rest.issues.createComment({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        body: "On it",
+      });
+      expect(created.user).toMatchObject({ login: "lisa[bot]", type: "Bot" });
+
+      await octokit.rest.issues.updateComment({ owner: OWNER, repo: REPO, comment_id: created.id, body: "Done" });
+
+      const { data: listed } = await octokit.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: issue.number });
+      expect(listed.map((comment) => comment.body)).toEqual(["Done"]);
+      expect(emulator.comments(FULL_NAME, issue.number)).toEqual([expect.objectContaining({ id: created.id, body: "Done" })]);
+    });
+
+    it("paginates them with a link header that Octokit follows", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Busy", user: "mona" });
+      for (let n = 1; n <= 5; n++) await emulator.commentOnIssue(FULL_NAME, issue.number, `comment ${n}`, "mona");
+
+      const first = await octokit.rest.issues.listComments({ owner: OWNER, repo: REPO, issue_number: issue.number, per_page: 2 });
+      expect(first.data.map((comment) => comment.body)).toEqual(["comment 1", "comment 2"]);
+      expect(first.headers.link).toContain('rel="next"');
+      expect(first.headers.link).toContain("page=3");
+
+      const all = await octokit.paginate(octokit.rest.issues.listComments, {
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        per_page: 2,
+      });
+      expect(all.map((comment) => comment.body)).toEqual(["comment 1", "comment 2", "comment 3", "comment 4", "comment 5"]);
+    });
+
+    it("answers 404 when updating a comment that does not exist", async () => {
+      expect(
+        await statusOf(octokit.rest.issues.updateComment({ owner: OWNER, repo: REPO, comment_id: 999_999, body: "x" })),
+      ).toBe(404);
+    });
+  });
+
+  describe("manages labels and reactions", () => {
+    it("adds labels, removes one, and answers 404 for a label the issue does not have", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Label me", user: "mona" });
+      const { data } = await octokit.rest.issues.addLabels({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        labels: ["lisa:working", "bug"],
+      });
+      expect(data.map((label) => label.name)).toEqual(["lisa:working", "bug"]);
+
+      await octokit.rest.issues.removeLabel({ owner: OWNER, repo: REPO, issue_number: issue.number, name: "lisa:working" });
+      expect(emulator.labels(FULL_NAME, issue.number)).toEqual(["bug"]);
+
+      const missing = octokit.rest.issues.removeLabel({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        name: "lisa:working",
+      });
+      await expect(missing).rejects.toMatchObject({ status: 404, message: expect.stringContaining("Label does not exist") });
+    });
+
+    it("records reactions, once per content", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "React", user: "mona" });
+      const first = await octokit.rest.reactions.createForIssue({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        content: "eyes",
+      });
+      const again = await octokit.rest.reactions.createForIssue({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        content: "eyes",
+      });
+      expect([first.status, again.status]).toEqual([201, 200]);
+      expect(emulator.reactions(FULL_NAME, issue.number)).toEqual([{ content: "eyes", user: "lisa[bot]" }]);
+    });
+  });
+
+  describe("manages pull requests", () => {
+    it("opens one numbered in the issues' sequence, finds it by head and updates it", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Make a PR", user: "mona" });
+      pushBranch(reposRoot, "lisa/feature", { "feature.txt": "new\n" });
+
+      const { data: created } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "Add the feature",
+        body: "Closes #1",
+        head: "lisa/feature",
+        base: "main",
+      });
+      expect(created).toMatchObject({
+        number: issue.number + 1,
+        state: "open",
+        head: { ref: "lisa/feature" },
+        base: { ref: "main" },
+      });
+      expect(created.user).toMatchObject({ login: "lisa[bot]", type: "Bot" });
+      expect(created.html_url).toBe(`${emulator.url}/${FULL_NAME}/pull/${created.number}`);
+
+      const { data: found } = await octokit.rest.pulls.list({
+        owner: OWNER,
+        repo: REPO,
+        head: `${OWNER}:lisa/feature`,
+        state: "open",
+      });
+      expect(found.map((pull) => pull.number)).toEqual([created.number]);
+      const { data: none } = await octokit.rest.pulls.list({ owner: OWNER, repo: REPO, head: `${OWNER}:lisa/other` });
+      expect(none).toEqual([]);
+
+      await octokit.rest.pulls.update({ owner: OWNER, repo: REPO, pull_number: created.number, title: "Add it", body: "Better" });
+      const { data: updated } = await octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: created.number });
+      expect(updated).toMatchObject({ title: "Add it", body: "Better" });
+      expect(emulator.issue(FULL_NAME, created.number)).toHaveProperty("pull_request");
+      expect(await emulator.readFile(FULL_NAME, "feature.txt", "lisa/feature")).toBe("new\n");
+    });
+
+    it("refuses with 422 a head branch that does not exist, a second open PR for a head, and a head without commits", async () => {
+      pushBranch(reposRoot, "lisa/twice", { "twice.txt": "1\n" });
+      const create = (head: string) =>
+        octokit.rest.pulls.create({ owner: OWNER, repo: REPO, title: "T", body: "B", head, base: "main" });
+
+      await expect(create("lisa/missing")).rejects.toMatchObject({ status: 422 });
+      await create("lisa/twice");
+      await expect(create("lisa/twice")).rejects.toMatchObject({
+        status: 422,
+        message: expect.stringContaining("A pull request already exists for acme:lisa/twice."),
+      });
+      await expect(create("main")).rejects.toMatchObject({ status: 422, message: expect.stringContaining("No commits between") });
+    });
+
+    it("answers 404 for a pull request number that is an issue", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Just an issue", user: "mona" });
+      expect(await statusOf(octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: issue.number }))).toBe(404);
+    });
+  });
+
+  describe("sends webhooks", () => {
+    const webhooks = new Webhooks({ secret: SECRET });
+    const lastReceived = () => {
+      const last = receiver.received.at(-1);
+      if (!last) throw new Error("no webhook received");
+      return { ...last, payload: JSON.parse(last.body) };
+    };
+
+    it("signs an issues.labeled delivery so @octokit/webhooks verifies it", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Fix the typo", body: "In the README", user: "mona" });
+      const delivery = await emulator.labelIssue(FULL_NAME, issue.number, "lisa", "mona");
+
+      expect(delivery).toMatchObject({ event: "issues", action: "labeled", status: 200 });
+      const { headers, body, payload } = lastReceived();
+      expect(headers["x-github-event"]).toBe("issues");
+      expect(headers["x-github-delivery"]).toBe(delivery.id);
+      expect(headers["content-type"]).toBe("application/json");
+      expect(await webhooks.verify(body, String(headers["x-hub-signature-256"]))).toBe(true);
+      expect(await webhooks.verify(body, "sha256=0000")).toBe(false);
+      expect(payload).toMatchObject({
+        action: "labeled",
+        issue: { number: issue.number, title: "Fix the typo", body: "In the README", user: { login: "mona", type: "User" } },
+        label: { name: "lisa" },
+        repository: { name: REPO, full_name: FULL_NAME, owner: { login: OWNER }, default_branch: "main", private: false },
+        sender: { login: "mona", type: "User" },
+        installation: { id: INSTALLATION },
+      });
+      expect(payload.issue.labels).toEqual([expect.objectContaining({ name: "lisa" })]);
+      expect(payload.issue.pull_request).toBeUndefined();
+      expect(payload.repository.clone_url).toBe(`${emulator.gitBaseUrl}/${FULL_NAME}.git`);
+    });
+
+    it("sends issue_comment.created for a comment on a pull request, with the issue marked as one", async () => {
+      pushBranch(reposRoot, "lisa/commented", { "c.txt": "c\n" });
+      const { data: pull } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "C",
+        head: "lisa/commented",
+        base: "main",
+      });
+      const delivery = await emulator.commentOnIssue(FULL_NAME, pull.number, "Looks good, one nit", "mona");
+
+      expect(delivery).toMatchObject({ event: "issue_comment", action: "created", status: 200 });
+      expect(lastReceived().payload).toMatchObject({
+        issue: { number: pull.number, pull_request: { html_url: pull.html_url } },
+        comment: { body: "Looks good, one nit", user: { login: "mona" } },
+        sender: { login: "mona" },
+      });
+    });
+
+    it("sends pull_request_review.submitted with GitHub's lower-case review state", async () => {
+      pushBranch(reposRoot, "lisa/reviewed", { "r.txt": "r\n" });
+      const { data: pull } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "R",
+        head: "lisa/reviewed",
+        base: "main",
+      });
+      const delivery = await emulator.submitReview(FULL_NAME, pull.number, {
+        state: "CHANGES_REQUESTED",
+        body: "Rename it",
+        user: "mona",
+      });
+
+      expect(delivery).toMatchObject({ event: "pull_request_review", action: "submitted", status: 200 });
+      expect(lastReceived().payload).toMatchObject({
+        review: { state: "changes_requested", body: "Rename it", user: { login: "mona" } },
+        pull_request: { number: pull.number, head: { ref: "lisa/reviewed" }, base: { ref: "main" }, html_url: pull.html_url },
+      });
+      expect(emulator.reviews(FULL_NAME, pull.number)).toEqual([expect.objectContaining({ state: "CHANGES_REQUESTED" })]);
+    });
+
+    it("sends the webhooks an API change causes, with the bot as sender", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Quiet", user: "mona" });
+      await octokit.rest.issues.createComment({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: issue.number,
+        body: "Hello from the bot",
+      });
+      await emulator.waitForWebhooks();
+
+      expect(emulator.deliveries().at(-1)).toMatchObject({
+        event: "issue_comment",
+        action: "created",
+        status: 200,
+        payload: { sender: { login: "lisa[bot]", type: "Bot" }, comment: { body: "Hello from the bot" } },
+      });
+    });
+
+    it("redelivers a delivery with the same GUID", async () => {
+      const [first] = emulator.deliveries();
+      if (!first) throw new Error("no deliveries yet");
+      const again = await emulator.redeliver(first.id);
+      expect(again).toMatchObject({ id: first.id, event: first.event, status: 200 });
+      expect(lastReceived().headers["x-github-delivery"]).toBe(first.id);
+    });
+  });
+
+  describe("keeps a log of requests", () => {
+    it("answers 404 to a route it does not know and records it as unmatched", async () => {
+      expect(await statusOf(octokit.request("GET /repos/{owner}/{repo}/branches", { owner: OWNER, repo: REPO }))).toBe(404);
+      expect(emulator.requests().at(-1)).toEqual({
+        method: "GET",
+        path: `/repos/${FULL_NAME}/branches`,
+        status: 404,
+        route: null,
+      });
+    });
+
+    it("answers 401 to a request without an installation token", async () => {
+      const anonymous = new Octokit({ baseUrl: emulator.url, log: quiet });
+      expect(await statusOf(anonymous.rest.repos.get({ owner: OWNER, repo: REPO }))).toBe(401);
+    });
+  });
+
+  describe("works as Probot's GitHub", () => {
+    it("hands an installation token to Probot's auth and serves its config loader", async () => {
+      const { privateKey } = generateKeyPairSync("rsa", {
+        modulusLength: 2048,
+        privateKeyEncoding: { type: "pkcs1", format: "pem" },
+        publicKeyEncoding: { type: "spki", format: "pem" },
+      });
+      const probot = new Probot({
+        appId: 4242,
+        privateKey,
+        secret: SECRET,
+        baseUrl: emulator.url,
+        logLevel: "fatal",
+        Octokit: ProbotOctokit.defaults((options: object) => ({
+          ...options,
+          retry: { enabled: false },
+          throttle: { enabled: false },
+        })),
+      });
+      const installation = await probot.auth(INSTALLATION);
+
+      const { config } = await installation.config.get({ owner: OWNER, repo: REPO, path: ".github/lisa.yml" });
+      expect(config).toEqual({ label: "lisa", gates: ["npm test"] });
+
+      // Probot's auth ignores baseUrl when asked for the token directly; it answers from its cache here.
+      const { token } = (await installation.auth({ type: "installation" })) as { token: string };
+      expect(token).toMatch(/^ghs_[A-Za-z0-9]{36}$/);
+      expect(emulator.requests()).toContainEqual(
+        expect.objectContaining({ method: "POST", path: `/app/installations/${INSTALLATION}/access_tokens`, status: 201 }),
+      );
+    });
+  });
+});
