@@ -45,7 +45,14 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const store = new Store(path.join(options.dataDir, "lisa.db"));
   const deps: CoreDeps = {
     store,
-    github: async (installationId) => createGitHubPort((await app.auth(installationId)) as never),
+    github: async (installationId) =>
+      createGitHubPort((await app.auth(installationId)) as never, async () => {
+        // Asked as the App, not through the installation client's auth hook, which ignores a
+        // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
+        const appClient = await app.auth();
+        const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+        return data.token;
+      }),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,

@@ -19,6 +19,7 @@ export interface GitHubPort {
   installationToken(): Promise<string>;
   /** Parsed `.github/lisa.yml` from the default branch; null when there is none. */
   readConfig(ref: RepoRef): Promise<unknown>;
+  defaultBranch(ref: RepoRef): Promise<string>;
   /** The collaborator's role name: admin, maintain, write, triage, read, or none. */
   roleOf(ref: RepoRef, username: string): Promise<string>;
   addReaction(ref: RepoRef, issue: number, content: "eyes" | "rocket"): Promise<void>;
@@ -36,20 +37,23 @@ type OctokitWithConfig = Octokit & {
   config: {
     get(options: { owner: string; repo: string; path: string }): Promise<{ config: unknown; files: { config: unknown }[] }>;
   };
-  auth(options: { type: "installation" }): Promise<unknown>;
 };
 
-/** The GitHub port over an installation-authenticated Octokit (Probot's, with its config plugin). */
-export function createGitHubPort(octokit: OctokitWithConfig): GitHubPort {
+/**
+ * The GitHub port over an installation-authenticated Octokit (Probot's, with its config plugin),
+ * and a function that mints a fresh installation token for git.
+ */
+export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Promise<string>): GitHubPort {
   return {
-    async installationToken() {
-      const auth = (await octokit.auth({ type: "installation" })) as { token: string };
-      return auth.token;
-    },
+    installationToken: mintToken,
     async readConfig({ owner, repo }) {
       const { config, files } = await octokit.config.get({ owner, repo, path: CONFIG_PATH });
       // The loader answers `{}` for a missing file; Lisa wants to know it was missing.
       return files.some((file) => file.config !== null) ? config : null;
+    },
+    async defaultBranch({ owner, repo }) {
+      const { data } = await octokit.rest.repos.get({ owner, repo });
+      return data.default_branch;
     },
     async roleOf({ owner, repo }, username) {
       try {
