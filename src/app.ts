@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import type { Probot } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
 import { createGitHubPort } from "./github/github-port.ts";
+import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import type { CoreDeps } from "./runs/deps.ts";
 import { Store } from "./runs/store.ts";
@@ -79,6 +80,13 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     }
     const fresh = store.addCommand(context.id, "start_run", triage.command);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
+    worker.notify();
+  });
+
+  app.on("issue_comment.created", async (context) => {
+    const triage = onIssueComment(context.payload);
+    if ("ignored" in triage) return;
+    store.addCommand(context.id, "comment_command", triage.command);
     worker.notify();
   });
 

@@ -1,9 +1,11 @@
+import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 import type { RunRow, SessionRow, StepRow } from "../runs/store.ts";
 
 /** The hidden marker by which a run's tracking comment is found again. */
 export const trackingMarker = (runId: number) => `<!-- lisa:tracking run=${runId} -->`;
 
 const PHASE_LABEL: Record<StepRow["phase"], string> = {
+  planning: "planning",
   workspace: "preparing the workspace",
   agent: "the agent is working",
   gates: "running the gates",
@@ -23,10 +25,17 @@ function formatDuration(ms: number): string {
 
 const money = (usd: number) => `$${usd.toFixed(2)}`;
 
+/** Agent-written text, sanitized (no HTML, no secrets) and shortened to one line for a checklist entry. */
+function oneLine(text: string, max = 160): string {
+  const flat = sanitizeMarkdown(text).replace(/\s+/g, " ").trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
 function sessionLine(session: SessionRow): string {
   const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
-  const purpose =
-    session.purpose === "fix_gates" ? "fixing gate failures" : session.purpose === "resume" ? "resuming" : "implementing";
+  const purpose = { plan: "planning", implement: "implementing", fix_gates: "fixing gate failures", resume: "resuming" }[
+    session.purpose
+  ];
   const model = session.model ? ` (${session.model})` : "";
   const took = session.finished_at === null ? "" : ` · ${formatDuration(session.finished_at - session.started_at)}`;
   const detail =
@@ -58,12 +67,20 @@ export function renderTrackingComment({ run, steps, costUsd, now }: TrackingView
     `Requested by @${run.requested_by} · elapsed ${elapsed} · agent cost ${money(costUsd)}`,
     "",
   ];
+  const planned = steps.filter(({ step }) => step.position > 0).length;
   for (const { step, sessions } of steps) {
     const mark = step.state === "delivered" ? "[x]" : "[ ]";
-    const where = `\`${step.owner}/${step.repo}\` on \`${step.branch}\``;
     const status = step.state === "running" ? ` — ${PHASE_LABEL[step.phase]}` : step.state === "failed" ? " — failed" : "";
-    const pr = step.pr_url ? ` — pull request: ${step.pr_url}` : "";
-    lines.push(`- ${mark} ${where}${status}${pr}`);
+    if (step.position === 0) {
+      const outcome = step.state === "delivered" ? `: ${planned} step${planned === 1 ? "" : "s"}` : "";
+      lines.push(`- ${mark} Plan${outcome}${status}${step.summary ? ` — ${oneLine(step.summary)}` : ""}`);
+    } else {
+      // In a plan each step is numbered and says what it is for; a lone step needs neither.
+      const number = planned > 1 || steps.length > 1 ? `${step.position}. ` : "";
+      const scope = step.scope && steps.length > 1 ? ` — ${oneLine(step.scope)}` : "";
+      const pr = step.pr_url ? ` — pull request: ${step.pr_url}` : "";
+      lines.push(`- ${mark} ${number}\`${step.owner}/${step.repo}\` on \`${step.branch}\`${status}${pr}${scope}`);
+    }
     lines.push(...sessions.map(sessionLine));
   }
   lines.push("");

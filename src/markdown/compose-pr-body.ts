@@ -9,6 +9,10 @@ export interface GateOutcome {
 
 export interface PrBodyInput {
   issue: { number: number; title: string };
+  /** How this pull request refers to the issue: `#12`, or `owner/repo#12` from another repository. */
+  issueRef: string;
+  /** Where this pull request stands in a multi-repository plan, with its siblings' links. */
+  plan?: { position: number; steps: { position: number; repo: string; url: string | null }[] } | undefined;
   /** The agent's manifest when it wrote a valid one. */
   manifest: Manifest | undefined;
   /** The agent's final message, used for "What" when there is no manifest. */
@@ -31,7 +35,7 @@ export function composePrBody(input: PrBodyInput): string {
   const clean = (text: string) => sanitizeMarkdown(text, { minHeadingDepth: 4, secrets, maxLength: 12_000 });
 
   const what = clean(manifest?.what ?? (input.agentSummary.trim() || `Changes for #${issue.number}.`));
-  const why = clean(manifest?.why ?? `Requested in #${issue.number}: ${issue.title}`);
+  const why = clean(manifest?.why ?? `Requested in ${input.issueRef}: ${issue.title}`);
   const keyChanges = manifest?.key_changes?.length
     ? manifest.key_changes.map((change) => `- ${clean(change).replace(/\n+/g, " ")}`)
     : listChangedFiles(input.changedFiles);
@@ -51,9 +55,17 @@ export function composePrBody(input: PrBodyInput): string {
     keyChanges.join("\n"),
     "### Testing",
     testing.join("\n"),
-    `Closes #${issue.number}`,
+    ...(input.plan ? ["### Related pull requests", relatedPullRequests(input.plan, input.issueRef)] : []),
+    `Closes ${input.issueRef}`,
   ].join("\n\n");
   return sanitizeMarkdown(body, { minHeadingDepth: 3, secrets, maxLength: GITHUB_BODY_LIMIT });
+}
+
+function relatedPullRequests(plan: NonNullable<PrBodyInput["plan"]>, issueRef: string): string {
+  const lines = plan.steps
+    .filter((step) => step.position !== plan.position)
+    .map((step) => `- Step ${step.position}, \`${step.repo}\`: ${step.url ?? "not opened yet"}`);
+  return [`This is step ${plan.position} of ${plan.steps.length} of the plan for ${issueRef}.`, "", ...lines].join("\n");
 }
 
 function listChangedFiles(files: PrBodyInput["changedFiles"]): string[] {

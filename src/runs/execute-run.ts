@@ -6,6 +6,7 @@ import type { GitHubPort, RepoRef } from "../github/github-port.ts";
 import { renderTrackingComment, trackingMarker } from "../github/tracking-comment.ts";
 import { composePrBody, composePrTitle, type GateOutcome } from "../markdown/compose-pr-body.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { planRun } from "../planner/plan-run.ts";
 import { buildAgentEnv } from "../providers/agent-env.ts";
 import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
@@ -29,7 +30,7 @@ import type { RunRow, SessionRow, StepRow } from "./store.ts";
 /** The issue labels that show a run's state; exactly one is on the issue at a time. */
 export const STATE_LABELS = { running: "lisa:working", review: "lisa:review", failed: "lisa:failed" } as const;
 
-interface RunContext {
+export interface RunContext {
   deps: CoreDeps;
   gh: GitHubPort;
   run: RunRow;
@@ -59,17 +60,35 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   await setStateLabel(gh, issueRef, run.issue_number, "running");
   await ctx.publish();
   try {
+    const planning = deps.store.steps(runId).find((step) => step.position === 0);
+    if (planning && planning.state !== "delivered") {
+      await planRun(ctx, planning.id, (iteration, prompt, cwd) =>
+        invokeAgent(ctx, planning.id, iteration, "plan", prompt, {
+          host: { path: cwd, branch: "", startSha: "", reused: true },
+          native: undefined,
+          nativePath: undefined,
+        }),
+      );
+    }
+    // Steps are read again: planning has just added them.
     for (const step of deps.store.steps(runId)) {
-      if (step.state !== "delivered") await executeStep(ctx, step.id);
+      if (step.position === 0 || step.state === "delivered") continue;
+      await executeStep(ctx, step.id);
+      await linkSiblingPullRequests(ctx, step.id);
     }
     deps.store.updateRun(runId, { state: "review", finished_at: deps.now() });
     await setStateLabel(gh, issueRef, run.issue_number, "review");
   } catch (error) {
-    const message = explain(error, ctx.secrets);
+    const steps = deps.store.steps(runId);
+    const failed = steps.find((step) => step.state === "running");
+    const detail = explain(error, ctx.secrets);
+    // In a plan, say which step failed: the ones after it did not run.
+    const message =
+      failed && steps.length > 1
+        ? `${failed.position === 0 ? "Planning" : `Step ${failed.position} (${failed.owner}/${failed.repo})`} failed: ${detail}`
+        : detail;
     deps.log.error({ err: error, runId }, "run failed");
-    for (const step of deps.store.steps(runId)) {
-      if (step.state === "running") deps.store.updateStep(step.id, { state: "failed", error: message });
-    }
+    if (failed) deps.store.updateStep(failed.id, { state: "failed", error: detail });
     deps.store.updateRun(runId, { state: "failed", error: message, finished_at: deps.now() });
     await setStateLabel(gh, issueRef, run.issue_number, "failed").catch((e) => deps.log.warn({ err: e }, "could not set label"));
   } finally {
@@ -128,7 +147,8 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
   await ctx.publish();
 
   await syncMirror(deps.workspace, ref, token);
-  const base = step.base_branch;
+  const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
+  store.updateStep(stepId, { base_branch: base });
   const worktree = await createWorktree(deps.workspace, ref, {
     branch: step.branch,
     base,
@@ -168,19 +188,8 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
     await ctx.publish();
   }
   if (store.step(stepId).phase === "pull_request") {
-    const current = store.step(stepId);
-    const manifest = currentManifest(current);
-    const pr = {
-      title: composePrTitle({ title: run.issue_title }, manifest, ctx.secrets),
-      body: composePrBody({
-        issue: { number: run.issue_number, title: run.issue_title },
-        manifest,
-        agentSummary: current.summary ?? "",
-        changedFiles: await changedFiles(dir, baseRef),
-        gates: JSON.parse(current.gates ?? "[]") as GateOutcome[],
-        secrets: ctx.secrets,
-      }),
-    };
+    store.updateStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir, baseRef)) });
+    const pr = composeStepPullRequest(ctx, store.step(stepId));
     // Look before creating: the PR may exist from before a crash or from an earlier run.
     const existing = await gh.findPullRequest(ref, step.branch);
     const opened = existing ?? (await gh.createPullRequest(ref, { ...pr, head: step.branch, base }));
@@ -221,6 +230,44 @@ async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Promise<Che
   return { provider, name, branch: provider.nativeWorktree.branch(name) };
 }
 
+/** Title and body of a step's pull request, from what the store kept of it and of its sibling steps. */
+function composeStepPullRequest(ctx: RunContext, step: StepRow): { title: string; body: string } {
+  const { run } = ctx;
+  const manifest = currentManifest(step);
+  const planned = ctx.deps.store.steps(run.id).filter((s) => s.position > 0);
+  const sameRepo = step.owner.toLowerCase() === run.owner.toLowerCase() && step.repo.toLowerCase() === run.repo.toLowerCase();
+  return {
+    title: composePrTitle({ title: run.issue_title }, manifest, ctx.secrets),
+    body: composePrBody({
+      issue: { number: run.issue_number, title: run.issue_title },
+      // A pull request in another repository closes the issue only by its full reference.
+      issueRef: sameRepo ? `#${run.issue_number}` : `${run.owner}/${run.repo}#${run.issue_number}`,
+      manifest,
+      agentSummary: step.summary ?? "",
+      changedFiles: JSON.parse(step.changed_files ?? "[]") as { path: string; added: number; deleted: number }[],
+      gates: JSON.parse(step.gates ?? "[]") as GateOutcome[],
+      plan:
+        planned.length > 1
+          ? {
+              position: step.position,
+              steps: planned.map((s) => ({ position: s.position, repo: `${s.owner}/${s.repo}`, url: s.pr_url })),
+            }
+          : undefined,
+      secrets: ctx.secrets,
+    }),
+  };
+}
+
+/** Once a step of a plan has opened its pull request, the earlier ones link to it too. */
+async function linkSiblingPullRequests(ctx: RunContext, deliveredId: number): Promise<void> {
+  const steps = ctx.deps.store.steps(ctx.run.id).filter((s) => s.position > 0);
+  if (steps.length < 2) return;
+  for (const step of steps) {
+    if (step.id === deliveredId || step.pr_number === null) continue;
+    await ctx.gh.updatePullRequest({ owner: step.owner, repo: step.repo }, step.pr_number, composeStepPullRequest(ctx, step));
+  }
+}
+
 function currentManifest(step: StepRow): Manifest | undefined {
   return step.manifest ? manifestSchema.parse(JSON.parse(step.manifest)) : undefined;
 }
@@ -241,7 +288,7 @@ async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, checkou
     if (!skipAgent) {
       const sessions = store.sessions(stepId);
       const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
-      if (iteration > config.limits.max_iterations) {
+      if (iteration - store.step(stepId).iteration_base > config.limits.max_iterations) {
         const last = failedGate ? ` The last failure was \`${failedGate.command}\`.` : "";
         throw new StepError(
           `The gates still fail after ${config.limits.max_iterations} agent sessions (limits.max_iterations).${last}`,
@@ -321,11 +368,34 @@ async function buildPrompt(
       `the body of issue #${run.issue_number}, written on GitHub`,
       redactSecrets(run.issue_body || "(no description)", ctx.secrets),
     ),
+    plan_context: step.scope ? planContext(ctx, step) : "",
     resume_note:
       purpose === "resume"
         ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
         : "",
   });
+}
+
+/** For a step of a plan: its scope, and what the steps before it delivered. */
+function planContext(ctx: RunContext, step: StepRow): string {
+  const planned = ctx.deps.store.steps(ctx.run.id).filter((s) => s.position > 0);
+  const earlier = planned
+    .filter((s) => s.position < step.position)
+    .map((s) => {
+      const summary = (s.summary ?? "").replace(/\s+/g, " ").slice(0, 400);
+      return `- Step ${s.position}, \`${s.owner}/${s.repo}\`: branch \`${s.branch}\`, pull request ${s.pr_url ?? "(none)"}. ${summary}`;
+    });
+  return [
+    "## Your part of the plan",
+    "",
+    `This issue spans several repositories. This is step ${step.position} of ${planned.length}, in \`${step.owner}/${step.repo}\`; change only this repository.`,
+    "",
+    fenceAsData("what the plan asks of this repository", redactSecrets(step.scope ?? "", ctx.secrets)),
+    "",
+    earlier.length
+      ? `What the earlier steps delivered:\n${redactSecrets(earlier.join("\n"), ctx.secrets)}`
+      : "This is the first step.",
+  ].join("\n");
 }
 
 /** One iteration: the configured providers in order, moving on only when one fails transiently. */

@@ -1,15 +1,34 @@
+import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
 import type { GitHubPort, RepoRef } from "../github/github-port.ts";
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import type { CoreDeps } from "./deps.ts";
+import type { NewStep } from "./store.ts";
 
 /** Roles that may start and steer Lisa. `maintain` and `admin` include write. */
 export const WRITE_ROLES: ReadonlySet<string> = new Set(["write", "maintain", "admin"]);
 
+/**
+ * The steps a run starts with: a planning step when the config lists several repositories, else
+ * the one repository's step (the issue's own when none is listed).
+ */
+function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
+  const branch = branchName(command.issue.number, command.issue.title);
+  const issueRepo = `${command.owner}/${command.repo}`;
+  const [only, ...more] = config.repos ?? [{ repo: issueRepo }];
+  if (!only || more.length > 0) {
+    return [{ position: 0, owner: command.owner, repo: command.repo, branch, baseBranch: null, scope: null }];
+  }
+  const [owner = "", repo = ""] = only.repo.split("/");
+  // The payload names the issue repository's default branch; another repository's is looked up later.
+  const known = only.repo.toLowerCase() === issueRepo.toLowerCase() ? command.defaultBranch : null;
+  return [{ position: 1, owner, repo, branch, baseBranch: config.base_branch ?? known, scope: null }];
+}
+
 /** Posts a reply once per delivery, found again by its marker if Lisa stopped after posting. */
-async function replyOnce(gh: GitHubPort, ref: RepoRef, issue: number, deliveryId: string, text: string): Promise<void> {
+export async function replyOnce(gh: GitHubPort, ref: RepoRef, issue: number, deliveryId: string, text: string): Promise<void> {
   const marker = `<!-- lisa:reply delivery=${deliveryId} -->`;
   if ((await gh.findComment(ref, issue, marker)) === undefined) await gh.createComment(ref, issue, `${marker}\n${text}`);
 }
@@ -66,12 +85,7 @@ export async function startRun(deps: CoreDeps, deliveryId: string, command: Labe
       requested_by: command.sender,
       config: JSON.stringify(raw ?? {}),
     },
-    {
-      owner: command.owner,
-      repo: command.repo,
-      branch: branchName(issue, command.issue.title),
-      baseBranch: config.base_branch ?? command.defaultBranch,
-    },
+    firstSteps(config, command),
   );
   if (!run) return "ignored: the issue already has an active run";
   await gh.addReaction(ref, issue, "eyes");

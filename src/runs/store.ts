@@ -5,7 +5,7 @@ import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 export type RunState = "queued" | "running" | "review" | "failed";
 export type StepState = "pending" | "running" | "delivered" | "failed";
 /** Where a step is in its delivery; recorded before the side effect it names. */
-export type StepPhase = "workspace" | "agent" | "gates" | "commit" | "push" | "pull_request" | "done";
+export type StepPhase = "planning" | "workspace" | "agent" | "gates" | "commit" | "push" | "pull_request" | "done";
 export type SessionState = "running" | "succeeded" | "failed" | "interrupted";
 
 export interface RunRow {
@@ -19,6 +19,8 @@ export interface RunRow {
   requested_by: string;
   /** The validated configuration, as JSON, fixed when the run was created. */
   config: string;
+  /** The validated plan, as JSON, once the planning session produced one. */
+  plan: string | null;
   state: RunState;
   comment_id: number | null;
   restarts: number;
@@ -31,11 +33,17 @@ export interface RunRow {
 export interface StepRow {
   id: number;
   run_id: number;
+  /** 0 for the planning step of a multi-repository run, then 1, 2, … in plan order. */
   position: number;
   owner: string;
   repo: string;
-  base_branch: string;
+  /** Resolved from the repository when the step starts, unless the config or payload named it. */
+  base_branch: string | null;
   branch: string;
+  /** What the plan asks of this repository; null for a single-repository run. */
+  scope: string | null;
+  /** Sessions before this iteration belong to earlier tries; `/lisa retry` moves it on. */
+  iteration_base: number;
   state: StepState;
   phase: StepPhase;
   worktree: string | null;
@@ -49,6 +57,8 @@ export interface StepRow {
   summary: string | null;
   /** JSON list of the last gate results: command and whether it passed. */
   gates: string | null;
+  /** JSON list of files changed against the base, kept to recompose the PR body later. */
+  changed_files: string | null;
   pr_number: number | null;
   pr_url: string | null;
   error: string | null;
@@ -60,7 +70,7 @@ export interface SessionRow {
   id: number;
   step_id: number;
   iteration: number;
-  purpose: "implement" | "fix_gates" | "resume";
+  purpose: "plan" | "implement" | "fix_gates" | "resume";
   provider: string;
   model: string | null;
   state: SessionState;
@@ -106,6 +116,7 @@ const SCHEMA = `
     issue_body TEXT NOT NULL,
     requested_by TEXT NOT NULL,
     config TEXT NOT NULL,
+    plan TEXT,
     state TEXT NOT NULL,
     comment_id INTEGER,
     restarts INTEGER NOT NULL DEFAULT 0,
@@ -123,8 +134,10 @@ const SCHEMA = `
     position INTEGER NOT NULL,
     owner TEXT NOT NULL,
     repo TEXT NOT NULL,
-    base_branch TEXT NOT NULL,
+    base_branch TEXT,
     branch TEXT NOT NULL,
+    scope TEXT,
+    iteration_base INTEGER NOT NULL DEFAULT 0,
     state TEXT NOT NULL,
     phase TEXT NOT NULL,
     worktree TEXT,
@@ -133,6 +146,7 @@ const SCHEMA = `
     manifest TEXT,
     summary TEXT,
     gates TEXT,
+    changed_files TEXT,
     pr_number INTEGER,
     pr_url TEXT,
     error TEXT,
@@ -158,9 +172,18 @@ const SCHEMA = `
   );
 `;
 
+export interface NewStep {
+  position: number;
+  owner: string;
+  repo: string;
+  branch: string;
+  baseBranch: string | null;
+  scope: string | null;
+}
+
 export type NewRun = Omit<
   RunRow,
-  "id" | "state" | "comment_id" | "restarts" | "error" | "created_at" | "updated_at" | "finished_at"
+  "id" | "plan" | "state" | "comment_id" | "restarts" | "error" | "created_at" | "updated_at" | "finished_at"
 >;
 
 /**
@@ -222,11 +245,14 @@ export class Store {
     return this.#get("SELECT * FROM commands WHERE id = ?", id);
   }
 
-  /** Creates a queued run with its single step, or returns undefined when the issue already has an active run. */
-  createRun(run: NewRun, step: { owner: string; repo: string; branch: string; baseBranch: string }): RunRow | undefined {
-    const now = this.#now();
+  /**
+   * Creates a queued run with its first steps (the planning step, or the single repository's step),
+   * or returns undefined when the issue already has an active run.
+   */
+  createRun(run: NewRun, steps: NewStep[]): RunRow | undefined {
     try {
       this.#db.exec("BEGIN IMMEDIATE");
+      const now = this.#now();
       const id = this.#run(
         `INSERT INTO runs (installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, state, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
@@ -241,17 +267,7 @@ export class Store {
         now,
         now,
       );
-      this.#run(
-        `INSERT INTO steps (run_id, position, owner, repo, base_branch, branch, state, phase, created_at, updated_at)
-         VALUES (?, 1, ?, ?, ?, ?, 'pending', 'workspace', ?, ?)`,
-        id,
-        step.owner,
-        step.repo,
-        step.baseBranch,
-        step.branch,
-        now,
-        now,
-      );
+      for (const step of steps) this.#insertStep(id, step);
       this.#db.exec("COMMIT");
       return this.run(id);
     } catch (error) {
@@ -259,6 +275,69 @@ export class Store {
       if ((error as { errcode?: number }).errcode === 2067) return undefined; // SQLITE_CONSTRAINT_UNIQUE
       throw error;
     }
+  }
+
+  #insertStep(runId: number, step: NewStep): void {
+    const now = this.#now();
+    this.#run(
+      `INSERT INTO steps (run_id, position, owner, repo, base_branch, branch, scope, state, phase, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      runId,
+      step.position,
+      step.owner,
+      step.repo,
+      step.baseBranch,
+      step.branch,
+      step.scope,
+      step.position === 0 ? "planning" : "workspace",
+      now,
+      now,
+    );
+  }
+
+  /** Records the plan and the steps it asks for, in one transaction. */
+  addPlannedSteps(runId: number, plan: unknown, steps: NewStep[]): void {
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      this.#update("runs", runId, { plan: JSON.stringify(plan) });
+      for (const step of steps) this.#insertStep(runId, step);
+      this.#db.exec("COMMIT");
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  /**
+   * Queues a failed run again: its failed step goes back to pending with a fresh iteration budget,
+   * finished steps stay finished. False when the issue has another active run.
+   */
+  retryRun(runId: number): boolean {
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      for (const step of this.steps(runId)) {
+        if (step.state !== "failed") continue;
+        const used = this.#get<{ last: number | null }>("SELECT MAX(iteration) AS last FROM sessions WHERE step_id = ?", step.id);
+        this.#update("steps", step.id, { state: "pending", error: null, iteration_base: used?.last ?? 0 });
+      }
+      this.#update("runs", runId, { state: "queued", error: null, finished_at: null, restarts: 0 });
+      this.#db.exec("COMMIT");
+      return true;
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      if ((error as { errcode?: number }).errcode === 2067) return false;
+      throw error;
+    }
+  }
+
+  /** The issue's most recent run, whatever its state. */
+  latestRunFor(owner: string, repo: string, issue: number): RunRow | undefined {
+    return this.#get(
+      "SELECT * FROM runs WHERE owner = ? AND repo = ? AND issue_number = ? ORDER BY id DESC LIMIT 1",
+      owner,
+      repo,
+      issue,
+    );
   }
 
   run(id: number): RunRow | undefined {
@@ -314,6 +393,9 @@ export class Store {
         | "manifest"
         | "summary"
         | "gates"
+        | "changed_files"
+        | "scope"
+        | "iteration_base"
         | "pr_number"
         | "pr_url"
         | "error"

@@ -1,8 +1,10 @@
+import type { CommentCommand } from "../handlers/on-issue-comment.ts";
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import { killGroup } from "../providers/run-agent.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
+import { handleCommentCommand } from "./handle-comment-command.ts";
 import { startRun } from "./start-run.ts";
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
@@ -115,7 +117,11 @@ export class Worker {
     for (let command = store.nextCommand(); command && !this.#stopped; command = store.nextCommand()) {
       let outcome: string;
       try {
-        outcome = await startRun(this.#deps, command.delivery_id, JSON.parse(command.payload) as LabeledCommand);
+        const payload = JSON.parse(command.payload);
+        outcome =
+          command.kind === "comment_command"
+            ? await handleCommentCommand(this.#deps, command.delivery_id, payload as CommentCommand)
+            : await startRun(this.#deps, command.delivery_id, payload as LabeledCommand);
       } catch (error) {
         outcome = `error: ${(error as Error).message}`;
         log.error({ err: error, delivery: command.delivery_id }, "could not handle command");

@@ -120,6 +120,22 @@ async function refExists(mirror: string, ref: string): Promise<boolean> {
   }
 }
 
+/** A read-only look at `base`: a detached worktree at `path`, kept if it is already there. */
+export function checkoutDetached(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  { base, path: dir }: { base: string; path: string },
+): Promise<void> {
+  return withRepoLock(lockKey(ref), async () => {
+    if (existsSync(path.join(dir, ".git"))) return;
+    const mirror = mirrorPath(options, ref);
+    await rm(dir, { recursive: true, force: true });
+    await git(mirror, ["worktree", "prune"]);
+    await mkdir(path.dirname(dir), { recursive: true });
+    await git(mirror, ["worktree", "add", "--quiet", "--detach", dir, `refs/remotes/origin/${base}`]);
+  });
+}
+
 /** The path of the worktree of this repository that has `branch` checked out, if any. */
 export async function findWorktreeByBranch(options: WorkspaceOptions, ref: RepoRef, branch: string): Promise<string | undefined> {
   const listing = await git(mirrorPath(options, ref), ["worktree", "list", "--porcelain"]);
@@ -135,7 +151,7 @@ export async function findWorktreeByBranch(options: WorkspaceOptions, ref: RepoR
 export function removeWorktree(
   options: WorkspaceOptions,
   ref: RepoRef,
-  worktree: { path: string; branch: string },
+  worktree: { path: string; branch?: string },
 ): Promise<void> {
   return withRepoLock(lockKey(ref), async () => {
     const mirror = mirrorPath(options, ref);
@@ -143,7 +159,7 @@ export function removeWorktree(
     await git(mirror, ["worktree", "remove", "--force", "--force", worktree.path]).catch(() => undefined);
     await rm(worktree.path, { recursive: true, force: true });
     await git(mirror, ["worktree", "prune"]);
-    await git(mirror, ["branch", "-D", worktree.branch]).catch(() => undefined);
+    if (worktree.branch) await git(mirror, ["branch", "-D", worktree.branch]).catch(() => undefined);
   });
 }
 

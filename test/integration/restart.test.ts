@@ -111,7 +111,7 @@ describe("a run interrupted by Lisa stopping", () => {
         requested_by: "Codertocat",
         config: JSON.stringify({ label: "bug" }),
       },
-      { owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master" },
+      [{ position: 1, owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master", scope: null }],
     );
     first.lisa.store.updateRun(run?.id ?? 0, { state: "running", restarts: 2, comment_id: 77 });
     await first.lisa.stop();

@@ -7,6 +7,7 @@ describe("composePrBody", () => {
   it("builds What, Why, Key changes and Testing from the manifest", () => {
     const body = composePrBody({
       issue,
+      issueRef: "#12",
       manifest: {
         title: "Add /health",
         what: "Adds a `/health` endpoint.",
@@ -37,6 +38,7 @@ describe("composePrBody", () => {
   it("falls back to the agent's summary and the changed files without a manifest", () => {
     const body = composePrBody({
       issue,
+      issueRef: "#12",
       manifest: undefined,
       agentSummary: "# Summary\nAdded the endpoint.",
       changedFiles: [{ path: "src/health.ts", added: 20, deleted: 1 }],
@@ -52,6 +54,7 @@ describe("composePrBody", () => {
   it("keeps agent headings below its own sections and redacts known secrets", () => {
     const body = composePrBody({
       issue,
+      issueRef: "#12",
       manifest: { title: "t", what: "## Pretend section\nsecret-value-123 here" },
       agentSummary: "",
       changedFiles: [],

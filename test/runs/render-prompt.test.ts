@@ -25,9 +25,9 @@ describe("renderPrompt", () => {
   it("renders the shipped prompts with the values Lisa passes", async () => {
     const prompts = new URL("../../prompts", import.meta.url).pathname;
     const common = { repo: "a/b", branch: "lisa/1-x", start: "abc", issue_number: "1", issue_title: "T", gates: "`npm test`" };
-    await expect(renderPrompt(prompts, "implement", { ...common, issue: "body", resume_note: "" })).resolves.toContain(
-      "issue #1: T",
-    );
+    await expect(
+      renderPrompt(prompts, "implement", { ...common, issue: "body", plan_context: "", resume_note: "" }),
+    ).resolves.toContain("issue #1: T");
     await expect(renderPrompt(prompts, "fix-gates", { ...common, failure: "out", command: "npm test" })).resolves.toContain(
       "out",
     );

@@ -11,7 +11,7 @@ const newRun = (issue: number): NewRun => ({
   requested_by: "alice",
   config: "{}",
 });
-const step = { owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main" };
+const step = [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }];
 
 describe("Store", () => {
   it("records a webhook command once per delivery id", () => {

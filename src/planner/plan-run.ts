@@ -1,0 +1,105 @@
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import path from "node:path";
+import { StepError } from "../errors.ts";
+import type { AgentResult } from "../providers/provider.ts";
+import type { RunContext } from "../runs/execute-run.ts";
+import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
+import { git } from "../workspace/git.ts";
+import { checkoutDetached, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
+import { readPlan } from "./validate-plan.ts";
+
+/** Planning attempts before the run fails: the first, then two with a stronger prompt. */
+export const PLAN_ATTEMPTS = 3;
+
+/** Runs one planning session in `cwd` with the given prompt, as session number `iteration`. */
+export type InvokePlanner = (iteration: number, prompt: string, cwd: string) => Promise<AgentResult>;
+
+/**
+ * The planning phase of a multi-repository run: checks out every configured repository read-only
+ * in one workspace, asks the agent for `.lisa-plan.json`, validates it, and asks again with the
+ * problems listed when it is invalid. A valid plan becomes the run's steps.
+ */
+export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePlanner): Promise<void> {
+  const { deps, gh, run, config } = ctx;
+  const { store } = deps;
+  const repos = config.repos ?? [];
+  const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
+  store.updateStep(stepId, { state: "running", worktree: workspace });
+  await ctx.publish();
+
+  const token = await gh.installationToken();
+  ctx.secrets.push(token);
+  const checkouts: { ref: { owner: string; repo: string }; path: string }[] = [];
+  const overviews: string[] = [];
+  for (const { repo: fullName, description } of repos) {
+    const [owner = "", repo = ""] = fullName.split("/");
+    const ref = { owner, repo };
+    await syncMirror(deps.workspace, ref, token);
+    const base = config.base_branch ?? (await gh.defaultBranch(ref));
+    const dir = path.join(workspace, owner, repo);
+    await checkoutDetached(deps.workspace, ref, { base, path: dir });
+    checkouts.push({ ref, path: dir });
+    overviews.push(await describeRepository(fullName, description, dir, base));
+  }
+
+  const names = repos.map((r) => r.repo);
+  let problems: string[] = [];
+  const firstIteration = store.step(stepId).iteration_base + 1;
+  for (let attempt = 1; attempt <= PLAN_ATTEMPTS; attempt++) {
+    const prompt = await renderPrompt(deps.promptsDir, "plan", {
+      issue_number: String(run.issue_number),
+      issue_repo: `${run.owner}/${run.repo}`,
+      issue_title: run.issue_title.replace(/\s+/g, " "),
+      issue: fenceAsData(`the body of issue #${run.issue_number}, written on GitHub`, run.issue_body || "(no description)"),
+      retry: retryHeader(attempt, problems),
+      repos: overviews.join("\n\n"),
+      repo_names: names.map((n) => `\`${n}\``).join(", "),
+    });
+    const result = await invoke(firstIteration + attempt - 1, prompt, workspace);
+    if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
+    const check = await readPlan(workspace, names);
+    if (check.ok) {
+      const steps = check.plan.steps.map((step, i) => {
+        const [owner = "", repo = ""] = step.repo.split("/");
+        const branch = store.step(stepId).branch;
+        return { position: i + 1, owner, repo, branch, baseBranch: config.base_branch ?? null, scope: step.scope };
+      });
+      store.addPlannedSteps(run.id, check.plan, steps);
+      store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
+      for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
+      await ctx.publish();
+      return;
+    }
+    problems = check.problems;
+    deps.log.warn({ runId: run.id, attempt, problems }, "invalid plan");
+  }
+  throw new StepError(
+    `The planner did not write a valid plan in ${PLAN_ATTEMPTS} attempts. What was wrong the last time:\n${problems.map((p) => `- ${p}`).join("\n")}\n\nComment \`/lisa retry\` to plan again.`,
+  );
+}
+
+/** The stronger prompt of later attempts: what was wrong, and that this must be fixed. */
+function retryHeader(attempt: number, problems: readonly string[]): string {
+  if (attempt === 1) return "";
+  const label = attempt === PLAN_ATTEMPTS ? "[FINAL ATTEMPT]" : "[RETRY - YOUR PLAN WAS REJECTED]";
+  return [
+    `${label} Your previous \`.lisa-plan.json\` was rejected. Fix every one of these problems and write the file again:`,
+    ...problems.map((p) => `- ${p}`),
+  ].join("\n");
+}
+
+/** A short overview for the planner: the description, the top-level tree and the head of the README. */
+async function describeRepository(fullName: string, description: string, dir: string, base: string): Promise<string> {
+  const tree = (await git(dir, ["ls-tree", "--name-only", "HEAD"])).trim().split("\n").slice(0, 60);
+  const readmeName = ["README.md", "README", "readme.md", "README.rst"].find((name) => existsSync(path.join(dir, name)));
+  const readme = readmeName ? (await readFile(path.join(dir, readmeName), "utf8")).split("\n").slice(0, 30).join("\n") : "";
+  return [
+    `### \`${fullName}\` (checked out at \`${path.basename(path.dirname(dir))}/${path.basename(dir)}/\`, branch \`${base}\`)`,
+    description ? `Description from the configuration: ${description}` : "",
+    `Top level: ${tree.map((t) => `\`${t}\``).join(", ")}`,
+    readme ? fenceAsData(`the start of ${fullName}'s README`, readme) : "",
+  ]
+    .filter(Boolean)
+    .join("\n\n");
+}

@@ -1,0 +1,162 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
+import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
+
+const CONFIG = `label: lisa
+repos:
+  - repo: acme/api
+    description: REST API
+  - repo: acme/web
+    description: React front end
+  - repo: acme/docs
+    description: User documentation
+`;
+
+const plan = (steps: { repo: string; order: number }[]) => ({
+  write: {
+    ".lisa-plan.json": JSON.stringify({
+      rationale: "API first, then its client, then the docs.",
+      steps: steps.map((s) => ({ ...s, scope: `Health endpoint work in ${s.repo}.` })),
+    }),
+  },
+  result: "Planned.",
+});
+const VALID_PLAN = plan([
+  { repo: "acme/web", order: 2 },
+  { repo: "acme/api", order: 1 },
+  { repo: "acme/docs", order: 3 },
+]);
+const change = (file: string, title: string): FakeInvocation => ({
+  write: { [file]: `${title}\n` },
+  manifest: { title, what: `${title}.` },
+  result: `${title} done.`,
+});
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+async function setUp(invocations: FakeInvocation[]) {
+  const agent = createFakeClaude(invocations);
+  env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  const { github } = env;
+  await github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: CONFIG });
+  await github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+  await github.createRepo("acme/docs", { files: { "README.md": "# Docs\n" } });
+  github.addCollaborator("acme/api", "alice", "write");
+  const issue = await github.createIssue("acme/api", {
+    title: "Add a health endpoint",
+    body: "Expose /health and show it.",
+    user: "alice",
+  });
+  await github.labelIssue("acme/api", issue.number, "lisa", "alice");
+  await env.settle();
+  return { agent, github, issue, env };
+}
+
+const tracking = (e: EmulatedLisa, issue: number) =>
+  e.github.comments("acme/api", issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+
+describe("a multi-repository issue", () => {
+  it("is planned, then delivered in order as linked pull requests", async () => {
+    const { agent, github, issue } = await setUp([
+      VALID_PLAN,
+      change("health.ts", "Add GET /health"),
+      change("Health.tsx", "Show API health"),
+      change("health.md", "Document /health"),
+    ]);
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(4);
+    expect(calls[0]?.prompt).toContain("Add a health endpoint");
+    expect(calls[0]?.prompt).toContain("`acme/api` (checked out at `acme/api/`");
+    expect(calls[2]?.prompt).toContain("This is step 2 of 3, in `acme/web`");
+    expect(calls[2]?.prompt).toMatch(/Step 1, `acme\/api`: branch `lisa\/\d+-add-a-health-endpoint`, pull request http/);
+
+    const [api] = github.pulls("acme/api");
+    const [web] = github.pulls("acme/web");
+    const [docs] = github.pulls("acme/docs");
+    expect([api?.title, web?.title, docs?.title]).toEqual(["Add GET /health", "Show API health", "Document /health"]);
+    expect(api?.body).toMatch(new RegExp(`Closes #${issue.number}$`));
+    expect(web?.body).toMatch(new RegExp(`Closes acme/api#${issue.number}$`));
+    // The first pull request was updated to link the ones opened after it.
+    expect(api?.body).toContain("This is step 1 of 3 of the plan");
+    expect(api?.body).toContain(`Step 2, \`acme/web\`: ${web?.html_url}`);
+    expect(api?.body).toContain(`Step 3, \`acme/docs\`: ${docs?.html_url}`);
+    expect(await github.readFile("acme/web", "Health.tsx", web?.head.ref)).toBe("Show API health\n");
+
+    const comment = tracking(env as EmulatedLisa, issue.number);
+    expect(comment).toContain("Ready for review");
+    expect(comment).toContain("- [x] Plan");
+    expect(comment).toMatch(/- \[x\] 1\. `acme\/api`/);
+  });
+
+  it("asks the planner again, listing what was wrong, when its plan is invalid", async () => {
+    const invalid = plan([
+      { repo: "acme/unknown", order: 1 },
+      { repo: "acme/api", order: 2 },
+      { repo: "acme/api", order: 3 },
+    ]);
+    const { agent, github } = await setUp([
+      invalid,
+      plan([{ repo: "acme/api", order: 1 }]),
+      change("health.ts", "Add GET /health"),
+    ]);
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(3);
+    expect(calls[1]?.prompt).toContain("[RETRY - YOUR PLAN WAS REJECTED]");
+    expect(calls[1]?.prompt).toContain('steps[0].repo "acme/unknown" is not one of the configured repositories');
+    expect(calls[1]?.prompt).toContain('steps[2].repo "acme/api" appears more than once');
+    // A valid one-step plan runs like a single-repository run.
+    expect(github.pulls("acme/api")).toHaveLength(1);
+    expect(github.pulls("acme/web")).toHaveLength(0);
+  });
+
+  it("stops at a failed step, and /lisa retry finishes the rest without redoing the first", async () => {
+    const { agent, github, issue } = await setUp([
+      VALID_PLAN,
+      change("health.ts", "Add GET /health"),
+      { crash: true },
+      change("Health.tsx", "Show API health"),
+      change("health.md", "Document /health"),
+    ]);
+    expect(agent.calls()).toHaveLength(3);
+    expect(github.pulls("acme/web")).toHaveLength(0);
+    expect(github.pulls("acme/docs")).toHaveLength(0);
+    expect(tracking(env as EmulatedLisa, issue.number)).toContain("Step 2 (acme/web) failed: The agent session failed (crashed)");
+    expect(github.labels("acme/api", issue.number)).toContain("lisa:failed");
+    const apiHead = github.pulls("acme/api")[0]?.head.sha;
+
+    await github.commentOnIssue("acme/api", issue.number, "/lisa retry", "alice");
+    await (env as EmulatedLisa).settle();
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(5);
+    expect(calls[3]?.prompt).toContain("This is step 2 of 3, in `acme/web`");
+    expect(github.pulls("acme/api")).toHaveLength(1);
+    expect(github.pulls("acme/api")[0]?.head.sha).toBe(apiHead);
+    expect(github.pulls("acme/web")).toHaveLength(1);
+    expect(github.pulls("acme/docs")).toHaveLength(1);
+    expect(github.labels("acme/api", issue.number)).toContain("lisa:review");
+    expect(github.reactions("acme/api", issue.number).map((r) => r.content)).toContain("rocket");
+  });
+
+  it("ignores /lisa retry from someone without write access, politely", async () => {
+    const { agent, github, issue } = await setUp([VALID_PLAN, { crash: true }]);
+    github.addCollaborator("acme/api", "bob", "triage");
+
+    await github.commentOnIssue("acme/api", issue.number, "/lisa retry", "bob");
+    await (env as EmulatedLisa).settle();
+
+    expect(agent.calls()).toHaveLength(2);
+    expect(
+      github
+        .comments("acme/api", issue.number)
+        .map((c) => c.body)
+        .join("\n"),
+    ).toContain("@bob, only people with write access to this repository can steer Lisa.");
+  });
+});

@@ -1,0 +1,78 @@
+import { generateKeyPairSync } from "node:crypto";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { Probot, ProbotOctokit } from "probot";
+import { createLisa, type Lisa } from "../../src/app.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { tempDir } from "./git-fixtures.ts";
+
+const SECRET = "emulated-webhook-secret";
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+export interface EmulatedLisa {
+  github: GitHubEmulator;
+  lisa: Lisa;
+  /** Waits until every webhook has been answered and Lisa has handled what they caused. */
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Lisa as deployed, against the GitHub emulator: webhooks arrive signed over HTTP at Probot's
+ * middleware, the API calls go to the emulator, and git to its bare repositories.
+ */
+export async function startEmulatedLisa(options: {
+  claudeBinary: string;
+  agentEnvSource?: NodeJS.ProcessEnv;
+}): Promise<EmulatedLisa> {
+  const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: SECRET });
+  await github.start();
+  const probot = new Probot({
+    appId: 1,
+    privateKey,
+    secret: SECRET,
+    baseUrl: github.url,
+    logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
+    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
+      ...instanceOptions,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
+  });
+  const lisa = createLisa(probot, {
+    dataDir: path.join(tempDir("emulated-data"), "lisa"),
+    gitBaseUrl: github.gitBaseUrl,
+    agentBinaries: { claude: options.claudeBinary },
+    agentEnvSource: options.agentEnvSource ?? process.env,
+    concurrency: 1,
+  });
+  await lisa.start();
+  const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
+  const server: Server = createServer((req, res) => {
+    void middleware(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  github.setWebhookUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`);
+
+  return {
+    github,
+    lisa,
+    async settle() {
+      // Lisa's own API calls send webhooks too; settle until neither side has anything under way.
+      for (let i = 0; i < 5; i++) {
+        await github.waitForWebhooks();
+        await lisa.idle();
+      }
+    },
+    async stop() {
+      await lisa.stop();
+      await new Promise((resolve) => server.close(resolve));
+      await github.stop();
+    },
+  };
+}
