@@ -447,7 +447,8 @@ async function invokeAgent(
     );
     if (result.ok && native && !checkout.nativePath) {
       // The CLI decides where its worktree goes; find it by the branch it is on.
-      const ref = { owner: ctx.run.owner, repo: ctx.run.repo };
+      const { owner, repo } = deps.store.step(stepId);
+      const ref = { owner, repo };
       checkout.nativePath = await findWorktreeByBranch(deps.workspace, ref, native.branch);
       if (!checkout.nativePath)
         throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);

@@ -33,6 +33,7 @@ describe("branchName", () => {
     [3, "  Ünïcode & symbols: café  ", "lisa/3-unicode-symbols-cafe"],
     [7, "!!!", "lisa/7"],
     [8, "a".repeat(80), `lisa/8-${"a".repeat(40)}`],
+    [9, "Add a health check and show it on the page", "lisa/9-add-a-health-check-and-show-it-on-the"],
   ])("names issue %d %j as %s", (issue, title, expected) => {
     expect(branchName(issue, title)).toBe(expected);
   });

@@ -1,0 +1,130 @@
+// `npm run demo`: Lisa's whole job on one machine, offline, with no GitHub account. A local GitHub
+// emulator holds two repositories; Lisa runs against it as it would against github.com; the real
+// Claude Code CLI does the agent's work, its model replaced by a scripted local server.
+import { userInfo } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { startEmulatedLisa } from "../test/support/emulated-lisa.ts";
+import { tempDir } from "../test/support/git-fixtures.ts";
+// @ts-expect-error: a plain ESM module without type declarations.
+import { startScriptedModelServer } from "../test/support/scripted-model-server.mjs";
+
+const CLAUDE = fileURLToPath(new URL("../node_modules/.bin/claude", import.meta.url));
+const started = Date.now();
+const say = (text: string) => console.log(`\n[demo +${((Date.now() - started) / 1000).toFixed(1)}s] ${text}`);
+
+const CONFIG = `# Lisa's configuration for the demo
+label: lisa
+repos:
+  - repo: demo/api
+    description: HTTP API in Node.js
+  - repo: demo/web
+    description: Web page that calls the API
+gates:
+  - test -f HEALTH.md
+`;
+
+const write = (file: string, content: string) => ({ name: "Write", input: { file_path: `{{CWD}}/${file}`, content } });
+const manifest = (title: string, what: string) =>
+  write(".lisa-manifest.json", JSON.stringify({ title, what, testing: "The gate `test -f HEALTH.md` passes." }));
+
+/** What the "model" answers, turn by turn: a plan, then one session per repository. */
+const SCRIPT = {
+  turns: [
+    {
+      text: "Planning: the API first, then the page that uses it.",
+      tool_use: [
+        write(
+          ".lisa-plan.json",
+          JSON.stringify({
+            rationale: "The page needs the endpoint, so the API goes first.",
+            steps: [
+              { repo: "demo/api", order: 1, scope: "Add GET /health answering {status: 'ok'}, documented in HEALTH.md." },
+              { repo: "demo/web", order: 2, scope: "Show the API's /health status on the page, documented in HEALTH.md." },
+            ],
+          }),
+        ),
+      ],
+    },
+    { text: "Plan written." },
+    {
+      tool_use: [
+        write("health.js", "export function health() {\n  return { status: 'ok' };\n}\n"),
+        write("HEALTH.md", '# Health\n\n`GET /health` answers `{ "status": "ok" }`.\n'),
+      ],
+    },
+    { tool_use: [manifest("Add a /health endpoint", "Adds `GET /health`, answering `{ status: 'ok' }`.")] },
+    { text: "Added the endpoint and its documentation." },
+    {
+      tool_use: [
+        write("health.html", "<p id='health'>checking…</p>\n<script src='health.js'></script>\n"),
+        write("HEALTH.md", "# Health\n\nThe page shows the API's `/health` status.\n"),
+      ],
+    },
+    { tool_use: [manifest("Show the API's health on the page", "Adds a status line fed by `GET /health`.")] },
+    { text: "The page now shows the API's health." },
+  ],
+};
+
+async function main(): Promise<void> {
+  say("Starting a scripted model server, the GitHub emulator and Lisa…");
+  const model = await startScriptedModelServer({ quiet: true, script: SCRIPT });
+  const env = await startEmulatedLisa({
+    claudeBinary: CLAUDE,
+    agentEnvSource: {
+      PATH: process.env.PATH,
+      HOME: tempDir("demo-claude-home"),
+      ANTHROPIC_BASE_URL: model.url,
+      ANTHROPIC_API_KEY: "sk-ant-demo-key-for-the-scripted-server",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+      CLAUDE_CODE_MAX_RETRIES: "0",
+      // Claude Code refuses to skip permission prompts as root outside a declared sandbox.
+      ...(userInfo().uid === 0 ? { IS_SANDBOX: "1" } : {}),
+    },
+  });
+  const { github } = env;
+  try {
+    await github.createRepo("demo/api", { files: { "README.md": "# demo/api\n\nThe HTTP API.\n" }, config: CONFIG });
+    await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" } });
+    github.addCollaborator("demo/api", "maintainer", "maintain");
+    const issue = await github.createIssue("demo/api", {
+      title: "Add a health check and show it on the page",
+      body: "We need `GET /health` in the API, and the web page should show it.",
+      user: "maintainer",
+    });
+    say(`Issue demo/api#${issue.number} opened; @maintainer labels it \`lisa\`.`);
+
+    let shown = "";
+    const show = () => {
+      const comment = github.comments("demo/api", issue.number).find((c) => c.body.includes("lisa:tracking"));
+      const body = comment?.body.replace(/<!--.*?-->\n?/g, "").trim();
+      if (body && body !== shown) {
+        shown = body;
+        say(`Tracking comment on demo/api#${issue.number}:\n${body.replace(/^/gm, "    ")}`);
+      }
+    };
+    const ticker = setInterval(show, 300);
+    await github.labelIssue("demo/api", issue.number, "lisa", "maintainer");
+    await env.settle();
+    clearInterval(ticker);
+    show();
+
+    const pulls = ["demo/api", "demo/web"].flatMap((repo) => github.pulls(repo).map((pull) => ({ repo, pull })));
+    if (pulls.length !== 2) throw new Error(`expected two pull requests, found ${pulls.length}`);
+    say("Done. Two linked pull requests:");
+    for (const { repo, pull } of pulls) {
+      const gitDir = path.join(github.gitBaseUrl.replace("file://", ""), `${repo}.git`);
+      console.log(`    ${repo}#${pull.number} "${pull.title}" — branch ${pull.head.ref}`);
+      console.log(`      see the agent's commit: git -C ${gitDir} log --stat -1 ${pull.head.ref}`);
+    }
+    console.log(`\n    The first pull request's body, links to its sibling included:\n`);
+    console.log((pulls[0]?.pull.body ?? "").replace(/^/gm, "      "));
+    console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
+    console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
+  } finally {
+    await env.stop();
+    await model.close();
+  }
+}
+
+await main();
