@@ -1,0 +1,19 @@
+import { execFile } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { describe, expect, it } from "vitest";
+
+const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
+
+describe("npm run demo", () => {
+  it("plans across two repositories with the real Claude Code CLI and ends with two linked pull requests", async () => {
+    const { stdout } = await promisify(execFile)(process.execPath, ["--disable-warning=ExperimentalWarning", DEMO], {
+      timeout: 90_000,
+    });
+    expect(stdout).toContain("Done. Two linked pull requests:");
+    expect(stdout).toMatch(/demo\/api#\d+ "Add a \/health endpoint" — branch lisa\/1-/);
+    expect(stdout).toMatch(/demo\/web#\d+ "Show the API's health on the page" — branch lisa\/1-/);
+    expect(stdout).toMatch(/- Step 2, `demo\/web`: http:\/\/127\.0\.0\.1:\d+\/demo\/web\/pull\/\d+/);
+    expect(stdout).toContain("👀 Ready for review");
+  });
+});
