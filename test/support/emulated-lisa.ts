@@ -1,18 +1,12 @@
-import { generateKeyPairSync } from "node:crypto";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { Probot, ProbotOctokit } from "probot";
 import { createLisa, type Lisa } from "../../src/app.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { tempDir } from "./git-fixtures.ts";
+import { createTestProbot } from "./test-probot.ts";
 
 const SECRET = "emulated-webhook-secret";
-const { privateKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
 
 export interface EmulatedLisa {
   github: GitHubEmulator;
@@ -32,18 +26,7 @@ export async function startEmulatedLisa(options: {
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: SECRET });
   await github.start();
-  const probot = new Probot({
-    appId: 1,
-    privateKey,
-    secret: SECRET,
-    baseUrl: github.url,
-    logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
-    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
-      ...instanceOptions,
-      retry: { enabled: false },
-      throttle: { enabled: false },
-    })),
-  });
+  const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
   const lisa = createLisa(probot, {
     dataDir: path.join(tempDir("emulated-data"), "lisa"),
     gitBaseUrl: github.gitBaseUrl,

@@ -1,14 +1,8 @@
-import { generateKeyPairSync } from "node:crypto";
 import path from "node:path";
-import { Probot, ProbotOctokit } from "probot";
+import type { Probot } from "probot";
 import { createLisa, type Lisa } from "../../src/app.ts";
 import { tempDir } from "./git-fixtures.ts";
-
-const { privateKey } = generateKeyPairSync("rsa", {
-  modulusLength: 2048,
-  privateKeyEncoding: { type: "pkcs1", format: "pem" },
-  publicKeyEncoding: { type: "spki", format: "pem" },
-});
+import { createTestProbot } from "./test-probot.ts";
 
 export interface Harness {
   probot: Probot;
@@ -23,18 +17,7 @@ export function createHarness(options: {
   dataDir?: string;
   agentEnvSource?: NodeJS.ProcessEnv;
 }): Harness {
-  const probot = new Probot({
-    appId: 123,
-    privateKey,
-    secret: "webhook-secret",
-    logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
-    // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
-    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
-      ...instanceOptions,
-      retry: { enabled: false },
-      throttle: { enabled: false },
-    })),
-  });
+  const probot = createTestProbot({ secret: "webhook-secret" });
   const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
   const lisa = createLisa(probot, {
     dataDir,

@@ -1,0 +1,28 @@
+import { generateKeyPairSync } from "node:crypto";
+import { Probot, ProbotOctokit } from "probot";
+
+const { privateKey } = generateKeyPairSync("rsa", {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: "pkcs1", format: "pem" },
+  publicKeyEncoding: { type: "spki", format: "pem" },
+});
+
+/**
+ * A Probot instance for tests: a throw-away App key, retries and throttling off so failures show at
+ * once, quiet unless LISA_TEST_LOG names a level.
+ */
+export function createTestProbot(options: { secret: string; baseUrl?: string }): Probot {
+  return new Probot({
+    appId: 123,
+    privateKey,
+    secret: options.secret,
+    ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+    logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
+    // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
+    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
+      ...instanceOptions,
+      retry: { enabled: false },
+      throttle: { enabled: false },
+    })),
+  });
+}
