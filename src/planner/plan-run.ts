@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { StepError } from "../errors.ts";
 import type { AgentResult } from "../providers/provider.ts";
@@ -68,6 +68,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
       store.addPlannedSteps(run.id, check.plan, steps);
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
+      await rm(workspace, { recursive: true, force: true });
       await ctx.publish();
       return;
     }

@@ -1,3 +1,5 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
@@ -91,6 +93,8 @@ describe("a multi-repository issue", () => {
     expect(comment).toContain("Ready for review");
     expect(comment).toContain("- [x] Plan");
     expect(comment).toMatch(/- \[x\] 1\. `acme\/api`/);
+    // Nothing is left in the data directory's worktrees once every step is delivered.
+    expect(readdirSync(path.join((env as EmulatedLisa).dataDir, "worktrees"))).toEqual([]);
   });
 
   it("asks the planner again, listing what was wrong, when its plan is invalid", async () => {

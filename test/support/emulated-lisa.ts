@@ -11,6 +11,7 @@ const SECRET = "emulated-webhook-secret";
 export interface EmulatedLisa {
   github: GitHubEmulator;
   lisa: Lisa;
+  dataDir: string;
   /** Waits until every webhook has been answered and Lisa has handled what they caused. */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -27,8 +28,9 @@ export async function startEmulatedLisa(options: {
   const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: SECRET });
   await github.start();
   const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
+  const dataDir = path.join(tempDir("emulated-data"), "lisa");
   const lisa = createLisa(probot, {
-    dataDir: path.join(tempDir("emulated-data"), "lisa"),
+    dataDir,
     gitBaseUrl: github.gitBaseUrl,
     agentBinaries: { claude: options.claudeBinary },
     agentEnvSource: options.agentEnvSource ?? process.env,
@@ -45,6 +47,7 @@ export async function startEmulatedLisa(options: {
   return {
     github,
     lisa,
+    dataDir,
     async settle() {
       // Lisa's own API calls send webhooks too; settle until neither side has anything under way.
       for (let i = 0; i < 5; i++) {
