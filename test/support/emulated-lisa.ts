@@ -24,39 +24,50 @@ export interface EmulatedLisa {
 export async function startEmulatedLisa(options: {
   claudeBinary: string;
   agentEnvSource?: NodeJS.ProcessEnv;
+  /** Load Lisa into Probot; false leaves a bare Probot, the baseline of the webhook benchmark. */
+  lisa?: boolean;
+  /** Told how long each webhook took to answer, in milliseconds, measured at the server. */
+  onAnswered?: (ms: number) => void;
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: SECRET });
   await github.start();
   const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
   const dataDir = path.join(tempDir("emulated-data"), "lisa");
-  const lisa = createLisa(probot, {
-    dataDir,
-    gitBaseUrl: github.gitBaseUrl,
-    agentBinaries: { claude: options.claudeBinary },
-    agentEnvSource: options.agentEnvSource ?? process.env,
-    concurrency: 1,
-  });
-  await lisa.start();
+  const lisa =
+    (options.lisa ?? true)
+      ? createLisa(probot, {
+          dataDir,
+          gitBaseUrl: github.gitBaseUrl,
+          agentBinaries: { claude: options.claudeBinary },
+          agentEnvSource: options.agentEnvSource ?? process.env,
+          concurrency: 1,
+        })
+      : undefined;
+  await lisa?.start();
   const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
   const server: Server = createServer((req, res) => {
+    const started = process.hrtime.bigint();
+    res.on("finish", () => options.onAnswered?.(Number(process.hrtime.bigint() - started) / 1e6));
     void middleware(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   github.setWebhookUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`);
 
+  if (!lisa) probot.on("issues", async () => undefined);
   return {
     github,
-    lisa,
+    // Only the benchmark's baseline runs without Lisa, and it never asks for her.
+    lisa: lisa as Lisa,
     dataDir,
     async settle() {
       // Lisa's own API calls send webhooks too; settle until neither side has anything under way.
       for (let i = 0; i < 5; i++) {
         await github.waitForWebhooks();
-        await lisa.idle();
+        await lisa?.idle();
       }
     },
     async stop() {
-      await lisa.stop();
+      await lisa?.stop();
       await new Promise((resolve) => server.close(resolve));
       await github.stop();
     },
