@@ -1,6 +1,8 @@
 import path from "node:path";
 import { run } from "probot";
 import { createLisa } from "./app.ts";
+import type { ProviderName } from "./config/config-schema.ts";
+import { providers } from "./providers/registry.ts";
 import { killAllAgents } from "./providers/run-agent.ts";
 
 /** GHES: git lives on the same host as the API. */
@@ -9,11 +11,21 @@ function defaultGitBaseUrl(): string {
   return host ? `${process.env.GHE_PROTOCOL ?? "https"}://${host}` : "https://github.com";
 }
 
+/** `LISA_<PROVIDER>_PATH`, e.g. `LISA_CLAUDE_PATH`, for CLIs that are not on PATH under their usual names. */
+function agentBinariesFromEnv(): Partial<Record<ProviderName, string>> {
+  const binaries: Partial<Record<ProviderName, string>> = {};
+  for (const name of Object.keys(providers) as ProviderName[]) {
+    const value = process.env[`LISA_${name.toUpperCase()}_PATH`];
+    if (value) binaries[name] = value;
+  }
+  return binaries;
+}
+
 await run(async (app) => {
   const lisa = createLisa(app, {
     dataDir: path.resolve(process.env.LISA_DATA_DIR ?? "data"),
     gitBaseUrl: process.env.LISA_GIT_BASE_URL ?? defaultGitBaseUrl(),
-    agentBinaries: process.env.LISA_CLAUDE_PATH ? { claude: process.env.LISA_CLAUDE_PATH } : {},
+    agentBinaries: agentBinariesFromEnv(),
     concurrency: Number(process.env.LISA_CONCURRENCY ?? 2),
   });
   await lisa.start();
