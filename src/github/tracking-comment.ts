@@ -86,7 +86,7 @@ export function renderTrackingComment({ run, steps, costUsd, now }: TrackingView
   lines.push("");
   if (run.state === "failed") {
     lines.push(
-      `**What went wrong:** ${run.error ?? "unknown error"}`,
+      `**What went wrong:** ${sanitizeMarkdown(run.error ?? "unknown error", { minHeadingDepth: 4 })}`,
       "",
       "Fix the cause and label the issue again to start a new run.",
     );

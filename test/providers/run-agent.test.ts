@@ -52,7 +52,7 @@ describe("runAgent", () => {
     expect(pids.filter(isAlive)).toEqual([]);
   });
 
-  it("does not call steady output a stall", async () => {
+  it("restarts the stall deadline on every output, so a talkative agent is not stalled", async () => {
     const result = await runAgent({
       ...base,
       binary: agent("chatty-then-silent.sh"),
