@@ -24,6 +24,10 @@ const providerEntry = z
   .strictObject({
     /** Claude Code (`@anthropic-ai/claude-code`). */
     claude: providerOptions.optional(),
+    /** Gemini CLI (`@google/gemini-cli`); `model` as `gemini-2.5-flash`. */
+    gemini: providerOptions.optional(),
+    /** OpenCode (`opencode-ai`); `model` as `provider/model`, e.g. `anthropic/claude-sonnet-4-5`. */
+    opencode: providerOptions.optional(),
   })
   .refine((entry) => Object.keys(entry).length === 1, {
     message: "each entry names exactly one provider, e.g. `- claude: { model: sonnet }`",
@@ -33,7 +37,7 @@ const providerEntry = z
     return { name, model: options?.model };
   });
 
-export type ProviderName = "claude";
+export type ProviderName = "claude" | "gemini" | "opencode";
 
 const repoEntry = z.strictObject({
   /** `owner/name` of a repository the work may change. */

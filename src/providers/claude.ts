@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { type FailureKind, failedOutput, type ParsedOutput, type Provider } from "./provider.ts";
 
-/** The final object `claude -p --output-format json` prints. */
+/** The final object `claude -p` prints: the whole output with `json`, the last event with `stream-json`. */
 const claudeResultSchema = z.looseObject({
   type: z.literal("result"),
   subtype: z.string(),
@@ -69,7 +69,16 @@ export const claudeProvider: Provider = {
     "DISABLE_AUTOUPDATER",
     "IS_SANDBOX",
   ],
-  args: ({ model }) => ["-p", "--output-format", "json", "--dangerously-skip-permissions", ...(model ? ["--model", model] : [])],
+  // stream-json prints an event per message as the session goes, so a silent agent really is
+  // stalled; plain json says nothing until the end. The last event is the same result object.
+  args: ({ model }) => [
+    "-p",
+    "--output-format",
+    "stream-json",
+    "--verbose",
+    "--dangerously-skip-permissions",
+    ...(model ? ["--model", model] : []),
+  ],
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const result = findResult(stdout);
     if (!result) {

@@ -224,6 +224,8 @@ async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Promise<Che
   const [first] = ctx.config.providers;
   const provider = first ? providers[first.name] : undefined;
   if (!first || !provider?.nativeWorktree) return undefined;
+  // Work already done in Lisa's checkout (a fallback provider's, or before a restart) stays there.
+  if (ctx.deps.store.sessions(step.id).length > 0 && !step.native_worktree) return undefined;
   const version = await installedVersion(ctx.deps.agentBinaries[first.name] ?? provider.defaultBinary);
   if (!version || !isAtLeast(version, provider.nativeWorktree.since)) return undefined;
   const name = `lisa-${ctx.run.id}-${step.position}`;
@@ -445,6 +447,18 @@ async function invokeAgent(
       { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
       "agent session ended",
     );
+    if (!result.ok && native && !checkout.nativePath) {
+      // A CLI that failed may leave its half-made worktree, locked; the next provider works in
+      // Lisa's checkout, and a later session of this CLI must not pick the stale one up.
+      const { owner, repo } = deps.store.step(stepId);
+      const ref = { owner, repo };
+      const stale = await findWorktreeByBranch(deps.workspace, ref, native.branch);
+      if (stale) await removeWorktree(deps.workspace, ref, { path: stale, branch: native.branch });
+    }
+    if (result.ok && !native && checkout.native && !checkout.nativePath) {
+      // Another provider did the work in Lisa's checkout: the step stays there from now on.
+      checkout.native = undefined;
+    }
     if (result.ok && native && !checkout.nativePath) {
       // The CLI decides where its worktree goes; find it by the branch it is on.
       const { owner, repo } = deps.store.step(stepId);

@@ -65,7 +65,7 @@ describe("labeling an issue", () => {
     expect(github.scope.pendingMocks()).toEqual([]);
 
     const [call] = agent.calls();
-    expect(call?.args).toEqual(["-p", "--output-format", "json", "--dangerously-skip-permissions"]);
+    expect(call?.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
     expect(call?.prompt).toContain("Spelling error in the README file");
     expect(readFileSync(path.join(harness.dataDir, "lisa.db")).length).toBeGreaterThan(0);
   });

@@ -15,11 +15,12 @@ const result = (fields: Record<string, unknown>) =>
   });
 
 describe("claudeProvider.args", () => {
-  it("runs headless with JSON output and no permission prompts, the model only when chosen", () => {
+  it("runs headless with streamed JSON events and no permission prompts, the model only when chosen", () => {
     expect(claudeProvider.args({ model: undefined })).toEqual([
       "-p",
       "--output-format",
-      "json",
+      "stream-json",
+      "--verbose",
       "--dangerously-skip-permissions",
     ]);
     expect(claudeProvider.args({ model: "opus" })).toContain("opus");
@@ -38,6 +39,15 @@ describe("claudeProvider.parse", () => {
       failure: undefined,
       exitCode: 0,
     });
+  });
+
+  it("finds the result event at the end of a stream-json transcript", () => {
+    const stdout = [
+      JSON.stringify({ type: "system", subtype: "init", session_id: "abc" }),
+      JSON.stringify({ type: "assistant", message: { content: [{ type: "text", text: "working" }] } }),
+      result({ result: "streamed" }),
+    ].join("\n");
+    expect(claudeProvider.parse({ stdout, stderr: "", exitCode: 0 }).text).toBe("streamed");
   });
 
   it("finds the result line among other output", () => {

@@ -16,7 +16,7 @@ describe("runAgent", () => {
     const prompt = "x".repeat(200_000);
     const result = await runAgent({ ...base, binary: agent("echo-stdin.sh"), prompt, timeoutMs: 10_000, stallMs: 10_000 });
     expect(result.ok).toBe(true);
-    expect(result.text).toBe(`${prompt}|args=4`);
+    expect(result.text).toBe(`${prompt}|args=5`);
     expect(result.costUsd).toBe(0.5);
   });
 

@@ -1,8 +1,15 @@
 #!/usr/bin/env node
 
 // scripted-model-server.mjs — a dependency-free fake of the Anthropic Messages API
-// that replays a per-test script of assistant turns, for driving the real Claude
-// Code CLI (or any Anthropic SDK client) fully offline.
+// and of the Gemini API that replays a per-test script of assistant turns, for driving
+// the real Claude Code, OpenCode (Anthropic dialect) and Gemini CLI fully offline.
+// Both dialects share one port, one script and one turn counter, so a test can let
+// one CLI fail and the next one carry on.
+//
+//   Anthropic: POST /v1/messages (SSE when `stream`), /v1/messages/count_tokens, GET /v1/models
+//   Gemini:    POST /v1beta/models/<model>:streamGenerateContent?alt=sse (SSE),
+//              POST /v1beta/models/<model>:generateContent (JSON), :countTokens
+//              (point the CLI at it with GOOGLE_GEMINI_BASE_URL=<url>)
 //
 // Node >= 18, ESM, node: built-ins only.
 //
@@ -43,13 +50,23 @@
 //     {{N}}    – the 1-based index of this main request
 //
 //   A request is "main" when its body carries a non-empty `tools` array (the agent
-//   loop always sends its tools); otherwise it is a "side" request (title/summary
-//   generation, quota probes, …). Set "main_when": "always" in the script to make
-//   every POST /v1/messages consume a turn.
+//   loop always sends its tools; for Gemini, function declarations); otherwise it is a
+//   "side" request (title/summary generation, quota probes, Gemini's model router, …).
+//   Set "main_when": "always" in the script to make every model request consume a turn.
+//
+//   For Gemini, the same STEPs are answered in its own shapes: "tool_use" entries become
+//   `functionCall` parts (name the CLI's tools: write_file, run_shell_command, replace, …),
+//   "thinking" a `thought` part, "usage" `usageMetadata`; "error" answers
+//   `{"error":{"code","message","status"}}` with that HTTP status; a stream is one SSE event
+//   per part (the last carries finishReason and usage), which is what "after_events" counts;
+//   "stream_error" breaks the stream after the first part with the bare error object, as the
+//   API does. Side requests asking for JSON (the model router) get a minimal object matching
+//   their schema. Both dialects honour "stall", "drop", "delay_ms" and "times" alike.
 //
 // ── Control endpoints (for tests in another process) ───────────────────────
 //   GET  /__scripted/requests   → JSON array of every recorded request
 //   GET  /__scripted/tool_results → [{ tool_use_id, name, input, is_error, content }] from the client's tool_result blocks
+//                                  (Gemini: functionResponse parts)
 //   GET  /__scripted/state      → { turnIndex, mainCount, sideCount }
 //   POST /__scripted/script     → replace the script (body = script JSON), resets counters
 //   POST /__scripted/reset      → clear recorded requests and counters
@@ -83,10 +100,16 @@ function findCwd(body) {
   };
   push(body?.system);
   for (const m of body?.messages || []) push(m.content);
+  // Gemini: system instruction and contents are lists of parts.
+  push(body?.systemInstruction?.parts);
+  for (const c of body?.contents || []) push(c.parts);
   for (const t of texts) {
     // full prompt: " - Primary working directory: /path"; --bare prompt: "CWD: /path"
     const m = /(?:Primary working directory|Working directory|working directory is|^CWD)\s*:?\s*(\/[^\s`'"<>]*)/im.exec(t);
     if (m) return m[1];
+    // Gemini CLI: "- **Workspace Directories:**\n  - /path"
+    const g = /Workspace Directories:?\**\s*\n\s*-\s*(\/[^\s`'"<>]*)/i.exec(t);
+    if (g) return g[1];
   }
   return process.cwd();
 }
@@ -184,6 +207,24 @@ export function collectToolResults(requests) {
   const uses = new Map();
   const out = new Map();
   for (const r of requests) {
+    // Gemini: functionCall parts answered by functionResponse parts with the same id (or name).
+    for (const c of r.body?.contents || []) {
+      for (const p of c.parts || []) {
+        if (p.functionCall)
+          uses.set(p.functionCall.id ?? p.functionCall.name, { name: p.functionCall.name, input: p.functionCall.args });
+        const fr = p.functionResponse;
+        const key = fr && (fr.id ?? fr.name);
+        if (fr && !out.has(key)) {
+          const response = fr.response || {};
+          out.set(key, {
+            tool_use_id: key,
+            ...uses.get(key),
+            is_error: response.error !== undefined,
+            content: typeof response.output === "string" ? response.output : JSON.stringify(response.error ?? response),
+          });
+        }
+      }
+    }
     for (const m of r.body?.messages || []) {
       if (!Array.isArray(m.content)) continue;
       for (const b of m.content) {
@@ -202,6 +243,76 @@ export function collectToolResults(requests) {
   }
   return [...out.values()];
 }
+
+// ── Gemini dialect ──────────────────────────────────────────────────────────
+
+const GEMINI_ROUTE = /^\/v1(?:beta|alpha)?\/models\/([^/:]+):(streamGenerateContent|generateContent|countTokens)$/;
+const GEMINI_STATUS = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+  504: "DEADLINE_EXCEEDED",
+};
+
+function geminiError(status, message) {
+  return { error: { code: status, message: message || `scripted ${status}`, status: GEMINI_STATUS[status] || "UNKNOWN" } };
+}
+
+function geminiParts(step, vars) {
+  const parts = [];
+  if (step.thinking) parts.push({ text: fill(step.thinking, vars), thought: true });
+  if (typeof step.text === "string" && step.text.length) parts.push({ text: fill(step.text, vars) });
+  for (const t of step.tool_use || []) {
+    // Gemini 3 models sign their function calls; this documented placeholder passes validation.
+    parts.push({
+      functionCall: { name: t.name, args: fill(t.input || {}, vars) },
+      thoughtSignature: "skip_thought_signature_validator",
+    });
+  }
+  if (!parts.length) parts.push({ text: "" });
+  return parts;
+}
+
+// Side requests that ask for JSON (Gemini CLI's model router) get a minimal object matching the schema.
+function geminiSideParts(body, script, vars) {
+  const config = body.generationConfig || {};
+  const schema = config.responseJsonSchema || config.responseSchema;
+  if (config.responseMimeType !== "application/json" && !schema) return [{ text: fill(script.side?.text ?? "OK", vars) }];
+  const object = {};
+  for (const [key, property] of Object.entries(schema?.properties || {})) {
+    const type = String(property.type || "").toLowerCase();
+    if (property.enum) object[key] = property.enum.includes("flash") ? "flash" : property.enum[0];
+    else if (type === "number" || type === "integer") object[key] = property.minimum ?? 1;
+    else if (type === "boolean") object[key] = false;
+    else object[key] = "scripted";
+  }
+  return [{ text: JSON.stringify(object) }];
+}
+
+// One streamed chunk per part; the last one carries finishReason and usage.
+function geminiChunks(parts, usage, model) {
+  const responseId = rid("resp_");
+  const usageMetadata = {
+    promptTokenCount: usage.input_tokens,
+    candidatesTokenCount: usage.output_tokens,
+    totalTokenCount: usage.input_tokens + usage.output_tokens,
+  };
+  return parts.map((part, i) => {
+    const last = i === parts.length - 1;
+    return {
+      candidates: [{ content: { role: "model", parts: [part] }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+      ...(last ? { usageMetadata } : {}),
+      modelVersion: model,
+      responseId,
+    };
+  });
+}
+
+const geminiSse = (data) => `data: ${JSON.stringify(data)}\r\n\r\n`;
 
 const sse = (name, data) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -235,7 +346,7 @@ export async function startScriptedModelServer(opts = {}) {
 
   function record(entry) {
     requests.push(entry);
-    if (logStream) logStream.write(JSON.stringify(entry) + "\n");
+    if (logStream) logStream.write(`${JSON.stringify(entry)}\n`);
     if (!quiet && process.env.SCRIPTED_SERVER_VERBOSE)
       process.stderr.write(`[scripted] ${entry.method} ${entry.path} ${entry.kind || ""} ${entry.answer || ""}\n`);
   }
@@ -251,8 +362,8 @@ export async function startScriptedModelServer(opts = {}) {
     res.end(body);
   }
 
-  async function answerMessages(req, res, body, entry) {
-    const isMain = script.main_when === "always" || (Array.isArray(body.tools) && body.tools.length > 0);
+  // The step answering a request, and the placeholder values for it.
+  function pickStep(isMain, body, entry) {
     let step;
     let n;
     if (isMain) {
@@ -267,7 +378,12 @@ export async function startScriptedModelServer(opts = {}) {
       step = script.side || { text: "OK" };
     }
     entry.kind = isMain ? "main" : "side";
-    const vars = { CWD: script.cwd || findCwd(body), N: n };
+    return { step, vars: { CWD: script.cwd || findCwd(body), N: n } };
+  }
+
+  async function answerMessages(req, res, body, entry) {
+    const isMain = script.main_when === "always" || (Array.isArray(body.tools) && body.tools.length > 0);
+    const { step, vars } = pickStep(isMain, body, entry);
     if (step.delay_ms) await sleep(step.delay_ms);
 
     if (step.error) {
@@ -389,6 +505,92 @@ export async function startScriptedModelServer(opts = {}) {
     res.end();
   }
 
+  async function answerGemini(req, res, body, entry, model, method) {
+    const isMain =
+      script.main_when === "always" ||
+      (Array.isArray(body.tools) && body.tools.some((t) => (t.functionDeclarations || []).length > 0));
+    const { step, vars } = pickStep(isMain, body, entry);
+    if (step.delay_ms) await sleep(step.delay_ms);
+    const stream = method === "streamGenerateContent";
+
+    if (step.error) {
+      const status = step.error.status || 500;
+      entry.answer = `error ${status}`;
+      record(entry);
+      return sendJson(res, status, geminiError(status, step.error.message), step.error.headers || {});
+    }
+    if (step.drop && (!step.after_events || !stream)) {
+      entry.answer = stream ? "drop" : "drop (non-stream)";
+      record(entry);
+      req.socket.destroy();
+      return;
+    }
+    if (step.stall && (step.before_headers || !stream)) {
+      entry.answer = stream ? "stall before headers" : "stall (non-stream)";
+      record(entry);
+      return; // request read, nothing ever written
+    }
+    if (step.stream_error && !stream) {
+      const status = step.stream_error.status || 500;
+      entry.answer = `error ${status} (non-stream)`;
+      record(entry);
+      return sendJson(res, status, geminiError(status, step.stream_error.message));
+    }
+    const usage = { ...DEFAULT_USAGE, ...(script.usage || {}), ...(step.usage || {}) };
+    const failing = step.stall || step.drop || step.stream_error;
+    const parts = failing
+      ? [{ text: fill(step.text || "", vars) }]
+      : isMain
+        ? geminiParts(step, vars)
+        : geminiSideParts(body, script, vars);
+    const chunks = geminiChunks(parts, usage, script.model || model);
+
+    if (!stream) {
+      const response = { ...chunks.at(-1), candidates: [{ ...chunks.at(-1).candidates[0], content: { role: "model", parts } }] };
+      entry.answer = "json";
+      entry.response = response;
+      record(entry);
+      return sendJson(res, 200, response);
+    }
+
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    res.flushHeaders();
+    if (failing) {
+      // A stream that breaks off never gets to its finish reason.
+      const partial = chunks.map(({ usageMetadata, ...chunk }) => ({
+        ...chunk,
+        candidates: [{ content: chunk.candidates[0].content, index: 0 }],
+      }));
+      if (step.stall) {
+        entry.answer = `stall after ${step.after_events || 0} events`;
+        record(entry);
+        for (const chunk of partial.slice(0, step.after_events || 0)) res.write(geminiSse(chunk));
+        return; // keep the socket open, say nothing more
+      }
+      if (step.drop) {
+        entry.answer = `drop after ${step.after_events} events`;
+        record(entry);
+        for (const chunk of partial.slice(0, step.after_events)) res.write(geminiSse(chunk));
+        setTimeout(() => req.socket.destroy(), 20);
+        return;
+      }
+      const status = step.stream_error.status || 500;
+      entry.answer = `stream error ${status}`;
+      record(entry);
+      res.write(geminiSse(partial[0]));
+      // The API breaks off a stream with a bare JSON error object, not an SSE event; the SDK only
+      // recognises it when it arrives as a network chunk of its own.
+      await sleep(20);
+      res.end(JSON.stringify(geminiError(status, step.stream_error.message)));
+      return;
+    }
+    entry.answer = `stream ${isMain ? parts.map((p) => (p.functionCall ? p.functionCall.name : "text")).join(",") : "side"}`;
+    entry.response = chunks;
+    record(entry);
+    for (const chunk of chunks) res.write(geminiSse(chunk));
+    res.end();
+  }
+
   const server = http.createServer(async (req, res) => {
     const url = new URL(req.url, "http://x");
     const raw = await readBody(req).catch(() => Buffer.alloc(0));
@@ -427,6 +629,15 @@ export async function startScriptedModelServer(opts = {}) {
       }
 
       if (req.method === "POST" && url.pathname === "/v1/messages") return await answerMessages(req, res, body || {}, entry);
+
+      const gemini = req.method === "POST" ? GEMINI_ROUTE.exec(url.pathname) : null;
+      if (gemini?.[2] === "countTokens") {
+        const n = Math.max(1, Math.ceil(raw.length / 4));
+        entry.answer = `countTokens ${n}`;
+        record(entry);
+        return sendJson(res, 200, { totalTokens: n });
+      }
+      if (gemini) return await answerGemini(req, res, body || {}, entry, decodeURIComponent(gemini[1]), gemini[2]);
 
       if (req.method === "POST" && url.pathname === "/v1/messages/count_tokens") {
         const n = Math.max(1, Math.ceil(raw.length / 4));

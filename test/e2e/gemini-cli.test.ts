@@ -1,0 +1,145 @@
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, type ModelServer } from "../support/agent-clis.ts";
+import { gitIn } from "../support/git-fixtures.ts";
+import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
+import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
+
+const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+const GEMINI_PATH = /^\/v1beta\/models\/gemini-2\.5-flash:streamGenerateContent$/;
+
+const context = useIntegrationContext();
+let server: ModelServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe("Gemini CLI, the real CLI against a scripted model", () => {
+  it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
+    server = (await startScriptedModelServer({
+      quiet: true,
+      script: {
+        turns: [
+          // write_file resolves relative paths against the workspace, the worktree Lisa runs it in.
+          {
+            text: "Fixing the heading.",
+            tool_use: [{ name: "write_file", input: { file_path: "README.md", content: "# Hello World\n" } }],
+          },
+          {
+            tool_use: [
+              { name: "run_shell_command", input: { command: "env > agent-env.txt", description: "Record the environment" } },
+            ],
+          },
+          {
+            tool_use: [
+              {
+                name: "write_file",
+                input: {
+                  file_path: ".lisa-manifest.json",
+                  content: JSON.stringify({
+                    title: "Fix the README heading",
+                    what: "Spells World correctly.",
+                    testing: "Checked by eye.",
+                  }),
+                },
+              },
+            ],
+          },
+          { text: "Fixed the spelling in the README heading." },
+        ],
+      },
+    })) as ModelServer;
+    const github = fakeHelloWorld({
+      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
+      routes: [...ROUTES],
+    });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+    );
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    // Every scripted tool call ran: YOLO mode declared the write and shell tools and approved them.
+    expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([
+      ["write_file", false],
+      ["run_shell_command", false],
+      ["write_file", false],
+    ]);
+    const [pull] = github.state.pulls;
+    expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
+    expect(pull?.body).toContain("Spells World correctly.");
+    const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+    expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    // Only the agent's work is committed: nothing the CLI keeps for itself (it lives under HOME).
+    expect(gitIn(remote, "diff", "--name-only", "master", BRANCH).trim().split("\n")).toEqual(["README.md", "agent-env.txt"]);
+    const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
+    expect(agentEnv).toContain("GOOGLE_GEMINI_BASE_URL=");
+    expect(agentEnv).toContain("GEMINI_API_KEY=");
+    expect(agentEnv).not.toContain("GITHUB_TOKEN");
+    expect(agentEnv).not.toContain(LEAKABLE_TOKEN);
+    expect(agentEnv).not.toContain(TOKEN);
+    // Another vendor's credentials stay with that vendor.
+    expect(agentEnv).not.toContain("ANTHROPIC_API_KEY");
+
+    const main = server.requests.filter((r) => r.kind === "main");
+    expect(main.map((r) => r.path)).toEqual(Array(4).fill(expect.stringMatching(GEMINI_PATH)));
+    // The prompt went in on standard input and reached the model.
+    expect(JSON.stringify(main[0]?.body?.contents)).toContain("Spelling error in the README file");
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    // Gemini CLI reports tokens but no price.
+    expect(tracking).toMatch(/✅ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · 4 turns/);
+  });
+});
+
+describe("Gemini CLI failures", () => {
+  it("reports a server error as overloaded, after a single attempt", async () => {
+    server = (await startScriptedModelServer({
+      quiet: true,
+      script: { turns: [{ error: { status: 503, message: "The model is overloaded." } }] },
+    })) as ModelServer;
+    const github = fakeHelloWorld({
+      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
+      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+    });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+    );
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    expect(github.state.pulls).toEqual([]);
+    expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain("The agent session failed (overloaded): Error 503: The model is overloaded.");
+    expect(tracking).toMatch(/❌ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · overloaded/);
+  });
+
+  it("kills a session whose model stream stalls, at the stall deadline", async () => {
+    server = (await startScriptedModelServer({
+      quiet: true,
+      script: { turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] },
+    })) as ModelServer;
+    const github = fakeHelloWorld({
+      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
+      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+    });
+    const harness = context.use(
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+    );
+    await harness.lisa.start();
+    const started = Date.now();
+
+    await deliverLabeled(harness);
+
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(server.requests.find((r) => r.kind === "main")?.answer).toBe("stall after 1 events");
+    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain("The agent session failed (stalled): gemini printed nothing for 5s and was killed");
+  });
+});

@@ -1,0 +1,91 @@
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, type ModelServer, OPENCODE_MODEL } from "../support/agent-clis.ts";
+import { gitIn } from "../support/git-fixtures.ts";
+import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { BRANCH, createHarness, deliverLabeled, OWNER, REPO } from "../support/lisa-harness.ts";
+// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
+import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
+
+const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
+
+/** The vendor dialect of each request that consumed a scripted turn, in order. */
+const turnsBy = (server: ModelServer) =>
+  server.requests.filter((r) => r.kind === "main").map((r) => (r.path.startsWith("/v1beta/") ? "gemini" : "anthropic"));
+
+const context = useIntegrationContext();
+let server: ModelServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+/** Runs the example issue with `providers` against one scripted server playing both APIs; returns what GitHub saw. */
+async function deliverWith(providers: string, turns: unknown[]) {
+  server = (await startScriptedModelServer({ quiet: true, script: { turns } })) as ModelServer;
+  const github = fakeHelloWorld({ config: `label: bug\nproviders:\n${providers}${GATES}`, routes: [...ROUTES] });
+  const harness = context.use(
+    createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+  );
+  await harness.lisa.start();
+  await deliverLabeled(harness);
+  expect(github.state.pulls).toHaveLength(1);
+  const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+  expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+  return github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+}
+
+describe("Falling back to another vendor's CLI when the model answers 429", () => {
+  it("goes from Claude Code to Gemini CLI", async () => {
+    const tracking = await deliverWith("  - claude: { model: claude-sonnet-4-5 }\n  - gemini: { model: gemini-2.5-flash }\n", [
+      { error: { status: 429, message: "rate limited" } },
+      { tool_use: [{ name: "write_file", input: { file_path: "README.md", content: "# Hello World\n" } }] },
+      { text: "Done." },
+    ]);
+
+    expect(turnsBy(server as ModelServer)).toEqual(["anthropic", "gemini", "gemini"]);
+    expect(tracking).toMatch(
+      /❌ Agent session 1: claude \(claude-sonnet-4-5\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
+    );
+    expect(tracking).toMatch(/✅ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · 2 turns/);
+  });
+
+  it("goes from Gemini CLI to OpenCode", async () => {
+    const tracking = await deliverWith(`  - gemini: { model: gemini-2.5-flash }\n  - opencode: { model: ${OPENCODE_MODEL} }\n`, [
+      // general.maxAttempts: 1, so Gemini CLI asks once.
+      { error: { status: 429, message: "Resource has been exhausted (e.g. check quota)." } },
+      { tool_use: [{ name: "read", input: { filePath: "{{CWD}}/README.md" } }] },
+      { tool_use: [{ name: "write", input: { filePath: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+      { text: "Done." },
+    ]);
+
+    expect(turnsBy(server as ModelServer)).toEqual(["gemini", "anthropic", "anthropic", "anthropic"]);
+    expect(tracking).toMatch(
+      /❌ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
+    );
+    expect(tracking).toMatch(
+      /✅ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00 · 3 turns/,
+    );
+  });
+
+  it("goes from OpenCode, once its own retries are spent, to Claude Code", async () => {
+    const tracking = await deliverWith(`  - opencode: { model: ${OPENCODE_MODEL} }\n  - claude: { model: claude-sonnet-4-5 }\n`, [
+      // OpenCode retries a 429 five times, honouring retry-after (else it backs off from 2 s).
+      { error: { status: 429, message: "rate limited", headers: { "retry-after": "0" } }, times: 6 },
+      // Claude Code's Write refuses to overwrite a file it has not read in this session.
+      { tool_use: [{ name: "Read", input: { file_path: "{{CWD}}/README.md" } }] },
+      { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+      { text: "Done." },
+    ]);
+
+    expect(turnsBy(server as ModelServer)).toEqual([...Array(6).fill("anthropic"), "anthropic", "anthropic", "anthropic"]);
+    const models = (server as ModelServer).requests.filter((r) => r.kind === "main").map((r) => r.body?.model);
+    expect(models).toEqual([...Array(6).fill("scripted-model"), ...Array(3).fill("claude-sonnet-4-5")]);
+    expect(tracking).toMatch(
+      /❌ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
+    );
+    expect(tracking).toMatch(/✅ Agent session 1: claude \(claude-sonnet-4-5\), implementing · \d+s · \$0\.\d\d · 3 turns/);
+  });
+});

@@ -1,0 +1,121 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { tempDir } from "./git-fixtures.ts";
+
+/** Where npm put the real agent CLIs (dev dependencies): `claude`, `gemini`, `opencode`. */
+export const AGENT_BIN = fileURLToPath(new URL("../../node_modules/.bin", import.meta.url));
+export const CLAUDE = path.join(AGENT_BIN, "claude");
+
+/** A GitHub token in Lisa's environment that no agent may ever see. */
+export const LEAKABLE_TOKEN = "ghp_lisaMustNeverPassThisToTheAgent000000";
+
+/** The scripted server's OpenCode provider and model, as `.github/lisa.yml` names them. */
+export const OPENCODE_MODEL = "scripted/scripted-model";
+
+/**
+ * Gemini CLI settings for offline runs: the API-key auth method (with `GOOGLE_GEMINI_BASE_URL` set and
+ * no method chosen, headless runs exit 41), one attempt per request (the default is 10, with backoff
+ * from 5 s), and no usage statistics (Clearcut), telemetry, IDE or update checks.
+ * Folder trust is left alone: Lisa passes `--skip-trust`.
+ */
+const GEMINI_SETTINGS = {
+  security: { auth: { selectedType: "gemini-api-key" } },
+  general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+  privacy: { usageStatisticsEnabled: false },
+  telemetry: { enabled: false },
+  ide: { enabled: false },
+  tools: { useRipgrep: false },
+};
+
+/**
+ * OpenCode's global config: one custom provider on its bundled Anthropic SDK pointed at the scripted
+ * server (whose error answers carry `retry-after: 0`, which keeps OpenCode's five retries instant),
+ * and no other provider, so a mistake can never fall through to opencode.ai.
+ */
+function opencodeConfig(serverUrl: string) {
+  const [provider, model] = OPENCODE_MODEL.split("/") as [string, string];
+  return {
+    $schema: "https://opencode.ai/config.json",
+    model: OPENCODE_MODEL,
+    small_model: OPENCODE_MODEL,
+    enabled_providers: [provider],
+    autoupdate: false,
+    share: "disabled",
+    provider: {
+      [provider]: {
+        name: "Scripted",
+        npm: "@ai-sdk/anthropic",
+        // The key comes through Lisa's allowlist; the SDK appends /messages to the base URL.
+        options: { baseURL: `${serverUrl}/v1`, apiKey: "{env:ANTHROPIC_API_KEY}" },
+        models: {
+          [model]: {
+            name: "Scripted Model",
+            tool_call: true,
+            limit: { context: 200000, output: 8192 },
+            cost: { input: 3, output: 15 },
+          },
+        },
+      },
+    },
+  };
+}
+
+/** A fresh HOME holding each CLI's settings. */
+function agentHome(serverUrl: string): string {
+  const home = tempDir("agent-home");
+  mkdirSync(path.join(home, ".gemini"));
+  writeFileSync(path.join(home, ".gemini", "settings.json"), JSON.stringify(GEMINI_SETTINGS, null, 2));
+  const opencode = path.join(home, ".config", "opencode");
+  // With these in place OpenCode does not `npm install @opencode-ai/plugin` into its config dir on first run.
+  mkdirSync(path.join(opencode, "node_modules"), { recursive: true });
+  const dependencies = { "@opencode-ai/plugin": "1.18.33" };
+  writeFileSync(path.join(opencode, "package.json"), JSON.stringify({ dependencies }));
+  writeFileSync(
+    path.join(opencode, "package-lock.json"),
+    JSON.stringify({ lockfileVersion: 3, packages: { "": { dependencies } } }),
+  );
+  writeFileSync(path.join(opencode, "opencode.json"), JSON.stringify(opencodeConfig(serverUrl), null, 2));
+  return home;
+}
+
+/**
+ * The environment Lisa picks agents' environments from: what the three real CLIs need to run offline
+ * against the scripted server at `serverUrl`, their binaries on PATH under their usual names, and a
+ * GitHub token that the allowlist must keep from them.
+ */
+export function agentEnvSource(serverUrl: string): NodeJS.ProcessEnv {
+  return {
+    PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH}`,
+    HOME: agentHome(serverUrl),
+    TMPDIR: tempDir("agent-tmp"),
+    // Claude Code; OpenCode's config reads the same key.
+    ANTHROPIC_BASE_URL: serverUrl,
+    ANTHROPIC_API_KEY: "sk-ant-api03-scripted-test-key",
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    CLAUDE_CODE_MAX_RETRIES: "0",
+    // CI runs as root, where Claude Code refuses to skip permissions outside a declared sandbox.
+    IS_SANDBOX: "1",
+    // Gemini CLI. No relaunch: the CLI otherwise restarts itself in a child process for memory tuning.
+    GEMINI_API_KEY: "scripted-gemini-api-key",
+    GOOGLE_GEMINI_BASE_URL: serverUrl,
+    GEMINI_CLI_NO_RELAUNCH: "true",
+    // OpenCode: no models catalogue, updates, sharing, LSP downloads or plugins from the network.
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    OPENCODE_DISABLE_CLAUDE_CODE: "1",
+    OPENCODE_DISABLE_EXTERNAL_SKILLS: "1",
+    GITHUB_TOKEN: LEAKABLE_TOKEN,
+  };
+}
+
+/** What the scripted server records of each request, as the e2e tests read it. */
+export interface ModelServer {
+  url: string;
+  requests: { path: string; kind?: "main" | "side"; answer?: string; body?: Record<string, unknown> }[];
+  toolResults(): { name?: string; is_error: boolean; content: string }[];
+  close(): Promise<void>;
+}
