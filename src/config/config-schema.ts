@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { type ProviderName, providers } from "../providers/registry.ts";
 import { parseDuration } from "./parse-duration.ts";
 
 const duration = (fallback: string) =>
@@ -19,16 +20,16 @@ const providerOptions = z.strictObject({
   model: z.string().min(1).optional(),
 });
 
-/** One entry of the fallback chain: `{ claude: { model: sonnet } }`. */
+const providerNames = Object.keys(providers) as ProviderName[];
+
+/** One entry of the fallback chain, `{ claude: { model: sonnet } }`: one key, a name from the provider registry. */
 const providerEntry = z
-  .strictObject({
-    /** Claude Code (`@anthropic-ai/claude-code`). */
-    claude: providerOptions.optional(),
-    /** Gemini CLI (`@google/gemini-cli`); `model` as `gemini-2.5-flash`. */
-    gemini: providerOptions.optional(),
-    /** OpenCode (`opencode-ai`); `model` as `provider/model`, e.g. `anthropic/claude-sonnet-4-5`. */
-    opencode: providerOptions.optional(),
-  })
+  .strictObject(
+    Object.fromEntries(providerNames.map((name) => [name, providerOptions.optional()])) as Record<
+      ProviderName,
+      z.ZodOptional<typeof providerOptions>
+    >,
+  )
   .refine((entry) => Object.keys(entry).length === 1, {
     message: "each entry names exactly one provider, e.g. `- claude: { model: sonnet }`",
   })
@@ -37,7 +38,7 @@ const providerEntry = z
     return { name, model: options?.model };
   });
 
-export type ProviderName = "claude" | "gemini" | "opencode";
+export type { ProviderName };
 
 const repoEntry = z.strictObject({
   /** `owner/name` of a repository the work may change. */
