@@ -1,21 +1,14 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { gitIn, tempDir } from "../support/git-fixtures.ts";
+import { agentEnvSource, CLAUDE, type ModelServer } from "../support/agent-clis.ts";
+import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 // @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
 import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
 
-const CLAUDE = fileURLToPath(new URL("../../node_modules/.bin/claude", import.meta.url));
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
-
-interface ModelServer {
-  url: string;
-  requests: { path: string; body?: { messages?: unknown[] } }[];
-  close(): Promise<void>;
-}
 
 const context = useIntegrationContext();
 let server: ModelServer | undefined;
@@ -24,21 +17,6 @@ afterEach(async () => {
   await server?.close();
   server = undefined;
 });
-
-/** What the real CLI needs to run offline against the scripted server, and nothing from Lisa. */
-function claudeEnv(url: string): NodeJS.ProcessEnv {
-  return {
-    PATH: process.env.PATH,
-    HOME: tempDir("claude-home"),
-    ANTHROPIC_BASE_URL: url,
-    ANTHROPIC_API_KEY: "sk-ant-api03-scripted-test-key",
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
-    CLAUDE_CODE_MAX_RETRIES: "0",
-    // CI runs as root, where Claude Code refuses to skip permissions outside a declared sandbox.
-    IS_SANDBOX: "1",
-    GITHUB_TOKEN: "ghp_lisaMustNeverPassThisToTheAgent000000",
-  };
-}
 
 describe("Claude Code, the real CLI against a scripted model", () => {
   it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
@@ -72,7 +50,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     })) as ModelServer;
     const github = fakeHelloWorld({ config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n", routes: [...ROUTES] });
     const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
     );
     await harness.lisa.start();
 
@@ -124,7 +102,7 @@ describe("Claude Code failures", () => {
       routes: [...ROUTES],
     });
     const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
     );
     await harness.lisa.start();
 
@@ -149,7 +127,7 @@ describe("Claude Code failures", () => {
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
     });
     const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: claudeEnv(server.url) }),
+      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
     );
     await harness.lisa.start();
     const started = Date.now();
@@ -171,7 +149,7 @@ describe("Claude Code failures", () => {
       createHarness({
         remoteRoot: context.remoteRoot,
         claudeBinary: "/nonexistent/bin/claude",
-        agentEnvSource: claudeEnv("http://127.0.0.1:9"),
+        agentEnvSource: agentEnvSource("http://127.0.0.1:9"),
       }),
     );
     await harness.lisa.start();
