@@ -8,7 +8,7 @@ RUN apt-get update \
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund \
-  && npm install -g --no-audit --no-fund @anthropic-ai/claude-code \
+  && npm install -g --no-audit --no-fund @anthropic-ai/claude-code @google/gemini-cli opencode-ai \
   && npm cache clean --force
 COPY src ./src
 COPY prompts ./prompts
