@@ -84,7 +84,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     const detail = explain(error, ctx.secrets);
     // In a plan, say which step failed: the ones after it did not run.
     const message =
-      failed && steps.length > 1
+      failed && (failed.position === 0 || steps.length > 1)
         ? `${failed.position === 0 ? "Planning" : `Step ${failed.position} (${failed.owner}/${failed.repo})`} failed: ${detail}`
         : detail;
     deps.log.error({ err: error, runId }, "run failed");

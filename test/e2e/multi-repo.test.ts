@@ -119,6 +119,21 @@ describe("a multi-repository issue", () => {
     expect(github.pulls("acme/web")).toHaveLength(0);
   });
 
+  it("fails with the problems listed after three invalid plans, and does nothing else", async () => {
+    const invalid = plan([{ repo: "acme/elsewhere", order: 1 }]);
+    const { agent, github, issue } = await setUp([invalid, invalid, invalid]);
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(3);
+    expect(calls[2]?.prompt).toContain("[FINAL ATTEMPT]");
+    expect(["acme/api", "acme/web", "acme/docs"].flatMap((repo) => github.pulls(repo))).toEqual([]);
+    const comment = tracking(env as EmulatedLisa, issue.number);
+    expect(comment).toContain("Planning failed: The planner did not write a valid plan in 3 attempts.");
+    // Markdown-escaped as steps\[0] in the comment, which GitHub shows as steps[0].
+    expect(comment).toContain('.repo "acme/elsewhere" is not one of the configured repositories');
+    expect(github.labels("acme/api", issue.number)).toContain("lisa:failed");
+  });
+
   it("stops at a failed step, and /lisa retry finishes the rest without redoing the first", async () => {
     const { agent, github, issue } = await setUp([
       VALID_PLAN,
