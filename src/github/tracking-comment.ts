@@ -88,7 +88,7 @@ export function renderTrackingComment({ run, steps, costUsd, now }: TrackingView
     lines.push(
       `**What went wrong:** ${sanitizeMarkdown(run.error ?? "unknown error", { minHeadingDepth: 4 })}`,
       "",
-      "Fix the cause and label the issue again to start a new run.",
+      "Comment `/lisa retry` to resume at the step that failed (finished steps are kept), or fix the cause first.",
     );
   } else if (run.state === "review") {
     const prs = steps.map(({ step }) => step.pr_url).filter(Boolean);

@@ -76,7 +76,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     deps.log.warn({ runId: run.id, attempt, problems }, "invalid plan");
   }
   throw new StepError(
-    `The planner did not write a valid plan in ${PLAN_ATTEMPTS} attempts. What was wrong the last time:\n${problems.map((p) => `- ${p}`).join("\n")}\n\nComment \`/lisa retry\` to plan again.`,
+    `The planner did not write a valid plan in ${PLAN_ATTEMPTS} attempts. What was wrong the last time:\n${problems.map((p) => `- ${p}`).join("\n")}`,
   );
 }
 

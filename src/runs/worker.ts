@@ -48,7 +48,7 @@ export class Worker {
     for (const session of interrupted) if (session.pid) killGroup(session.pid, "SIGKILL");
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
-        const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Label the issue again to start over.`;
+        const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
         await abandonRun(this.#deps, run.id, message).catch((error) =>
           log.error({ err: error, runId: run.id }, "could not report abandoned run"),
         );
