@@ -173,7 +173,7 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
     if (taken.manifest) store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const title = composePrTitle({ title: run.issue_title }, currentManifest(store.step(stepId)), ctx.secrets);
-    await commitPending(dir, `${title}\n\nMade by Lisa for #${run.issue_number}.`);
+    await commitPending(dir, `${title}\n\nMade by Lisa for ${issueRefFor(run, store.step(stepId))}.`);
     if ((await commitsSince(dir, baseRef)) === 0) {
       throw new StepError(
         `The agent finished without changing anything in ${ref.owner}/${ref.repo}, so there is nothing to propose.`,
@@ -232,18 +232,22 @@ async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Promise<Che
   return { provider, name, branch: provider.nativeWorktree.branch(name) };
 }
 
+/** How a step's commits and pull request name the issue: from another repository, only the full reference links. */
+function issueRefFor(run: RunRow, step: StepRow): string {
+  const sameRepo = step.owner.toLowerCase() === run.owner.toLowerCase() && step.repo.toLowerCase() === run.repo.toLowerCase();
+  return sameRepo ? `#${run.issue_number}` : `${run.owner}/${run.repo}#${run.issue_number}`;
+}
+
 /** Title and body of a step's pull request, from what the store kept of it and of its sibling steps. */
 function composeStepPullRequest(ctx: RunContext, step: StepRow): { title: string; body: string } {
   const { run } = ctx;
   const manifest = currentManifest(step);
   const planned = ctx.deps.store.steps(run.id).filter((s) => s.position > 0);
-  const sameRepo = step.owner.toLowerCase() === run.owner.toLowerCase() && step.repo.toLowerCase() === run.repo.toLowerCase();
   return {
     title: composePrTitle({ title: run.issue_title }, manifest, ctx.secrets),
     body: composePrBody({
       issue: { number: run.issue_number, title: run.issue_title },
-      // A pull request in another repository closes the issue only by its full reference.
-      issueRef: sameRepo ? `#${run.issue_number}` : `${run.owner}/${run.repo}#${run.issue_number}`,
+      issueRef: issueRefFor(run, step),
       manifest,
       agentSummary: step.summary ?? "",
       changedFiles: JSON.parse(step.changed_files ?? "[]") as { path: string; added: number; deleted: number }[],

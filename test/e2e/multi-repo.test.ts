@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
+import { gitIn } from "../support/git-fixtures.ts";
 
 const CONFIG = `label: lisa
 repos:
@@ -88,6 +89,10 @@ describe("a multi-repository issue", () => {
     expect(api?.body).toContain(`Step 2, \`acme/web\`: ${web?.html_url}`);
     expect(api?.body).toContain(`Step 3, \`acme/docs\`: ${docs?.html_url}`);
     expect(await github.readFile("acme/web", "Health.tsx", web?.head.ref)).toBe("Show API health\n");
+    const webRemote = path.join(github.gitBaseUrl.replace("file://", ""), "acme/web.git");
+    expect(gitIn(webRemote, "log", "-1", "--format=%B", web?.head.ref ?? "")).toContain(
+      `Made by Lisa for acme/api#${issue.number}.`,
+    );
 
     const comment = tracking(env as EmulatedLisa, issue.number);
     expect(comment).toContain("Ready for review");
