@@ -1,53 +1,43 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, type ModelServer } from "../support/agent-clis.ts";
+import { describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
-// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
-import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
 
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
 
 const context = useIntegrationContext();
-let server: ModelServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const model = useModelServer();
 
 describe("Claude Code, the real CLI against a scripted model", () => {
   it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: {
-        turns: [
-          {
-            text: "Fixing the heading.",
-            tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
-          },
-          { tool_use: [{ name: "Bash", input: { command: "env > agent-env.txt", description: "Record the environment" } }] },
-          {
-            tool_use: [
-              {
-                name: "Write",
-                input: {
-                  file_path: "{{CWD}}/.lisa-manifest.json",
-                  content: JSON.stringify({
-                    title: "Fix the README heading",
-                    what: "Spells World correctly.",
-                    testing: "Checked by eye.",
-                  }),
-                },
+    const server = await model.start({
+      turns: [
+        {
+          text: "Fixing the heading.",
+          tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
+        },
+        { tool_use: [{ name: "Bash", input: { command: "env > agent-env.txt", description: "Record the environment" } }] },
+        {
+          tool_use: [
+            {
+              name: "Write",
+              input: {
+                file_path: "{{CWD}}/.lisa-manifest.json",
+                content: JSON.stringify({
+                  title: "Fix the README heading",
+                  what: "Spells World correctly.",
+                  testing: "Checked by eye.",
+                }),
               },
-            ],
-          },
-          { text: "Fixed the spelling in the README heading." },
-        ],
-      },
-    })) as ModelServer;
+            },
+          ],
+        },
+        { text: "Fixed the spelling in the README heading." },
+      ],
+    });
     const github = fakeHelloWorld({ config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n", routes: [...ROUTES] });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
@@ -85,18 +75,15 @@ describe("Claude Code, the real CLI against a scripted model", () => {
 
 describe("Claude Code failures", () => {
   it("moves to the next provider in the chain when the first is rate limited", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: {
-        turns: [
-          { error: { status: 429, message: "rate limited" } },
-          // Claude Code's Write refuses to overwrite a file it has not read in this session.
-          { tool_use: [{ name: "Read", input: { file_path: "{{CWD}}/README.md" } }] },
-          { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
-          { text: "Done." },
-        ],
-      },
-    })) as ModelServer;
+    const server = await model.start({
+      turns: [
+        { error: { status: 429, message: "rate limited" } },
+        // Claude Code's Write refuses to overwrite a file it has not read in this session.
+        { tool_use: [{ name: "Read", input: { file_path: "{{CWD}}/README.md" } }] },
+        { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+        { text: "Done." },
+      ],
+    });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - claude: { model: claude-opus-4-5 }\n  - claude: { model: claude-sonnet-4-5 }\n",
       routes: [...ROUTES],
@@ -121,7 +108,7 @@ describe("Claude Code failures", () => {
   });
 
   it("kills a session whose model stream stalls, at the stall deadline, and reports it", async () => {
-    server = (await startScriptedModelServer({ quiet: true, script: { turns: [{ stall: true }] } })) as ModelServer;
+    const server = await model.start({ turns: [{ stall: true }] });
     const github = fakeHelloWorld({
       config: "label: bug\nlimits:\n  stall_timeout: 3s\n",
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],

@@ -1,58 +1,48 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, type ModelServer } from "../support/agent-clis.ts";
+import { describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
-// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
-import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
 
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
 const GEMINI_PATH = /^\/v1beta\/models\/gemini-2\.5-flash:streamGenerateContent$/;
 
 const context = useIntegrationContext();
-let server: ModelServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const model = useModelServer();
 
 describe("Gemini CLI, the real CLI against a scripted model", () => {
   it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: {
-        turns: [
-          // write_file resolves relative paths against the workspace, the worktree Lisa runs it in.
-          {
-            text: "Fixing the heading.",
-            tool_use: [{ name: "write_file", input: { file_path: "README.md", content: "# Hello World\n" } }],
-          },
-          {
-            tool_use: [
-              { name: "run_shell_command", input: { command: "env > agent-env.txt", description: "Record the environment" } },
-            ],
-          },
-          {
-            tool_use: [
-              {
-                name: "write_file",
-                input: {
-                  file_path: ".lisa-manifest.json",
-                  content: JSON.stringify({
-                    title: "Fix the README heading",
-                    what: "Spells World correctly.",
-                    testing: "Checked by eye.",
-                  }),
-                },
+    const server = await model.start({
+      turns: [
+        // write_file resolves relative paths against the workspace, the worktree Lisa runs it in.
+        {
+          text: "Fixing the heading.",
+          tool_use: [{ name: "write_file", input: { file_path: "README.md", content: "# Hello World\n" } }],
+        },
+        {
+          tool_use: [
+            { name: "run_shell_command", input: { command: "env > agent-env.txt", description: "Record the environment" } },
+          ],
+        },
+        {
+          tool_use: [
+            {
+              name: "write_file",
+              input: {
+                file_path: ".lisa-manifest.json",
+                content: JSON.stringify({
+                  title: "Fix the README heading",
+                  what: "Spells World correctly.",
+                  testing: "Checked by eye.",
+                }),
               },
-            ],
-          },
-          { text: "Fixed the spelling in the README heading." },
-        ],
-      },
-    })) as ModelServer;
+            },
+          ],
+        },
+        { text: "Fixed the spelling in the README heading." },
+      ],
+    });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
       routes: [...ROUTES],
@@ -98,10 +88,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
 
 describe("Gemini CLI failures", () => {
   it("reports a server error as overloaded, after a single attempt", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: { turns: [{ error: { status: 503, message: "The model is overloaded." } }] },
-    })) as ModelServer;
+    const server = await model.start({ turns: [{ error: { status: 503, message: "The model is overloaded." } }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
@@ -121,10 +108,7 @@ describe("Gemini CLI failures", () => {
   });
 
   it("kills a session whose model stream stalls, at the stall deadline", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: { turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] },
-    })) as ModelServer;
+    const server = await model.start({ turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],

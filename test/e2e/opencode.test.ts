@@ -1,54 +1,44 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, type ModelServer, OPENCODE_MODEL } from "../support/agent-clis.ts";
+import { describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
-// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
-import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
 
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
 const CONFIG = `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n`;
 
 const context = useIntegrationContext();
-let server: ModelServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const model = useModelServer();
 
 // Its failure path (a 429 outlasting its own retries) runs in provider-fallback.test.ts; the
 // classification of every error it prints is unit-tested on recorded output in test/providers.
 describe("OpenCode, the real CLI against a scripted model", () => {
   it("edits the worktree, and Lisa commits, pushes and opens the pull request", async () => {
-    server = (await startScriptedModelServer({
-      quiet: true,
-      script: {
-        turns: [
-          // OpenCode's write refuses to overwrite a file it has not read in this session.
-          { text: "Reading the README.", tool_use: [{ name: "read", input: { filePath: "{{CWD}}/README.md" } }] },
-          { tool_use: [{ name: "write", input: { filePath: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
-          { tool_use: [{ name: "bash", input: { command: "env > agent-env.txt" } }] },
-          {
-            tool_use: [
-              {
-                name: "write",
-                input: {
-                  filePath: "{{CWD}}/.lisa-manifest.json",
-                  content: JSON.stringify({
-                    title: "Fix the README heading",
-                    what: "Spells World correctly.",
-                    testing: "Checked by eye.",
-                  }),
-                },
+    const server = await model.start({
+      turns: [
+        // OpenCode's write refuses to overwrite a file it has not read in this session.
+        { text: "Reading the README.", tool_use: [{ name: "read", input: { filePath: "{{CWD}}/README.md" } }] },
+        { tool_use: [{ name: "write", input: { filePath: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+        { tool_use: [{ name: "bash", input: { command: "env > agent-env.txt" } }] },
+        {
+          tool_use: [
+            {
+              name: "write",
+              input: {
+                filePath: "{{CWD}}/.lisa-manifest.json",
+                content: JSON.stringify({
+                  title: "Fix the README heading",
+                  what: "Spells World correctly.",
+                  testing: "Checked by eye.",
+                }),
               },
-            ],
-          },
-          { text: "Fixed the spelling in the README heading." },
-        ],
-      },
-    })) as ModelServer;
+            },
+          ],
+        },
+        { text: "Fixed the spelling in the README heading." },
+      ],
+    });
     const github = fakeHelloWorld({ config: `${CONFIG}gates:\n  - grep -q 'Hello World' README.md\n`, routes: [...ROUTES] });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),

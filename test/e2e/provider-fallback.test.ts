@@ -1,11 +1,9 @@
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, type ModelServer, OPENCODE_MODEL } from "../support/agent-clis.ts";
+import { describe, expect, it } from "vitest";
+import { agentEnvSource, CLAUDE, type ModelServer, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO } from "../support/lisa-harness.ts";
-// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
-import { startScriptedModelServer } from "../support/scripted-model-server.mjs";
 
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
 const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
@@ -15,16 +13,11 @@ const turnsBy = (server: ModelServer) =>
   server.requests.filter((r) => r.kind === "main").map((r) => (r.path.startsWith("/v1beta/") ? "gemini" : "anthropic"));
 
 const context = useIntegrationContext();
-let server: ModelServer | undefined;
-
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const model = useModelServer();
 
 /** Runs the example issue with `providers` against one scripted server playing both APIs; returns what GitHub saw. */
 async function deliverWith(providers: string, turns: unknown[]) {
-  server = (await startScriptedModelServer({ quiet: true, script: { turns } })) as ModelServer;
+  const server = await model.start({ turns });
   const github = fakeHelloWorld({ config: `label: bug\nproviders:\n${providers}${GATES}`, routes: [...ROUTES] });
   const harness = context.use(
     createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
@@ -45,7 +38,7 @@ describe("Falling back to another vendor's CLI when the model answers 429", () =
       { text: "Done." },
     ]);
 
-    expect(turnsBy(server as ModelServer)).toEqual(["anthropic", "gemini", "gemini"]);
+    expect(turnsBy(model.current)).toEqual(["anthropic", "gemini", "gemini"]);
     expect(tracking).toMatch(
       /❌ Agent session 1: claude \(claude-sonnet-4-5\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
     );
@@ -61,7 +54,7 @@ describe("Falling back to another vendor's CLI when the model answers 429", () =
       { text: "Done." },
     ]);
 
-    expect(turnsBy(server as ModelServer)).toEqual(["gemini", "anthropic", "anthropic", "anthropic"]);
+    expect(turnsBy(model.current)).toEqual(["gemini", "anthropic", "anthropic", "anthropic"]);
     expect(tracking).toMatch(
       /❌ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
     );
@@ -80,8 +73,8 @@ describe("Falling back to another vendor's CLI when the model answers 429", () =
       { text: "Done." },
     ]);
 
-    expect(turnsBy(server as ModelServer)).toEqual([...Array(6).fill("anthropic"), "anthropic", "anthropic", "anthropic"]);
-    const models = (server as ModelServer).requests.filter((r) => r.kind === "main").map((r) => r.body?.model);
+    expect(turnsBy(model.current)).toEqual([...Array(6).fill("anthropic"), "anthropic", "anthropic", "anthropic"]);
+    const models = model.current.requests.filter((r) => r.kind === "main").map((r) => r.body?.model);
     expect(models).toEqual([...Array(6).fill("scripted-model"), ...Array(3).fill("claude-sonnet-4-5")]);
     expect(tracking).toMatch(
       /❌ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,

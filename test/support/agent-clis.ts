@@ -1,7 +1,10 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterEach } from "vitest";
 import { tempDir } from "./git-fixtures.ts";
+// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
+import { startScriptedModelServer } from "./scripted-model-server.mjs";
 
 /** Where npm put the real agent CLIs (dev dependencies): `claude`, `gemini`, `opencode`. */
 export const AGENT_BIN = fileURLToPath(new URL("../../node_modules/.bin", import.meta.url));
@@ -118,4 +121,24 @@ export interface ModelServer {
   requests: { path: string; kind?: "main" | "side"; answer?: string; body?: Record<string, unknown> }[];
   toolResults(): { name?: string; is_error: boolean; content: string }[];
   close(): Promise<void>;
+}
+
+/** Starts a scripted model server when a test asks for one, and closes it after that test. */
+export function useModelServer() {
+  let current: ModelServer | undefined;
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  return {
+    async start(script: object): Promise<ModelServer> {
+      current = (await startScriptedModelServer({ quiet: true, script })) as ModelServer;
+      return current;
+    },
+    /** The server the running test started. */
+    get current(): ModelServer {
+      if (!current) throw new Error("no model server started in this test");
+      return current;
+    },
+  };
 }
