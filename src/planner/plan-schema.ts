@@ -25,4 +25,3 @@ export const planSchema = z.strictObject({
 });
 
 export type Plan = z.infer<typeof planSchema>;
-export type PlanStep = Plan["steps"][number];

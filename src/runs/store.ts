@@ -241,10 +241,6 @@ export class Store {
     this.#db.prepare("UPDATE commands SET state = 'done', outcome = ? WHERE id = ?").run(outcome, id);
   }
 
-  command(id: number): CommandRow | undefined {
-    return this.#get("SELECT * FROM commands WHERE id = ?", id);
-  }
-
   /**
    * Creates a queued run with its first steps (the planning step, or the single repository's step),
    * or returns undefined when the issue already has an active run.
@@ -342,15 +338,6 @@ export class Store {
 
   run(id: number): RunRow | undefined {
     return this.#get("SELECT * FROM runs WHERE id = ?", id);
-  }
-
-  activeRunFor(owner: string, repo: string, issue: number): RunRow | undefined {
-    return this.#get(
-      "SELECT * FROM runs WHERE owner = ? AND repo = ? AND issue_number = ? AND state IN ('queued', 'running')",
-      owner,
-      repo,
-      issue,
-    );
   }
 
   runsIn(state: RunState): RunRow[] {
