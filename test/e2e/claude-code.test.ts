@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, useModelServer } from "../support/agent-clis.ts";
+import { agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -39,12 +39,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
       ],
     });
     const github = fakeHelloWorld({ config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n", routes: [...ROUTES] });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
-
-    await deliverLabeled(harness);
+    const harness = await deliverWithRealClis(context, server);
 
     const [pull] = github.state.pulls;
     expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
@@ -88,12 +83,7 @@ describe("Claude Code failures", () => {
       config: "label: bug\nproviders:\n  - claude: { model: claude-opus-4-5 }\n  - claude: { model: claude-sonnet-4-5 }\n",
       routes: [...ROUTES],
     });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
-
-    await deliverLabeled(harness);
+    const _harness = await deliverWithRealClis(context, server);
 
     expect(github.state.pulls).toHaveLength(1);
     const models = server.requests

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, useModelServer } from "../support/agent-clis.ts";
+import { agentEnvSource, CLAUDE, deliverWithRealClis, LEAKABLE_TOKEN, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -47,12 +47,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
       routes: [...ROUTES],
     });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
-
-    await deliverLabeled(harness);
+    const _harness = await deliverWithRealClis(context, server);
 
     // Every scripted tool call ran: YOLO mode declared the write and shell tools and approved them.
     expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([
@@ -93,12 +88,7 @@ describe("Gemini CLI failures", () => {
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
       routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
     });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
-
-    await deliverLabeled(harness);
+    const _harness = await deliverWithRealClis(context, server);
 
     expect(github.state.pulls).toEqual([]);
     expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);

@@ -1,9 +1,9 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
+import { deliverWithRealClis, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+import { BRANCH, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
 const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
 const CONFIG = `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n`;
@@ -40,12 +40,7 @@ describe("OpenCode, the real CLI against a scripted model", () => {
       ],
     });
     const github = fakeHelloWorld({ config: `${CONFIG}gates:\n  - grep -q 'Hello World' README.md\n`, routes: [...ROUTES] });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
-
-    await deliverLabeled(harness);
+    const harness = await deliverWithRealClis(context, server);
 
     // Every scripted tool call ran: --auto approved them.
     expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([

@@ -3,6 +3,8 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { tempDir } from "./git-fixtures.ts";
+import type { useIntegrationContext } from "./integration.ts";
+import { createHarness, deliverLabeled, type Harness } from "./lisa-harness.ts";
 // @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
 import { startScriptedModelServer } from "./scripted-model-server.mjs";
 
@@ -141,4 +143,20 @@ export function useModelServer() {
       return current;
     },
   };
+}
+
+/**
+ * Starts Lisa with the real CLIs on PATH, talking to `server`, delivers the example `issues.labeled`
+ * webhook, and returns once everything it caused is done.
+ */
+export async function deliverWithRealClis(
+  context: ReturnType<typeof useIntegrationContext>,
+  server: ModelServer,
+): Promise<Harness> {
+  const harness = context.use(
+    createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+  );
+  await harness.lisa.start();
+  await deliverLabeled(harness);
+  return harness;
 }
