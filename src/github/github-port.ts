@@ -6,6 +6,12 @@ export interface RepoRef {
   repo: string;
 }
 
+/** `owner/name` as a reference; the config schema has already checked the shape. */
+export function parseRepoRef(fullName: string): RepoRef {
+  const [owner = "", repo = ""] = fullName.split("/");
+  return { owner, repo };
+}
+
 export interface PullRequestRef {
   number: number;
   url: string;

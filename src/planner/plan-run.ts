@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { StepError } from "../errors.ts";
+import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import type { AgentResult } from "../providers/provider.ts";
 import type { RunContext } from "../runs/execute-run.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
@@ -30,14 +31,13 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
 
   const token = await gh.installationToken();
   ctx.secrets.push(token);
-  const checkouts: { ref: { owner: string; repo: string }; path: string }[] = [];
+  const checkouts: { ref: RepoRef; path: string }[] = [];
   const overviews: string[] = [];
   for (const { repo: fullName, description } of repos) {
-    const [owner = "", repo = ""] = fullName.split("/");
-    const ref = { owner, repo };
+    const ref = parseRepoRef(fullName);
     await syncMirror(deps.workspace, ref, token);
     const base = config.base_branch ?? (await gh.defaultBranch(ref));
-    const dir = path.join(workspace, owner, repo);
+    const dir = path.join(workspace, ref.owner, ref.repo);
     await checkoutDetached(deps.workspace, ref, { base, path: dir });
     checkouts.push({ ref, path: dir });
     overviews.push(await describeRepository(fullName, description, dir, base));
@@ -60,11 +60,14 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
     const check = await readPlan(workspace, names);
     if (check.ok) {
-      const steps = check.plan.steps.map((step, i) => {
-        const [owner = "", repo = ""] = step.repo.split("/");
-        const branch = store.step(stepId).branch;
-        return { position: i + 1, owner, repo, branch, baseBranch: config.base_branch ?? null, scope: step.scope };
-      });
+      const { branch } = store.step(stepId);
+      const steps = check.plan.steps.map((step, i) => ({
+        position: i + 1,
+        ...parseRepoRef(step.repo),
+        branch,
+        baseBranch: config.base_branch ?? null,
+        scope: step.scope,
+      }));
       store.addPlannedSteps(run.id, check.plan, steps);
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });

@@ -64,6 +64,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     if (planning && planning.state !== "delivered") {
       await planRun(ctx, planning.id, (iteration, prompt, cwd) =>
         invokeAgent(ctx, planning.id, iteration, "plan", prompt, {
+          ref: { owner: run.owner, repo: run.repo },
           host: { path: cwd, branch: "", startSha: "", reused: true },
           native: undefined,
           nativePath: undefined,
@@ -158,6 +159,7 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
   step = store.step(stepId);
   const baseRef = `refs/remotes/origin/${base}`;
   const checkout: Checkout = {
+    ref,
     host: worktree,
     native: await chooseNativeWorktree(ctx, step),
     nativePath: step.native_worktree && existsSync(step.native_worktree) ? step.native_worktree : undefined,
@@ -205,6 +207,8 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
 interface Checkout {
+  /** The repository the step works on. */
+  ref: RepoRef;
   host: Worktree;
   native: { provider: Provider; name: string; branch: string } | undefined;
   /** Where the CLI put its worktree, once a session has made it. */
@@ -451,31 +455,43 @@ async function invokeAgent(
       { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
       "agent session ended",
     );
-    if (!result.ok && native && !checkout.nativePath) {
-      // A CLI that failed may leave its half-made worktree, locked; the next provider works in
-      // Lisa's checkout, and a later session of this CLI must not pick the stale one up.
-      const { owner, repo } = deps.store.step(stepId);
-      const ref = { owner, repo };
-      const stale = await findWorktreeByBranch(deps.workspace, ref, native.branch);
-      if (stale) await removeWorktree(deps.workspace, ref, { path: stale, branch: native.branch });
-    }
-    if (result.ok && !native && checkout.native && !checkout.nativePath) {
-      // Another provider did the work in Lisa's checkout: the step stays there from now on.
-      checkout.native = undefined;
-    }
-    if (result.ok && native && !checkout.nativePath) {
-      // The CLI decides where its worktree goes; find it by the branch it is on.
-      const { owner, repo } = deps.store.step(stepId);
-      const ref = { owner, repo };
-      checkout.nativePath = await findWorktreeByBranch(deps.workspace, ref, native.branch);
-      if (!checkout.nativePath)
-        throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
-      deps.store.updateStep(stepId, { native_worktree: checkout.nativePath });
-    }
+    if (checkout.native && !checkout.nativePath) await settleNativeWorktree(ctx, stepId, checkout, provider, result.ok);
     if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
   }
   if (!result) throw new StepError("No agent provider is configured.");
   return result;
+}
+
+/**
+ * After a session of a step whose CLI may make its own worktree, before one exists: find it if the
+ * session made it, clear away a failed session's half-made one, and stay in Lisa's checkout once
+ * another provider has worked there.
+ */
+async function settleNativeWorktree(
+  ctx: RunContext,
+  stepId: number,
+  checkout: Checkout,
+  provider: Provider,
+  ok: boolean,
+): Promise<void> {
+  const { deps } = ctx;
+  const native = checkout.native;
+  if (!native) return;
+  if (native.provider !== provider) {
+    // Another provider did the work in Lisa's checkout: the step stays there from now on.
+    if (ok) checkout.native = undefined;
+    return;
+  }
+  // The CLI decides where its worktree goes; find it by the branch it is on.
+  const found = await findWorktreeByBranch(deps.workspace, checkout.ref, native.branch);
+  if (!ok) {
+    // A failed CLI may leave its worktree locked; a later session of it must not pick that up.
+    if (found) await removeWorktree(deps.workspace, checkout.ref, { path: found, branch: native.branch });
+    return;
+  }
+  if (!found) throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
+  checkout.nativePath = found;
+  deps.store.updateStep(stepId, { native_worktree: found });
 }
 
 /** Ends a run that cannot go on (for example after repeated restarts) and says so on the issue. */

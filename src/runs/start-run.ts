@@ -1,7 +1,7 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
-import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import { type GitHubPort, parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import type { CoreDeps } from "./deps.ts";
@@ -21,7 +21,7 @@ function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
   if (!only || more.length > 0) {
     return [{ position: 0, owner: command.owner, repo: command.repo, branch, baseBranch: null, scope: null }];
   }
-  const [owner = "", repo = ""] = only.repo.split("/");
+  const { owner, repo } = parseRepoRef(only.repo);
   // The payload names the issue repository's default branch; another repository's is looked up later.
   const known = only.repo.toLowerCase() === issueRepo.toLowerCase() ? command.defaultBranch : null;
   return [{ position: 1, owner, repo, branch, baseBranch: config.base_branch ?? known, scope: null }];
