@@ -53,7 +53,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
 
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
     // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
     const [run] = harness.lisa.store.runsIn("review");
@@ -91,7 +91,7 @@ describe("Claude Code failures", () => {
       .map((r) => (r.body as { model?: string }).model);
     expect(models[0]).toBe("claude-opus-4-5");
     expect(models.slice(1).every((m) => m === "claude-sonnet-4-5")).toBe(true);
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toContain("❌ Agent session 1: claude (claude-opus-4-5), implementing");
     expect(tracking).toMatch(/· rate_limited/);
     expect(tracking).toContain("✅ Agent session 1: claude (claude-sonnet-4-5), implementing");
@@ -113,7 +113,7 @@ describe("Claude Code failures", () => {
 
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(github.state.pulls).toEqual([]);
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toContain("The agent session failed (stalled): claude printed nothing for 3s and was killed");
   });
 
@@ -133,7 +133,7 @@ describe("Claude Code failures", () => {
 
     await deliverLabeled(harness);
 
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toContain(
       "The agent session failed (not_installed): claude is not installed: `/nonexistent/bin/claude` was not found",
     );

@@ -75,7 +75,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(main.map((r) => r.path)).toEqual(Array(4).fill(expect.stringMatching(GEMINI_PATH)));
     // The prompt went in on standard input and reached the model.
     expect(JSON.stringify(main[0]?.body?.contents)).toContain("Spelling error in the README file");
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     // Gemini CLI reports tokens but no price.
     expect(tracking).toMatch(/✅ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · 4 turns/);
   });
@@ -92,7 +92,7 @@ describe("Gemini CLI failures", () => {
 
     expect(github.state.pulls).toEqual([]);
     expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toContain("The agent session failed (overloaded): Error 503: The model is overloaded.");
     expect(tracking).toMatch(/❌ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · overloaded/);
   });
@@ -113,7 +113,7 @@ describe("Gemini CLI failures", () => {
 
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(server.requests.find((r) => r.kind === "main")?.answer).toBe("stall after 1 events");
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toContain("The agent session failed (stalled): gemini printed nothing for 5s and was killed");
   });
 });

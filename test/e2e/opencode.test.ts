@@ -67,7 +67,7 @@ describe("OpenCode, the real CLI against a scripted model", () => {
     // --title spares the title request: every request is an agent turn, and the prompt came on stdin.
     expect(server.requests.map((r) => [r.path, r.kind])).toEqual(Array(5).fill(["/v1/messages", "main"]));
     expect(JSON.stringify(server.requests[0]?.body?.messages)).toContain("Spelling error in the README file");
-    const tracking = github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = github.trackingComment();
     expect(tracking).toMatch(
       /✅ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.\d\d · 5 turns/,
     );

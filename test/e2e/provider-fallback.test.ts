@@ -27,7 +27,7 @@ async function deliverWith(providers: string, turns: unknown[]) {
   expect(github.state.pulls).toHaveLength(1);
   const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
   expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
-  return github.state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+  return github.trackingComment();
 }
 
 describe("Falling back to another vendor's CLI when the model answers 429", () => {

@@ -256,5 +256,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
       )
       .persist();
   }
-  return { state, scope };
+  /** The body of Lisa's tracking comment on the issue, or "" before there is one. */
+  const trackingComment = () => state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+  return { state, scope, trackingComment };
 }
