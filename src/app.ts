@@ -5,9 +5,12 @@ import type { ProviderName } from "./config/config-schema.ts";
 import { createGitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
+import { onPullRequest } from "./handlers/on-pull-request.ts";
+import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
+import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import type { CoreDeps } from "./runs/deps.ts";
-import { Store } from "./runs/store.ts";
 import { Worker } from "./runs/worker.ts";
+import { Store } from "./store/store.ts";
 
 export interface LisaOptions {
   /** Where Lisa keeps its database, mirrors and worktrees. */
@@ -72,23 +75,31 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   };
   const worker = new Worker(deps, { concurrency: options.concurrency ?? 2 });
 
-  app.on("issues.labeled", async (context) => {
-    const triage = onIssueLabeled(context.payload);
+  /** Stores what a handler made of a webhook, once per delivery and once per event, and wakes the worker. */
+  const accept = (
+    context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
+    kind: "start_run" | "gesture",
+    triage: { command: unknown; key: string } | { ignored: string },
+  ) => {
     if ("ignored" in triage) {
-      context.log.debug({ reason: triage.ignored }, "issues.labeled ignored");
+      context.log.debug({ reason: triage.ignored }, `${context.name} ignored`);
       return;
     }
-    const fresh = store.addCommand(context.id, "start_run", triage.command);
+    const fresh = store.addCommand(context.id, kind, triage.command, triage.key);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     worker.notify();
-  });
-
-  app.on("issue_comment.created", async (context) => {
-    const triage = onIssueComment(context.payload);
-    if ("ignored" in triage) return;
-    store.addCommand(context.id, "comment_command", triage.command);
-    worker.notify();
-  });
+  };
+  app.on("issues.labeled", async (context) => accept(context, "start_run", onIssueLabeled(context.payload)));
+  app.on("issue_comment.created", async (context) => accept(context, "gesture", onIssueComment(context.payload)));
+  app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], async (context) =>
+    accept(context, "gesture", onPullRequestReview(context.payload as never)),
+  );
+  app.on("pull_request_review_comment.created", async (context) =>
+    accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
+  );
+  app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], async (context) =>
+    accept(context, "gesture", onPullRequest(context.payload as never)),
+  );
 
   return {
     store,

@@ -82,6 +82,26 @@ export const configSchema = z.strictObject({
       gate_timeout: duration("15m"),
       /** Agent spend per run after which Lisa stops invoking agents. */
       max_cost_usd: z.number().positive().default(20),
+      /** Rounds of work a run may take: pass 1, then one per redirect, change request or continue. */
+      max_passes: z.int().min(1).max(50).default(5),
+    })
+    .prefault({}),
+  /** How humans review Lisa's pull requests, and what accepting them does. */
+  review: z
+    .strictObject({
+      /**
+       * `approval`: one approval from a writer per open pull request, at its current head.
+       * `github`: GitHub's own review decision (required approvals, code owners) must say approved too.
+       */
+      accept: z.enum(["approval", "github"]).default("approval"),
+      /** The requester's own approval does not count, so someone else must review. */
+      exclude_requester: z.boolean().default(false),
+      /** `ready`: mark the PRs ready and leave merging to people. `merge`: Lisa merges the approved heads in plan order. */
+      on_accept: z.enum(["ready", "merge"]).default("ready"),
+      /** Keep pull requests as drafts while Lisa works on them; ready for review at the gate. */
+      draft_until_review: z.boolean().default(true),
+      /** `redirect`: a writer's "Request changes" review starts the next pass. `ignore`: it only blocks accepting. */
+      changes_requested: z.enum(["redirect", "ignore"]).default("redirect"),
     })
     .prefault({}),
 });

@@ -17,6 +17,50 @@ export interface PullRequestRef {
   url: string;
 }
 
+/** What Lisa reads of a pull request to decide its gate and whether it may push. */
+export interface PullRequestState extends PullRequestRef {
+  state: "open" | "closed";
+  merged: boolean;
+  draft: boolean;
+  headSha: string;
+  headRef: string;
+  baseRef: string;
+  /** GraphQL id, for the draft mutations REST cannot do. */
+  nodeId: string;
+  body: string;
+}
+
+/** A submitted review, as the gate needs it. */
+export interface ReviewRecord {
+  id: number;
+  user: string;
+  userType: string;
+  state: "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED" | "DISMISSED" | "PENDING";
+  commitId: string | null;
+  submittedAt: string | null;
+  body: string;
+  url: string;
+}
+
+/** An inline review comment (on a line of the diff). */
+export interface ReviewComment {
+  id: number;
+  reviewId: number | null;
+  user: string;
+  userType: string;
+  body: string;
+  path: string;
+  line: number | null;
+  originalLine: number | null;
+  diffHunk: string;
+  commitId: string;
+  originalCommitId: string;
+  inReplyTo: number | null;
+  createdAt: string;
+  updatedAt: string;
+  url: string;
+}
+
 /**
  * The GitHub operations Lisa's core needs, for one installation. The core depends on this small
  * object of functions, never on Probot, so it can be driven by a fake or the real API alike.
@@ -34,9 +78,28 @@ export interface GitHubPort {
   updateComment(ref: RepoRef, commentId: number, body: string): Promise<void>;
   addLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
   removeLabel(ref: RepoRef, issue: number, label: string): Promise<void>;
-  findPullRequest(ref: RepoRef, branch: string): Promise<PullRequestRef | undefined>;
-  createPullRequest(ref: RepoRef, pr: { title: string; body: string; head: string; base: string }): Promise<PullRequestRef>;
-  updatePullRequest(ref: RepoRef, number: number, pr: { title: string; body: string }): Promise<void>;
+  /** The newest pull request from `branch` into `base`, open or not: a PR a human closed is never opened again. */
+  findPullRequest(ref: RepoRef, branch: string, base: string): Promise<PullRequestState | undefined>;
+  /** Opens a pull request; `draft` is a wish the repository may refuse (422), and the result says what it got. */
+  createPullRequest(
+    ref: RepoRef,
+    pr: { title: string; body: string; head: string; base: string; draft?: boolean },
+  ): Promise<PullRequestRef & { draft: boolean }>;
+  updatePullRequest(ref: RepoRef, number: number, pr: { title?: string; body?: string }): Promise<void>;
+  getPullRequest(ref: RepoRef, number: number): Promise<PullRequestState>;
+  listReviews(ref: RepoRef, number: number): Promise<ReviewRecord[]>;
+  /** Inline comments of one review. */
+  listReviewComments(ref: RepoRef, number: number, reviewId: number): Promise<ReviewComment[]>;
+  /** Inline comments of a pull request, those updated at or after `since` when given. */
+  listPullComments(ref: RepoRef, number: number, since?: string): Promise<ReviewComment[]>;
+  /** Answers in the thread of an inline comment. */
+  replyToReviewComment(ref: RepoRef, number: number, commentId: number, body: string): Promise<number>;
+  addCommentReaction(ref: RepoRef, commentId: number, kind: "issue" | "review", content: "eyes" | "rocket" | "+1"): Promise<void>;
+  requestReviewers(ref: RepoRef, number: number, logins: string[]): Promise<void>;
+  /** Marks a pull request ready for review, or turns it back into a draft (GraphQL: REST cannot). */
+  setDraft(nodeId: string, draft: boolean): Promise<void>;
+  /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
+  mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
 }
 
 type OctokitWithConfig = Octokit & {
@@ -103,17 +166,166 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
         if ((error as { status?: number }).status !== 404) throw error;
       }
     },
-    async findPullRequest({ owner, repo }, branch) {
-      const { data } = await octokit.rest.pulls.list({ owner, repo, head: `${owner}:${branch}`, state: "open", per_page: 1 });
-      const pr = data[0];
-      return pr ? { number: pr.number, url: pr.html_url } : undefined;
+    async findPullRequest({ owner, repo }, branch, base) {
+      const { data } = await octokit.rest.pulls.list({
+        owner,
+        repo,
+        head: `${owner}:${branch}`,
+        base,
+        state: "all",
+        per_page: 10,
+      });
+      const pr = data.sort((a, b) => b.number - a.number)[0];
+      return pr ? pullState(pr) : undefined;
     },
     async createPullRequest({ owner, repo }, pr) {
-      const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr });
-      return { number: data.number, url: data.html_url };
+      try {
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr });
+        return { number: data.number, url: data.html_url, draft: data.draft ?? false };
+      } catch (error) {
+        // Drafts need a paid plan on private repositories; GitHub answers 422 and Lisa opens a normal PR.
+        if (!pr.draft || (error as { status?: number }).status !== 422 || !/draft/i.test((error as Error).message)) throw error;
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, draft: false });
+        return { number: data.number, url: data.html_url, draft: false };
+      }
     },
     async updatePullRequest({ owner, repo }, number, pr) {
       await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...pr });
     },
+    async getPullRequest({ owner, repo }, number) {
+      const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+      return pullState(data);
+    },
+    async listReviews({ owner, repo }, number) {
+      const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, { owner, repo, pull_number: number, per_page: 100 });
+      return reviews.map((review) => ({
+        id: review.id,
+        user: review.user?.login ?? "",
+        userType: review.user?.type ?? "User",
+        state: review.state as ReviewRecord["state"],
+        commitId: review.commit_id ?? null,
+        submittedAt: review.submitted_at ?? null,
+        body: review.body ?? "",
+        url: review.html_url,
+      }));
+    },
+    async listReviewComments({ owner, repo }, number, reviewId) {
+      const comments = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, {
+        owner,
+        repo,
+        pull_number: number,
+        review_id: reviewId,
+        per_page: 100,
+      });
+      return comments.map((comment) => reviewComment({ ...comment, pull_request_review_id: reviewId }));
+    },
+    async listPullComments({ owner, repo }, number, since) {
+      const comments = await octokit.paginate(octokit.rest.pulls.listReviewComments, {
+        owner,
+        repo,
+        pull_number: number,
+        per_page: 100,
+        ...(since ? { since } : {}),
+      });
+      return comments.map(reviewComment);
+    },
+    async replyToReviewComment({ owner, repo }, number, commentId, body) {
+      const { data } = await octokit.rest.pulls.createReplyForReviewComment({
+        owner,
+        repo,
+        pull_number: number,
+        comment_id: commentId,
+        body,
+      });
+      return data.id;
+    },
+    async addCommentReaction({ owner, repo }, commentId, kind, content) {
+      if (kind === "issue") await octokit.rest.reactions.createForIssueComment({ owner, repo, comment_id: commentId, content });
+      else await octokit.rest.reactions.createForPullRequestReviewComment({ owner, repo, comment_id: commentId, content });
+    },
+    async requestReviewers({ owner, repo }, number, logins) {
+      if (logins.length > 0) await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers: logins });
+    },
+    async setDraft(nodeId, draft) {
+      const mutation = draft
+        ? "mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
+        : "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }";
+      await octokit.graphql(mutation, { id: nodeId });
+    },
+    async mergePullRequest({ owner, repo }, number, sha) {
+      try {
+        const { data } = await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha });
+        return { merged: data.merged, message: data.message };
+      } catch (error) {
+        const status = (error as { status?: number }).status;
+        if (status === 405 || status === 409) return { merged: false, message: (error as Error).message };
+        throw error;
+      }
+    },
+  };
+}
+
+interface PullJson {
+  number: number;
+  html_url: string;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  draft?: boolean;
+  node_id: string;
+  body?: string | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+}
+
+function pullState(pr: PullJson): PullRequestState {
+  return {
+    number: pr.number,
+    url: pr.html_url,
+    state: pr.state === "closed" ? "closed" : "open",
+    merged: Boolean(pr.merged ?? pr.merged_at),
+    draft: pr.draft ?? false,
+    headSha: pr.head.sha,
+    headRef: pr.head.ref,
+    baseRef: pr.base.ref,
+    nodeId: pr.node_id,
+    body: pr.body ?? "",
+  };
+}
+
+interface ReviewCommentJson {
+  id: number;
+  pull_request_review_id?: number | null;
+  user: { login: string; type?: string } | null;
+  body: string;
+  path: string;
+  line?: number | null;
+  original_line?: number | null;
+  diff_hunk: string;
+  commit_id: string;
+  original_commit_id: string;
+  in_reply_to_id?: number;
+  created_at: string;
+  updated_at: string;
+  html_url: string;
+}
+
+function reviewComment(comment: ReviewCommentJson): ReviewComment {
+  return {
+    id: comment.id,
+    reviewId: comment.pull_request_review_id ?? null,
+    user: comment.user?.login ?? "",
+    userType: comment.user?.type ?? "User",
+    body: comment.body,
+    path: comment.path,
+    line: comment.line ?? null,
+    originalLine: comment.original_line ?? null,
+    diffHunk: comment.diff_hunk,
+    commitId: comment.commit_id,
+    originalCommitId: comment.original_commit_id,
+    inReplyTo: comment.in_reply_to_id ?? null,
+    createdAt: comment.created_at,
+    updatedAt: comment.updated_at,
+    url: comment.html_url,
   };
 }

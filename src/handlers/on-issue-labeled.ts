@@ -1,3 +1,5 @@
+import { isBot, type Triage } from "./gesture.ts";
+
 /** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
 export interface LabeledCommand {
   installationId: number;
@@ -12,13 +14,11 @@ export interface LabeledCommand {
 
 interface LabeledPayload {
   installation?: { id: number };
-  repository: { name: string; default_branch: string; owner: { login: string } };
-  issue: { number: number; title: string; body?: string | null; pull_request?: unknown };
+  repository: { id?: number; name: string; default_branch: string; owner: { login: string } };
+  issue: { number: number; title: string; body?: string | null; pull_request?: unknown; updated_at?: string };
   label?: { name: string };
   sender: { login: string; type: string };
 }
-
-export type Triage<T> = { command: T } | { ignored: string };
 
 /**
  * Turns an `issues.labeled` payload into a command, or says why it is none of Lisa's business.
@@ -28,8 +28,12 @@ export type Triage<T> = { command: T } | { ignored: string };
 export function onIssueLabeled(payload: LabeledPayload): Triage<LabeledCommand> {
   if (!payload.installation) return { ignored: "not delivered to an installation" };
   if (!payload.label) return { ignored: "no label in payload" };
-  if (payload.sender.type === "Bot") return { ignored: `sender ${payload.sender.login} is a bot` };
+  if (isBot(payload.sender)) return { ignored: `sender ${payload.sender.login} is a bot` };
+  // GitHub sends issues.labeled for pull requests too; Lisa works on issues.
+  if (payload.issue.pull_request) return { ignored: "labeled a pull request, not an issue" };
   return {
+    // The label event itself, so the same event redelivered under a new delivery id starts nothing.
+    key: `labeled:${payload.repository.id ?? `${payload.repository.owner.login}/${payload.repository.name}`}:${payload.issue.number}:${payload.label.name}:${payload.issue.updated_at ?? ""}`,
     command: {
       installationId: payload.installation.id,
       owner: payload.repository.owner.login,

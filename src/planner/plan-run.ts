@@ -4,8 +4,8 @@ import path from "node:path";
 import { StepError } from "../errors.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import type { AgentResult } from "../providers/provider.ts";
-import type { RunContext } from "../runs/execute-run.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
+import type { RunContext } from "../runs/run-context.ts";
 import { git } from "../workspace/git.ts";
 import { checkoutDetached, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
 import { readPlan } from "./validate-plan.ts";
@@ -55,20 +55,23 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
       retry: retryHeader(attempt, problems),
       repos: overviews.join("\n\n"),
       repo_names: names.map((n) => `\`${n}\``).join(", "),
+      revision: revisionSection(ctx),
     });
     const result = await invoke(firstIteration + attempt - 1, prompt, workspace);
     if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
     const check = await readPlan(workspace, names);
     if (check.ok) {
       const { branch } = store.step(stepId);
-      const steps = check.plan.steps.map((step, i) => ({
-        position: i + 1,
-        ...parseRepoRef(step.repo),
-        branch,
-        baseBranch: config.base_branch ?? null,
-        scope: step.scope,
-      }));
-      store.addPlannedSteps(run.id, check.plan, steps);
+      const steps = [...check.plan.steps]
+        .sort((a, b) => a.order - b.order)
+        .map((step, i) => ({
+          position: i + 1,
+          ...parseRepoRef(step.repo),
+          branch,
+          baseBranch: config.base_branch ?? null,
+          scope: step.scope,
+        }));
+      store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
@@ -106,4 +109,38 @@ async function describeRepository(fullName: string, description: string, dir: st
   ]
     .filter(Boolean)
     .join("\n\n");
+}
+
+/**
+ * For pass N ≥ 2: the previous plan, each pull request's state and the guidance, so the planner
+ * decides which repositories this pass changes. Repositories it leaves out keep their PRs as they are.
+ */
+function revisionSection(ctx: RunContext): string {
+  if (ctx.pass.number === 1) return "";
+  const { store } = ctx.deps;
+  const steps = store.steps(ctx.run.id).filter((s) => s.position > 0);
+  const states = steps.map((s) => {
+    const gate = s.gate ? (JSON.parse(s.gate) as { status: string }).status : "pending";
+    const fixed =
+      s.pr_state === "closed"
+        ? " (closed by a human: do not change this repository)"
+        : s.pr_state === "merged"
+          ? " (merged: a change here becomes a follow-up pull request)"
+          : "";
+    return `- \`${s.owner}/${s.repo}\`: pull request ${s.pr_url ?? "(none)"}, review status ${gate}${fixed}. Scope so far: ${(s.scope ?? "").replace(/\s+/g, " ").slice(0, 300)}`;
+  });
+  const guidance = store.guidanceFor(ctx.pass.id).map((g, i) => {
+    const where = g.owner ? ` on ${g.owner}/${g.repo}#${g.pr_number}` : " on the issue";
+    return `g${i + 1} from ${g.author}${where}: ${g.body.replace(/\s+/g, " ").slice(0, 1_000)}`;
+  });
+  return [
+    `## This is pass ${ctx.pass.number}: reviewers asked for changes`,
+    "",
+    "The earlier passes delivered these pull requests:",
+    ...states,
+    "",
+    fenceAsData("the reviewers' guidance for this pass", guidance.join("\n") || "(none)"),
+    "",
+    "Plan only the repositories that must change for this guidance (a repository left out keeps its pull request and its approval). The scope of each step says what to change in this pass.",
+  ].join("\n");
 }

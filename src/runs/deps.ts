@@ -1,7 +1,7 @@
 import type { ProviderName } from "../config/config-schema.ts";
 import type { GitHubPort } from "../github/github-port.ts";
+import type { Store } from "../store/store.ts";
 import type { WorkspaceOptions } from "../workspace/workspace.ts";
-import type { Store } from "./store.ts";
 
 /** The subset of pino's interface Lisa logs through. */
 export interface Log {

@@ -1,11 +1,12 @@
-import type { CommentCommand } from "../handlers/on-issue-comment.ts";
+import { handleGesture } from "../commands/handle-gesture.ts";
+import { startRun } from "../commands/start-run.ts";
+import type { Gesture } from "../handlers/gesture.ts";
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import { killGroup } from "../providers/run-agent.ts";
+import { refreshGate } from "../review/refresh-gate.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
-import { handleCommentCommand } from "./handle-comment-command.ts";
-import { startRun } from "./start-run.ts";
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
 export const MAX_RESTARTS = 2;
@@ -53,8 +54,17 @@ export class Worker {
           log.error({ err: error, runId: run.id }, "could not report abandoned run"),
         );
       } else {
-        store.updateRun(run.id, { state: "queued", restarts: run.restarts + 1 });
+        store.updateRun(run.id, { restarts: run.restarts + 1 });
+        store.transitionRun(run.id, "interrupt");
         log.info({ runId: run.id }, "resuming a run interrupted by a restart");
+      }
+    }
+    // Reviews may have come while Lisa was down, and GitHub does not redeliver on its own: read the gates again.
+    for (const run of store.runsIn("review", "accepted", "stopped")) {
+      try {
+        await refreshGate(this.#deps, await this.#deps.github(run.installation_id), run.id, { note: "start-up" });
+      } catch (error) {
+        log.warn({ err: error, runId: run.id }, "could not read the review gate at start-up");
       }
     }
     const keep = new Set(
@@ -65,6 +75,13 @@ export class Worker {
     );
     const swept = await sweepWorktrees(this.#deps.workspace, keep);
     if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
+  }
+
+  /** Kills the live agent sessions of a run, or of one of its steps (`/lisa abort`, a PR closed mid-pass). */
+  stopSessions(runId: number, stepId?: number): void {
+    for (const session of this.#deps.store.runningSessions(runId)) {
+      if (stepId === undefined || session.step_id === stepId) killGroup(session.pid ?? undefined, "SIGKILL");
+    }
   }
 
   /** Wakes the worker: new commands or runs may be waiting. */
@@ -119,9 +136,11 @@ export class Worker {
       try {
         const payload = JSON.parse(command.payload);
         outcome =
-          command.kind === "comment_command"
-            ? await handleCommentCommand(this.#deps, command.delivery_id, payload as CommentCommand)
-            : await startRun(this.#deps, command.delivery_id, payload as LabeledCommand);
+          command.kind === "start_run"
+            ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand)
+            : command.kind === "gesture"
+              ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
+              : `ignored: unknown command kind ${command.kind}`;
       } catch (error) {
         outcome = `error: ${(error as Error).message}`;
         log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
@@ -139,13 +158,8 @@ export class Worker {
         .catch((error) => {
           // executeRun reports its own failures; this is one before it could, e.g. no installation token.
           this.#deps.log.error({ err: error, runId: run.id }, "run crashed");
-          if (this.#deps.store.run(run.id)?.state === "running") {
-            this.#deps.store.updateRun(run.id, {
-              state: "failed",
-              error: (error as Error).message,
-              finished_at: this.#deps.now(),
-            });
-          }
+          this.#deps.store.updateRun(run.id, { error: (error as Error).message });
+          this.#deps.store.transitionRun(run.id, "fail");
         })
         .finally(() => {
           this.#active.delete(run.id);

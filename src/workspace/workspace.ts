@@ -89,13 +89,19 @@ export interface Worktree {
 export function createWorktree(
   options: WorkspaceOptions,
   ref: RepoRef,
-  { branch, base, dir }: { branch: string; base: string; dir: string },
+  { branch, base, dir, from }: { branch: string; base: string; dir: string; from?: string },
 ): Promise<Worktree> {
   return withRepoLock(lockKey(ref), async () => {
     const mirror = mirrorPath(options, ref);
     const worktreePath = path.join(worktreesRoot(options), dir);
     const remoteBranch = `refs/remotes/origin/${branch}`;
-    const startRef = (await refExists(mirror, remoteBranch)) ? remoteBranch : `refs/remotes/origin/${base}`;
+    const fromRef = from ? `refs/remotes/origin/${from}` : undefined;
+    const startRef =
+      fromRef && (await refExists(mirror, fromRef))
+        ? fromRef
+        : (await refExists(mirror, remoteBranch))
+          ? remoteBranch
+          : `refs/remotes/origin/${base}`;
     if (!(await refExists(mirror, startRef))) {
       throw new Error(`Base branch \`${base}\` does not exist in ${ref.owner}/${ref.repo}`);
     }
@@ -169,13 +175,68 @@ export function pushBranch(
   ref: RepoRef,
   worktree: { path: string; branch: string },
   token: string,
+  { lease }: { lease?: string } = {},
 ): Promise<void> {
   return withRepoLock(lockKey(ref), async () => {
     await resetMirrorConfig(options, ref);
-    await git(worktree.path, ["push", "--no-verify", "--quiet", remoteUrl(options, ref), `HEAD:refs/heads/${worktree.branch}`], {
-      token,
-    });
+    // Never a plain force: only Lisa's own WIP refs are replaced, and only if they are where Lisa left them.
+    const force = lease === undefined ? [] : [`--force-with-lease=refs/heads/${worktree.branch}:${lease}`];
+    await git(
+      worktree.path,
+      ["push", "--no-verify", "--quiet", ...force, remoteUrl(options, ref), `HEAD:refs/heads/${worktree.branch}`],
+      { token },
+    );
   });
+}
+
+/** The commit a remote-tracking branch of the mirror points at, or undefined when there is none. */
+export async function remoteHead(options: WorkspaceOptions, ref: RepoRef, branch: string): Promise<string | undefined> {
+  try {
+    return (await git(mirrorPath(options, ref), ["rev-parse", "--verify", "--quiet", `refs/remotes/origin/${branch}`])).trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Commits on the remote branch since `since` that someone other than Lisa made (a human pushed
+ * them), oldest first. They are kept: the next pass builds on them.
+ */
+export async function humanCommits(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  range: { since: string; until: string },
+): Promise<{ sha: string; author: string; subject: string }[]> {
+  const log = await git(mirrorPath(options, ref), [
+    "log",
+    "--reverse",
+    "--format=%H%x09%an%x09%ae%x09%s",
+    `${range.since}..${range.until}`,
+  ]).catch(() => "");
+  return log
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => line.split("\t"))
+    .filter(([, , email]) => email !== options.author.email)
+    .map(([sha = "", author = "", , subject = ""]) => ({ sha, author, subject }));
+}
+
+/**
+ * Replays Lisa's unpublished commits on top of what was pushed to the branch meanwhile (E7). On a
+ * conflict the rebase is undone and the conflicting paths returned; human commits are never lost.
+ */
+export async function rebaseOnto(worktree: string, onto: string): Promise<{ ok: true } | { ok: false; conflicts: string[] }> {
+  try {
+    await git(worktree, ["rebase", "--quiet", onto]);
+    return { ok: true };
+  } catch {
+    const conflicts = (await git(worktree, ["diff", "--name-only", "--diff-filter=U"]).catch(() => ""))
+      .trim()
+      .split("\n")
+      .filter(Boolean);
+    await git(worktree, ["rebase", "--abort"]).catch(() => undefined);
+    return { ok: false, conflicts };
+  }
 }
 
 /** Folders worktrees live in: Lisa's own, and those CLIs make inside each mirror with `--worktree`. */
@@ -210,4 +271,20 @@ export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySe
   }
   for (const { mirror } of folders) if (mirror) await git(mirror, ["worktree", "prune"]).catch(() => undefined);
   return removed;
+}
+
+/** Commits of a range in the mirror, oldest first, with author and subject. */
+export async function gitLog(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  range: { from: string; to: string },
+): Promise<{ sha: string; author: string; subject: string }[]> {
+  const log = await git(mirrorPath(options, ref), ["log", "--reverse", "--format=%H%x09%an%x09%s", `${range.from}..${range.to}`]);
+  return log
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [sha = "", author = "", subject = ""] = line.split("\t");
+      return { sha, author, subject };
+    });
 }

@@ -16,6 +16,14 @@ describe("parseConfig", () => {
           stall_timeout: 10 * 60_000,
           gate_timeout: 15 * 60_000,
           max_cost_usd: 20,
+          max_passes: 5,
+        },
+        review: {
+          accept: "approval",
+          exclude_requester: false,
+          on_accept: "ready",
+          draft_until_review: true,
+          changes_requested: "redirect",
         },
       });
     }

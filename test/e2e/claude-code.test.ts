@@ -3,10 +3,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
-const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+const ROUTES = DELIVERY_ROUTES;
 
 const context = useIntegrationContext();
 const model = useModelServer();
@@ -59,7 +59,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     const [run] = harness.lisa.store.runsIn("review");
     // Claude Code made the worktree itself (--worktree); Lisa found it, delivered from it and removed it.
     const [step] = harness.lisa.store.steps(run?.id ?? 0);
-    expect(step?.native_worktree).toMatch(/\/mirrors\/Codertocat\/Hello-World\.git\/\.claude\/worktrees\/lisa-1-1$/);
+    expect(step?.native_worktree).toMatch(/\/mirrors\/Codertocat\/Hello-World\.git\/\.claude\/worktrees\/lisa-1-1-p1-0$/);
     expect(existsSync(step?.native_worktree ?? "")).toBe(false);
     const mirror = path.join(harness.dataDir, "mirrors", OWNER, `${REPO}.git`);
     expect(gitIn(mirror, "worktree", "list")).not.toContain("lisa-1-1");

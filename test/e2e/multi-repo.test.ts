@@ -82,8 +82,9 @@ describe("a multi-repository issue", () => {
     const [web] = github.pulls("acme/web");
     const [docs] = github.pulls("acme/docs");
     expect([api?.title, web?.title, docs?.title]).toEqual(["Add GET /health", "Show API health", "Document /health"]);
-    expect(api?.body).toMatch(new RegExp(`Closes #${issue.number}$`));
-    expect(web?.body).toMatch(new RegExp(`Closes acme/api#${issue.number}$`));
+    // Only the pull request in the issue's repository closes it; merging another must not close the issue early.
+    expect(api?.body).toMatch(new RegExp(`Closes #${issue.number}\n<!-- lisa:body:end -->$`));
+    expect(web?.body).toMatch(new RegExp(`Part of acme/api#${issue.number}\n<!-- lisa:body:end -->$`));
     // The first pull request was updated to link the ones opened after it.
     expect(api?.body).toContain("This is step 1 of 3 of the plan");
     expect(api?.body).toContain(`Step 2, \`acme/web\`: ${web?.html_url}`);
@@ -91,7 +92,7 @@ describe("a multi-repository issue", () => {
     expect(await github.readFile("acme/web", "Health.tsx", web?.head.ref)).toBe("Show API health\n");
     const webRemote = path.join(github.gitBaseUrl.replace("file://", ""), "acme/web.git");
     expect(gitIn(webRemote, "log", "-1", "--format=%B", web?.head.ref ?? "")).toContain(
-      `Made by Lisa for acme/api#${issue.number}.`,
+      `Made by Lisa for acme/api#${issue.number}, pass 1.`,
     );
 
     const comment = tracking(env as EmulatedLisa, issue.number);

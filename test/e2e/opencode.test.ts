@@ -2,10 +2,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { deliverWithRealClis, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
-const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+const ROUTES = DELIVERY_ROUTES;
 const CONFIG = `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n`;
 
 const context = useIntegrationContext();

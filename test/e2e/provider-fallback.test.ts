@@ -2,10 +2,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentEnvSource, CLAUDE, type ModelServer, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO } from "../support/lisa-harness.ts";
 
-const ROUTES = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"] as const;
+const ROUTES = DELIVERY_ROUTES;
 const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
 
 /** The vendor dialect of each request that consumed a scripted turn, in order. */

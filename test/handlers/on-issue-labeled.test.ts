@@ -11,7 +11,7 @@ const payload = {
 
 describe("onIssueLabeled", () => {
   it("keeps what the worker needs to decide", () => {
-    expect(onIssueLabeled(payload)).toEqual({
+    expect(onIssueLabeled(payload)).toMatchObject({
       command: {
         installationId: 9,
         owner: "acme",

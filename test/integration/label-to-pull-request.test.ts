@@ -4,10 +4,10 @@ import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../support/fake-agent.ts";
 import type { Route } from "../support/fake-github.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, labeledPayload, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
-const ALL_ROUTES: Route[] = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"];
+const ALL_ROUTES: Route[] = [...DELIVERY_ROUTES];
 
 const context = useIntegrationContext();
 
@@ -43,10 +43,14 @@ describe("labeling an issue", () => {
     const [pull, ...otherPulls] = github.state.pulls;
     expect(otherPulls).toEqual([]);
     expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the spelling of World in the README" });
-    expect(pull?.body).toMatch(/^### What\n\nCorrects Wrold to World in the README heading\.\n\n### Why\n/);
+    // Lisa's part of the body sits between markers, so text a human adds outside them is kept.
+    expect(pull?.body).toMatch(
+      /^<!-- lisa:body:start -->\n### What\n\nCorrects Wrold to World in the README heading\.\n\n### Why\n/,
+    );
     expect(pull?.body).toContain("### Key changes\n\n- `README.md` — heading spelled correctly");
     expect(pull?.body).toContain("- `grep -q 'Hello World' README.md` passed (run by Lisa)");
-    expect(pull?.body).toMatch(/Closes #1$/);
+    expect(pull?.body).toMatch(/Closes #1\n<!-- lisa:body:end -->$/);
+    expect(pull?.body).toContain("| 1 | label by @Codertocat | 1 (+1 −1) | green |");
     expect(pull?.body).not.toContain(TOKEN);
     expect(pull?.body).not.toContain("<b>");
 
@@ -57,9 +61,7 @@ describe("labeling an issue", () => {
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
     expect(tracking[0]?.body).toContain("agent cost $0.42");
-    expect(tracking[0]?.body.trimEnd()).toMatch(
-      /Waiting for:\*\* your review of https:\/\/github\.com\/Codertocat\/Hello-World\/pull\/10$/,
-    );
+    expect(tracking[0]?.body).toContain("**Waiting for:** your review of https://github.com/Codertocat/Hello-World/pull/10.");
     expect(github.state.reactions).toEqual(["eyes"]);
     expect([...github.state.labels]).toEqual(["lisa:review"]);
     expect(github.scope.pendingMocks()).toEqual([]);
@@ -204,7 +206,7 @@ describe("running the gates", () => {
     expect(github.state.comments[0]?.body).toMatch(/Agent session 2: claude, fixing gate failures/);
   });
 
-  it("fails the run with a clear comment when the gates still fail after max_iterations", async () => {
+  it("blocks the step with a clear comment when the gates still fail after max_iterations, keeping the attempt on a WIP branch", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# still wrong\n" } }]);
     const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_iterations: 2\n",
@@ -217,8 +219,13 @@ describe("running the gates", () => {
 
     expect(agent.calls()).toHaveLength(2);
     expect(github.state.pulls).toEqual([]);
-    expect([...github.state.labels]).toEqual(["lisa:failed"]);
+    expect([...github.state.labels]).toEqual(["lisa:blocked"]);
+    expect(harness.lisa.store.runsIn("blocked")).toHaveLength(1);
     expect(github.state.comments[0]?.body).toContain("The gates still fail after 2 agent sessions (limits.max_iterations)");
+    expect(github.state.comments[0]?.body).toContain("`/lisa fix [notes]`");
+    // The PR branch was never pushed: its head must always have passed the gates. The attempt is on the WIP branch.
+    expect(() => remoteFile(BRANCH, "README.md")).toThrow();
+    expect(remoteFile(`${BRANCH}--wip`, "README.md")).toBe("# still wrong\n");
     expect(github.scope.pendingMocks()).toEqual([]);
   });
 });

@@ -6,12 +6,12 @@ import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../support/fake-agent.ts";
 import type { FakeComment, Route } from "../support/fake-github.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
-import { fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, OWNER, REPO } from "../support/lisa-harness.ts";
 import { isAlive } from "../support/process-alive.ts";
 
 const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
-const ROUTES: Route[] = ["token", "config", "permission", "reactions", "comments", "comment-update", "labels", "pulls"];
+const ROUTES: Route[] = [...DELIVERY_ROUTES];
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
 
 const context = useIntegrationContext();
@@ -64,7 +64,7 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config: CONFIG,
-      routes: ["token", "comment-update", "labels", "pulls"],
+      routes: ["token", "comments", "comment-update", "labels", "pulls", "pull-update", "reviews", "graphql"],
       comments: before.comments,
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
@@ -87,7 +87,11 @@ describe("a run interrupted by Lisa stopping", () => {
 
     expect(github.state.pulls).toHaveLength(1);
     expect(github.state.pulls[0]?.head).toBe(BRANCH);
-    expect(github.state.requests.filter((r) => r.startsWith("POST") && r.includes("/comments"))).toEqual([]);
+    // After the restart the only new comment is the pull request's review package; the tracking comment was found again.
+    expect(github.state.requests.filter((r) => r.startsWith("POST") && r.includes("/comments"))).toEqual([
+      `POST /repos/${OWNER}/${REPO}/issues/10/comments`,
+    ]);
+    expect(github.state.comments.filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))).toHaveLength(1);
     const tracking = github.state.comments.filter((c) => c.body.includes("lisa:tracking"));
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
@@ -113,7 +117,8 @@ describe("a run interrupted by Lisa stopping", () => {
       },
       [{ position: 1, owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master", scope: null }],
     );
-    first.lisa.store.updateRun(run?.id ?? 0, { state: "running", restarts: 2, comment_id: 77 });
+    first.lisa.store.transitionRun(run?.id ?? 0, "claim");
+    first.lisa.store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: 77 });
     await first.lisa.stop();
 
     const github = fakeHelloWorld({

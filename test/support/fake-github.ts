@@ -11,7 +11,9 @@ export type Route =
   | "comment-update"
   | "labels"
   | "pulls"
-  | "pull-update";
+  | "pull-update"
+  | "reviews"
+  | "graphql";
 
 export interface FakeComment {
   id: number;
@@ -63,6 +65,18 @@ function respond(handler: (uri: string, body: unknown) => Reply) {
       .text()
       .then((text) => done(null, handler(`${url.pathname}${url.search}`, text ? JSON.parse(text) : undefined)))
       .catch((error: Error) => done(error));
+  };
+}
+
+/** A pull request as the REST API shows it; the head commit is not tracked, so its sha is the branch name. */
+function pullJson(pull: FakePull) {
+  return {
+    ...pull,
+    state: "open",
+    merged: false,
+    node_id: `PR_${pull.number}`,
+    head: { ref: pull.head, sha: pull.head },
+    base: { ref: pull.base },
   };
 }
 
@@ -213,7 +227,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
         respond((uri) => {
           record("GET", uri);
           const head = new URL(uri, API).searchParams.get("head")?.split(":")[1];
-          return [200, state.pulls.filter((p) => p.head === head).map((p) => ({ ...p, head: { ref: p.head } }))];
+          return [200, state.pulls.filter((p) => p.head === head).map(pullJson)];
         }),
       )
       .persist();
@@ -237,7 +251,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
             html_url: `https://github.com/${owner}/${repo}/pull/${number}`,
           };
           state.pulls.push(pull);
-          return [201, { ...pull, head: { ref: pull.head } }];
+          return [201, pullJson(pull)];
         }),
       )
       .persist();
@@ -251,7 +265,43 @@ export function fakeGitHub(options: FakeGitHubOptions) {
           const pull = state.pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
           if (!pull) return [404, { message: "Not Found" }];
           Object.assign(pull, body);
-          return [200, { ...pull, head: { ref: pull.head } }];
+          return [200, pullJson(pull)];
+        }),
+      )
+      .persist();
+    scope
+      .get(new RegExp(`^${base}/pulls/\\d+$`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          const pull = state.pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
+          return pull ? [200, pullJson(pull)] : [404, { message: "Not Found" }];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("reviews")) {
+    scope
+      .get(new RegExp(`^${base}/pulls/\\d+/reviews`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          return [200, []];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("graphql")) {
+    scope
+      .post("/graphql")
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          const { query, variables } = body as { query: string; variables: { id: string } };
+          const pull = state.pulls.find((p) => `PR_${p.number}` === variables.id);
+          if (!pull) return [200, { errors: [{ message: "Could not resolve to a node" }] }];
+          pull.draft = query.includes("convertPullRequestToDraft");
+          return [200, { data: { pullRequest: { isDraft: pull.draft } } }];
         }),
       )
       .persist();

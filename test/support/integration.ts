@@ -1,6 +1,6 @@
 import nock from "nock";
 import { afterEach, beforeEach } from "vitest";
-import { type FakeGitHubOptions, fakeGitHub } from "./fake-github.ts";
+import { type FakeGitHubOptions, fakeGitHub, type Route } from "./fake-github.ts";
 import { createRemote, tempDir } from "./git-fixtures.ts";
 import type { Harness } from "./lisa-harness.ts";
 import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
@@ -37,3 +37,18 @@ export function useIntegrationContext() {
 export function fakeHelloWorld(options: Omit<FakeGitHubOptions, "owner" | "repo" | "installationId" | "token">) {
   return fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, ...options });
 }
+
+/** Every route a run that delivers a pull request uses, from the label to the review gate. */
+export const DELIVERY_ROUTES = [
+  "token",
+  "config",
+  "permission",
+  "reactions",
+  "comments",
+  "comment-update",
+  "labels",
+  "pulls",
+  "pull-update",
+  "reviews",
+  "graphql",
+] as const satisfies readonly Route[];

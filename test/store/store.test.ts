@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type NewRun, Store } from "../../src/runs/store.ts";
+import { type NewRun, Store } from "../../src/store/store.ts";
 
 const newRun = (issue: number): NewRun => ({
   installation_id: 2,
@@ -21,14 +21,18 @@ describe("Store", () => {
     expect(store.nextCommand()?.delivery_id).toBe("d1");
   });
 
-  it("allows one active run per issue, and a new one once it has ended", () => {
+  it("allows one open run per issue, and a new one once it has ended", () => {
     const store = new Store(":memory:");
     const first = store.createRun(newRun(1), step);
     expect(first?.state).toBe("queued");
     expect(store.createRun(newRun(1), step)).toBeUndefined();
     expect(store.createRun(newRun(2), step)?.issue_number).toBe(2);
 
-    store.updateRun(first?.id ?? 0, { state: "failed" });
+    store.transitionRun(first?.id ?? 0, "claim");
+    store.transitionRun(first?.id ?? 0, "fail");
+    // A failed run is still open: `/lisa retry` resumes it.
+    expect(store.createRun(newRun(1), step)).toBeUndefined();
+    store.transitionRun(first?.id ?? 0, "close");
     expect(store.createRun(newRun(1), step)?.state).toBe("queued");
   });
 

@@ -1,14 +1,12 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
-import { type GitHubPort, parseRepoRef, type RepoRef } from "../github/github-port.ts";
+import { parseRepoRef } from "../github/github-port.ts";
 import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
+import type { CoreDeps } from "../runs/deps.ts";
+import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
-import type { CoreDeps } from "./deps.ts";
-import type { NewStep } from "./store.ts";
-
-/** Roles that may start and steer Lisa. `maintain` and `admin` include write. */
-export const WRITE_ROLES: ReadonlySet<string> = new Set(["write", "maintain", "admin"]);
+import { replyOnce, WRITE_ROLES } from "./authorize.ts";
 
 /**
  * The steps a run starts with: a planning step when the config lists several repositories, else
@@ -25,12 +23,6 @@ function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
   // The payload names the issue repository's default branch; another repository's is looked up later.
   const known = only.repo.toLowerCase() === issueRepo.toLowerCase() ? command.defaultBranch : null;
   return [{ position: 1, owner, repo, branch, baseBranch: config.base_branch ?? known, scope: null }];
-}
-
-/** Posts a reply once per delivery, found again by its marker if Lisa stopped after posting. */
-export async function replyOnce(gh: GitHubPort, ref: RepoRef, issue: number, deliveryId: string, text: string): Promise<void> {
-  const marker = `<!-- lisa:reply delivery=${deliveryId} -->`;
-  if ((await gh.findComment(ref, issue, marker)) === undefined) await gh.createComment(ref, issue, `${marker}\n${text}`);
 }
 
 /**
@@ -87,7 +79,19 @@ export async function startRun(deps: CoreDeps, deliveryId: string, command: Labe
     },
     firstSteps(config, command),
   );
-  if (!run) return "ignored: the issue already has an active run";
+  if (!run) {
+    const open = deps.store.latestRunFor(command.owner, command.repo, issue);
+    if (open && open.state !== "merged" && open.state !== "closed") {
+      await replyOnce(
+        gh,
+        ref,
+        issue,
+        deliveryId,
+        `Run ${open.id} for this issue is still open (${open.state}, pass ${open.current_pass}). Steer it with \`/lisa redirect <what to change>\` on the issue or a pull request, or close its pull requests to end it.`,
+      );
+    }
+    return "ignored: the issue already has an open run";
+  }
   await gh.addReaction(ref, issue, "eyes");
   return `queued run ${run.id}`;
 }

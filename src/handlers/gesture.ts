@@ -1,0 +1,77 @@
+import type { ParsedCommand } from "../commands/parse-command.ts";
+
+/** Where a webhook happened: an installation's repository, and an issue or pull request in it. */
+export interface GestureOrigin {
+  installationId: number;
+  owner: string;
+  repo: string;
+  /** The issue or pull request number. */
+  number: number;
+  isPullRequest: boolean;
+  sender: string;
+}
+
+/**
+ * A `/lisa` command from an issue or PR comment, a review body, or an inline review comment. The
+ * command wins over a review's state: an approval whose body says `/lisa redirect …` is a redirect.
+ */
+export interface CommandGesture extends GestureOrigin {
+  kind: "command";
+  command: ParsedCommand;
+  where: "comment" | "review" | "inline";
+  /** The comment or review comment carrying the command, for the 👀 reaction and thread replies. */
+  commentId: number | null;
+  reviewId: number | null;
+  url: string | null;
+  /** When the text was written: content edited after this is not used (it was not what was asked). */
+  createdAt: string;
+  /** For an inline command: where in the diff it was said. */
+  inline?: { path: string; line: number | null; diffHunk: string; inReplyTo: number | null; outdated: boolean };
+}
+
+/** A review's decision, without a command in its body. */
+export interface ReviewGesture extends GestureOrigin {
+  kind: "review";
+  action: "submitted" | "dismissed";
+  state: "approved" | "changes_requested" | "commented" | "dismissed";
+  reviewId: number;
+  commitId: string | null;
+  body: string;
+  url: string | null;
+}
+
+/** A pull request closed, merged, reopened, or pushed to by a human. */
+export interface PullRequestGesture extends GestureOrigin {
+  kind: "pull_request";
+  action: "closed" | "reopened" | "synchronize";
+  merged: boolean;
+  before: string | null;
+  after: string | null;
+}
+
+export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture;
+
+export type Triage<T> = { command: T; key: string } | { ignored: string };
+
+interface Account {
+  login: string;
+  type?: string;
+}
+
+/** Bots, Lisa included, never steer Lisa. */
+export const isBot = (account: Account | null | undefined) =>
+  account?.type === "Bot" || Boolean(account?.login.toLowerCase().endsWith("[bot]"));
+
+/** Fields every `pull_request*` payload shares that Lisa filters on. */
+export interface PullRequestPayloadPart {
+  number: number;
+  head: { ref: string; sha: string; repo: { full_name: string } | null };
+}
+
+/**
+ * Lisa's pull requests come from `lisa/…` branches of the repository itself; reviews and pushes
+ * on any other pull request are none of Lisa's business.
+ */
+export function isLisaPullRequest(pr: PullRequestPayloadPart, repository: { full_name: string }): boolean {
+  return pr.head.ref.startsWith("lisa/") && pr.head.repo?.full_name.toLowerCase() === repository.full_name.toLowerCase();
+}

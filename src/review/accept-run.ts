@@ -1,0 +1,154 @@
+import type { GitHubPort } from "../github/github-port.ts";
+import { type ReportView, renderFinalReport, reportMarker } from "../reporting/final-report.ts";
+import type { PrGate } from "../reporting/views.ts";
+import type { CoreDeps } from "../runs/deps.ts";
+import { readConfigOf } from "../runs/pass-config.ts";
+import { setStateLabel } from "../runs/state-labels.ts";
+import type { Store } from "../store/store.ts";
+import { guidanceView } from "./guidance-view.ts";
+
+/**
+ * What accepting does (rule 2 and 12): the final report on the issue, drafts marked ready, the
+ * `lisa:accepted` label, and with `review.on_accept: merge` the approved heads merged in plan order.
+ * Every part looks before it acts, so it can run again after a crash.
+ */
+export async function acceptRun(
+  deps: CoreDeps,
+  gh: GitHubPort,
+  runId: number,
+  decision: { by: string; via: "approval" | "override" | "merge"; note?: string },
+): Promise<void> {
+  const { store } = deps;
+  const run = store.run(runId);
+  const pass = store.currentPass(runId);
+  if (!run) return;
+  if (pass && decision.via !== "merge") {
+    store.transitionPass(pass.id, "accept");
+    store.updatePass(pass.id, {
+      decision: "accept",
+      decided_by: decision.by,
+      decided_via: decision.via === "override" ? "/lisa accept" : "approval",
+      decided_at: deps.now(),
+    });
+  }
+  const ref = { owner: run.owner, repo: run.repo };
+  const view = reportView(store, runId, decision);
+  const body = renderFinalReport(view);
+  if (run.report_comment_id !== null) {
+    await gh.updateComment(ref, run.report_comment_id, body);
+  } else {
+    const found = await gh.findComment(ref, run.issue_number, reportMarker(runId));
+    if (found !== undefined) await gh.updateComment(ref, found, body);
+    store.updateRun(runId, { report_comment_id: found ?? (await gh.createComment(ref, run.issue_number, body)) });
+  }
+  if (decision.via === "merge") return;
+  for (const step of store.steps(runId)) {
+    if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
+    const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
+    if (pr.draft) await gh.setDraft(pr.nodeId, false);
+    store.updateStep(step.id, { draft: 0 });
+  }
+  await setStateLabel(gh, ref, run.issue_number, "accepted");
+  if (readConfigOf(store, runId).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
+}
+
+/** Merges each open PR at the head that was approved, in plan order, and stops at GitHub's first refusal. */
+async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+  const { store } = deps;
+  const run = store.run(runId);
+  if (!run) return;
+  for (const step of store.steps(runId)) {
+    if (step.pr_number === null || step.pr_state !== "open" || !step.head_sha) continue;
+    const ref = { owner: step.owner, repo: step.repo };
+    // Only the approved SHA: if the head moved since, GitHub refuses with 409 and Lisa stops.
+    const result = await gh.mergePullRequest(ref, step.pr_number, step.head_sha);
+    if (!result.merged) {
+      await gh.createComment(
+        { owner: run.owner, repo: run.repo },
+        run.issue_number,
+        `Lisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
+      );
+      return;
+    }
+    store.updateStep(step.id, { pr_state: "merged" });
+    store.addEvent(runId, "merged_by_lisa", {
+      note: `${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha.slice(0, 7)}`,
+    });
+  }
+}
+
+function reportView(store: Store, runId: number, decision: { by: string; via: string; note?: string }): ReportView {
+  const run = store.run(runId);
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  const config = readConfigOf(store, runId);
+  const steps = store.steps(runId).filter((s) => s.position > 0);
+  const gates = new Map(steps.map((s) => [s.id, s.gate ? (JSON.parse(s.gate) as PrGate) : undefined]));
+  const sessions = steps.flatMap((s) => store.sessions(s.id));
+  const issueRef = `#${run.issue_number}`;
+  return {
+    runId,
+    issueRef,
+    issueTitle: run.issue_title,
+    problem: run.issue_body,
+    accepted: {
+      via: decision.via === "override" ? "override" : "approval",
+      by: decision.by,
+      prs: steps
+        .filter((s) => s.pr_number !== null && s.pr_url !== null)
+        .map((s) => ({
+          repo: `${s.owner}/${s.repo}`,
+          number: s.pr_number ?? 0,
+          url: s.pr_url ?? "",
+          sha: s.head_sha,
+          approvers: gates.get(s.id)?.approvers ?? [],
+          status: gates.get(s.id)?.status ?? "pending",
+        })),
+      ...(decision.note ? { note: decision.note } : {}),
+    },
+    plan: steps.map((s) => ({
+      repo: `${s.owner}/${s.repo}`,
+      ...(s.scope ? { scope: s.scope } : {}),
+      ...(s.pr_url ? { prUrl: s.pr_url } : {}),
+    })),
+    passes: store.passes(runId).map((pass) => {
+      const records = store.stepPasses(pass.id);
+      return {
+        pass: pass.number,
+        trigger: pass.trigger,
+        by: pass.requested_by,
+        guidance: store.guidanceFor(pass.id).map(guidanceView),
+        changes: records.map((record) => {
+          const step = store.step(record.step_id);
+          const files = JSON.parse(record.changed_files ?? "[]") as { added: number; deleted: number }[];
+          return {
+            repo: `${step.owner}/${step.repo}`,
+            commits: record.commits,
+            added: files.reduce((sum, f) => sum + f.added, 0),
+            deleted: files.reduce((sum, f) => sum + f.deleted, 0),
+            outcome: record.state,
+          };
+        }),
+        gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
+        costUsd: store.runCost(runId, pass.number),
+        outcome: pass.state,
+      };
+    }),
+    humanCommits: steps.flatMap((s) =>
+      store
+        .stepHistory(s.id)
+        .flatMap((r) => JSON.parse(r.human_shas ?? "[]") as { sha: string; author: string; subject: string }[])
+        .map((c) => ({ ...c, human: true, repo: `${s.owner}/${s.repo}` })),
+    ),
+    skipped: steps
+      .filter((s) => s.state === "skipped" || s.state === "blocked" || s.state === "dropped")
+      .map((s) => ({ repo: `${s.owner}/${s.repo}`, reason: s.state })),
+    openQuestions: store.passes(runId).flatMap((p) => JSON.parse(p.open_questions ?? "[]") as string[]),
+    totals: {
+      sessions: sessions.length,
+      durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),
+      costUsd: store.runCost(runId),
+      limitUsd: config.limits.max_cost_usd,
+    },
+    secrets: [],
+  };
+}

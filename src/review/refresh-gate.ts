@@ -1,0 +1,88 @@
+import { WRITE_ROLES } from "../commands/authorize.ts";
+import type { GitHubPort } from "../github/github-port.ts";
+import type { PrGate } from "../reporting/views.ts";
+import type { CoreDeps } from "../runs/deps.ts";
+import { readConfigOf } from "../runs/pass-config.ts";
+import { publishTracking } from "../runs/publish-tracking.ts";
+import { setStateLabel } from "../runs/state-labels.ts";
+import { acceptRun } from "./accept-run.ts";
+import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
+
+/**
+ * Reads every pull request of the run and its reviews from GitHub, records each PR's part of the
+ * gate, and moves the run when the gate says so: accepted, back to review, merged or closed. It
+ * reads REST each time instead of trusting webhooks, so a lost or reordered event changes nothing.
+ */
+export async function refreshGate(
+  deps: CoreDeps,
+  gh: GitHubPort,
+  runId: number,
+  cause: { actor?: string; note?: string } = {},
+): Promise<GateVerdict | undefined> {
+  const { store } = deps;
+  const run = store.run(runId);
+  if (!run || run.state === "merged" || run.state === "closed") return undefined;
+  const config = readConfigOf(store, runId);
+  const roles = new Map<string, string>();
+  const statuses: PrStatus[] = [];
+  for (const step of store.steps(runId)) {
+    if (step.position === 0 || step.pr_number === null) continue;
+    const ref = { owner: step.owner, repo: step.repo };
+    const pr = await gh.getPullRequest(ref, step.pr_number);
+    const reviews = pr.state === "open" && !pr.merged ? await gh.listReviews(ref, step.pr_number) : [];
+    for (const review of reviews) {
+      const key = `${step.owner}/${step.repo}:${review.user}`.toLowerCase();
+      if (!roles.has(key) && review.userType !== "Bot") roles.set(key, await gh.roleOf(ref, review.user));
+    }
+    const result = evaluatePullRequest(
+      { state: pr.state, merged: pr.merged, headSha: pr.headSha, reviews },
+      {
+        isWriter: (login) => WRITE_ROLES.has(roles.get(`${step.owner}/${step.repo}:${login}`.toLowerCase()) ?? "none"),
+        requester: run.requested_by,
+        excludeRequester: config.review.exclude_requester,
+        accept: "approval",
+      },
+    );
+    const gate: PrGate = {
+      repo: `${step.owner}/${step.repo}`,
+      number: step.pr_number,
+      url: pr.url,
+      status: result.status,
+      approvers: result.approvers,
+      blockers: result.blockers,
+      headSha: pr.headSha,
+    };
+    const prState = pr.merged ? "merged" : pr.state;
+    if (prState !== step.pr_state) store.addEvent(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
+    store.updateStep(step.id, {
+      pr_state: prState,
+      head_sha: pr.headSha,
+      draft: pr.draft ? 1 : 0,
+      gate: JSON.stringify(gate),
+      // A PR closed unmerged drops its step from the plan; reopening brings it back.
+      ...(prState === "closed" && step.state !== "dropped" ? { state: "dropped" as const } : {}),
+      ...(prState === "open" && step.state === "dropped" ? { state: "delivered" as const } : {}),
+    });
+    statuses.push(result.status);
+  }
+  const verdict = gateVerdict(statuses);
+  const ref = { owner: run.owner, repo: run.repo };
+  const current = store.run(runId);
+  if (!current) return verdict;
+  if (verdict === "merged" && store.transitionRun(runId, "merge", cause)) {
+    await acceptRun(deps, gh, runId, { by: cause.actor ?? run.requested_by, via: "merge" });
+    await setStateLabel(gh, ref, run.issue_number, "merged");
+  } else if (verdict === "closed" && store.transitionRun(runId, "close", cause)) {
+    await setStateLabel(gh, ref, run.issue_number, "closed");
+  } else if (verdict === "accept" && (current.state === "review" || current.state === "stopped")) {
+    if (store.transitionRun(runId, "accept", cause)) {
+      await acceptRun(deps, gh, runId, { by: cause.actor ?? run.requested_by, via: "approval" });
+    }
+  } else if (verdict === "wait" && current.state === "accepted" && store.transitionRun(runId, "withdraw", cause)) {
+    const pass = store.currentPass(runId);
+    if (pass) store.transitionPass(pass.id, "withdraw");
+    await setStateLabel(gh, ref, run.issue_number, "review");
+  }
+  await publishTracking(deps, gh, runId);
+  return verdict;
+}

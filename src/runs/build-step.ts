@@ -1,0 +1,209 @@
+import { StepError } from "../errors.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
+import type { FailureKind } from "../providers/provider.ts";
+import type { SessionRow, StepRow } from "../store/store.ts";
+import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
+import { fenceAsData, renderPrompt } from "./render-prompt.ts";
+import { BlockedError, type RunContext } from "./run-context.ts";
+import { type GateResult, runGates } from "./run-gates.ts";
+
+/** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
+const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", "stalled"]);
+
+/**
+ * The build loop of one step in one pass: invoke the agent with a fresh context, run the gates,
+ * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
+ * sessions. Gates still red, or the budget spent, block the step; a provider outage fails the run.
+ */
+export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Checkout): Promise<GateResult[]> {
+  const { deps, run, config } = ctx;
+  const { store } = deps;
+  const stepId = initial.id;
+  // A step interrupted while its gates ran goes straight back to them: the agent's work is on disk.
+  let skipAgent = initial.phase === "gates";
+  let failedGate: GateResult | undefined;
+
+  for (;;) {
+    if (!skipAgent) {
+      const sessions = store.sessions(stepId);
+      const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
+      const step = store.step(stepId);
+      if (iteration - step.iteration_base > config.limits.max_iterations) {
+        const last = failedGate ? ` The last failure was \`${failedGate.command}\`.` : "";
+        throw new BlockedError(
+          `The gates still fail after ${config.limits.max_iterations} agent sessions (limits.max_iterations).${last}`,
+        );
+      }
+      const spent = store.runCost(run.id);
+      if (spent >= config.limits.max_cost_usd) {
+        throw new BlockedError(
+          `The run has spent $${spent.toFixed(2)}, which reaches limits.max_cost_usd ($${config.limits.max_cost_usd}); Lisa stopped invoking agents.`,
+        );
+      }
+      const thisTry = sessions.filter((s) => s.iteration > step.iteration_base);
+      const purpose: SessionRow["purpose"] = failedGate
+        ? "fix_gates"
+        : thisTry.at(-1)?.state === "interrupted"
+          ? "resume"
+          : ctx.pass.number > 1
+            ? "revise"
+            : "implement";
+      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
+      store.updateStep(stepId, { phase: "agent" });
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
+      if (!result.ok) {
+        const kind = result.failure?.kind ?? "agent_error";
+        const message = `The agent session failed (${kind}): ${redactSecrets(result.failure?.message ?? "no details", ctx.secrets)}`;
+        throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
+      }
+      store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+    }
+    skipAgent = false;
+    store.updateStep(stepId, { phase: "gates" });
+    await ctx.publish();
+    const results = await runGates(config.gates, {
+      cwd: workDir(checkout),
+      env: agentEnv(ctx, []),
+      timeoutMs: config.limits.gate_timeout,
+      secrets: ctx.secrets,
+    });
+    store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
+    failedGate = results.find((result) => !result.passed);
+    if (!failedGate) return results;
+    deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
+  }
+}
+
+/** Runs the gates once more, e.g. after rebasing onto a human's push; red gates block the step. */
+export async function verifyGates(ctx: RunContext, dir: string): Promise<void> {
+  const results = await runGates(ctx.config.gates, {
+    cwd: dir,
+    env: agentEnv(ctx, []),
+    timeoutMs: ctx.config.limits.gate_timeout,
+    secrets: ctx.secrets,
+  });
+  const failed = results.find((result) => !result.passed);
+  if (failed) throw new BlockedError(`After taking in the commits pushed meanwhile, \`${failed.command}\` fails.`);
+}
+
+async function buildPrompt(
+  ctx: RunContext,
+  step: StepRow,
+  checkout: Checkout,
+  purpose: SessionRow["purpose"],
+  failedGate: GateResult | undefined,
+): Promise<string> {
+  const { run, config, deps } = ctx;
+  const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
+  const common = {
+    repo: `${step.owner}/${step.repo}`,
+    // With a native worktree the agent works on the CLI's branch; Lisa pushes it as the step's branch.
+    branch: checkout.native?.branch ?? step.branch,
+    start: step.start_sha ?? checkout.host.startSha,
+    issue_number: String(run.issue_number),
+    issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
+    gates,
+  };
+  if (purpose === "fix_gates" && failedGate) {
+    return renderPrompt(deps.promptsDir, "fix-gates", {
+      ...common,
+      command: failedGate.command,
+      failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
+    });
+  }
+  const issue = fenceAsData(
+    `the body of issue #${run.issue_number}, written on GitHub`,
+    redactSecrets(run.issue_body || "(no description)", ctx.secrets),
+  );
+  const resumeNote =
+    purpose === "resume"
+      ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
+      : "";
+  if (purpose === "revise" || (purpose === "resume" && ctx.pass.number > 1)) {
+    return renderPrompt(deps.promptsDir, "revise", {
+      ...common,
+      pass: String(ctx.pass.number),
+      issue,
+      plan_context: step.scope ? planContext(ctx, step) : "",
+      human_commits: humanCommitsNote(ctx, step),
+      guidance: guidanceSection(ctx, step),
+      ledger: ledgerSection(ctx),
+      resume_note: resumeNote,
+    });
+  }
+  return renderPrompt(deps.promptsDir, "implement", {
+    ...common,
+    issue,
+    plan_context: step.scope ? planContext(ctx, step) : "",
+    resume_note: resumeNote,
+  });
+}
+
+function humanCommitsNote(ctx: RunContext, step: StepRow): string {
+  const record = ctx.deps.store.stepPass(step.id, ctx.pass.id);
+  const commits = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
+  if (commits.length === 0) return "";
+  const lines = commits.map((c) => `- \`${c.sha.slice(0, 7)}\` by ${c.author}: ${c.subject.replace(/\s+/g, " ").slice(0, 120)}`);
+  return [
+    "People pushed these commits to the branch since your last pass. Keep them: build on them, do not revert them.",
+    fenceAsData("the human commits on this branch", redactSecrets(lines.join("\n"), ctx.secrets)),
+  ].join("\n");
+}
+
+/** This pass's guidance as numbered items g1…gk, each fenced as data with its author and place in the diff. */
+function guidanceSection(ctx: RunContext, step: StepRow): string {
+  const items = ctx.deps.store.guidanceFor(ctx.pass.id);
+  if (items.length === 0)
+    return "No new guidance was given for this pass; improve the change where the issue and the ledger below ask.";
+  return items
+    .map((item, index) => {
+      const other =
+        item.owner &&
+        item.repo &&
+        (item.owner.toLowerCase() !== step.owner.toLowerCase() || item.repo.toLowerCase() !== step.repo.toLowerCase())
+          ? ` (said on ${item.owner}/${item.repo}#${item.pr_number}; apply it here only where it concerns this repository)`
+          : "";
+      const place = item.path
+        ? ` on \`${item.path}${item.line ? `:${item.line}` : ""}\`${item.outdated ? " (on an earlier commit)" : ""}`
+        : "";
+      const hunk = item.diff_hunk
+        ? `\n${fenceAsData("the diff lines it refers to", redactSecrets(item.diff_hunk, ctx.secrets))}`
+        : "";
+      return `### g${index + 1}: from ${item.author} (${item.source})${place}${other}\n${fenceAsData(`guidance g${index + 1}, written on GitHub`, redactSecrets(item.body, ctx.secrets))}${hunk}`;
+    })
+    .join("\n\n");
+}
+
+/** Guidance of earlier passes: it must still hold (seed 000's signs). */
+function ledgerSection(ctx: RunContext): string {
+  const earlier = ctx.deps.store.guidanceLedger(ctx.run.id).filter((g) => g.pass < ctx.pass.number);
+  if (earlier.length === 0) return "";
+  const lines = earlier.map((g) => `- pass ${g.pass}, ${g.author}: ${g.body.replace(/\s+/g, " ").slice(0, 300)}`);
+  return [
+    "## Earlier guidance that must still hold",
+    "",
+    fenceAsData("guidance of earlier passes", redactSecrets(lines.join("\n"), ctx.secrets)),
+  ].join("\n");
+}
+
+/** For a step of a plan: its scope, and what the steps before it delivered. */
+function planContext(ctx: RunContext, step: StepRow): string {
+  const planned = ctx.deps.store.steps(ctx.run.id).filter((s) => s.position > 0);
+  const earlier = planned
+    .filter((s) => s.position < step.position)
+    .map((s) => {
+      const summary = (s.summary ?? "").replace(/\s+/g, " ").slice(0, 400);
+      return `- Step ${s.position}, \`${s.owner}/${s.repo}\`: branch \`${s.branch}\`, pull request ${s.pr_url ?? "(none)"}. ${summary}`;
+    });
+  return [
+    "## Your part of the plan",
+    "",
+    `This issue spans several repositories. This is step ${step.position} of ${planned.length}, in \`${step.owner}/${step.repo}\`; change only this repository.`,
+    "",
+    fenceAsData("what the plan asks of this repository", redactSecrets(step.scope ?? "", ctx.secrets)),
+    "",
+    earlier.length
+      ? `What the earlier steps delivered:\n${redactSecrets(earlier.join("\n"), ctx.secrets)}`
+      : "This is the first step.",
+  ].join("\n");
+}

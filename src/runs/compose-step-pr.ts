@@ -1,0 +1,81 @@
+import { composePrTitle } from "../markdown/compose-pr-title.ts";
+import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
+import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
+import type { RunRow, StepRow } from "../store/store.ts";
+import { currentManifest } from "./read-manifest.ts";
+import type { RunContext } from "./run-context.ts";
+
+/** How a step's commits and pull request name the issue: from another repository, only the full reference links. */
+export function issueRefFor(run: RunRow, step: StepRow): string {
+  return isIssueRepo(run, step) ? `#${run.issue_number}` : `${run.owner}/${run.repo}#${run.issue_number}`;
+}
+
+const isIssueRepo = (run: RunRow, step: StepRow) =>
+  step.owner.toLowerCase() === run.owner.toLowerCase() && step.repo.toLowerCase() === run.repo.toLowerCase();
+
+/**
+ * Title and Lisa's section of a step's pull request body, from what the store kept of it, its
+ * passes and its sibling steps. `mergeInto` puts the section into the body as it is on GitHub,
+ * keeping what people wrote outside Lisa's markers.
+ */
+export function composeStepPullRequest(
+  ctx: RunContext,
+  step: StepRow,
+  options: { acceptedAfter?: number } = {},
+): { title: string; mergeInto(existing: string | null): string } {
+  const { run, deps } = ctx;
+  const { store } = deps;
+  const manifest = currentManifest(step);
+  const planned = store.steps(run.id).filter((s) => s.position > 0);
+  // Only one pull request of a plan closes the issue: the one in the issue's repository, else the last.
+  const closer = planned.find((s) => isIssueRepo(run, s)) ?? planned.at(-1);
+  const passes: PassRowView[] = store.stepHistory(step.id).map((record) => {
+    const pass = store.pass(run.id, record.number);
+    const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
+    const gates = JSON.parse(record.gates ?? "[]") as GateLine[];
+    return {
+      pass: record.number,
+      startedBy: `${pass?.trigger === "initial" ? "label" : (pass?.trigger ?? "pass")} by @${pass?.requested_by ?? run.requested_by}`,
+      commits: record.commits,
+      added: files.reduce((sum, f) => sum + f.added, 0),
+      deleted: files.reduce((sum, f) => sum + f.deleted, 0),
+      gates: gates.length === 0 ? "none" : gates.every((g) => g.passed) ? "green" : "red",
+      costUsd: store
+        .sessions(step.id)
+        .filter((s) => s.pass === record.number)
+        .reduce((sum, s) => sum + s.cost_usd, 0),
+      outcome: record.state === "pending" || record.state === "running" ? "working" : (record.state as PassRowView["outcome"]),
+    };
+  });
+  const section = renderPrBodySection({
+    issueRef: issueRefFor(run, step),
+    issueTitle: run.issue_title,
+    ...(manifest ? { manifest } : {}),
+    agentSummary: step.summary ?? "",
+    files: JSON.parse(step.changed_files ?? "[]") as FileChange[],
+    gates: JSON.parse(step.gates ?? "[]") as GateLine[],
+    passes,
+    ...(planned.length > 1
+      ? {
+          related: {
+            position: step.position,
+            of: planned.length,
+            siblings: planned.map((s) => ({
+              position: s.position,
+              repo: `${s.owner}/${s.repo}`,
+              url: s.pr_url,
+              ...(s.gate ? { status: (JSON.parse(s.gate) as PrGate).status } : {}),
+            })),
+          },
+        }
+      : {}),
+    closing: closer?.id === step.id ? "closes" : "part_of",
+    ...(step.draft === 0 && step.state === "running" ? { inProgress: ctx.pass.number } : {}),
+    ...(options.acceptedAfter ? { acceptedAfter: options.acceptedAfter } : {}),
+    secrets: ctx.secrets,
+  });
+  return {
+    title: composePrTitle({ title: run.issue_title }, manifest, ctx.secrets),
+    mergeInto: (existing) => mergePrBody(existing, section),
+  };
+}

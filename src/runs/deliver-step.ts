@@ -1,0 +1,283 @@
+import { existsSync } from "node:fs";
+import { GitError } from "../errors.ts";
+import { composePrTitle } from "../markdown/compose-pr-title.ts";
+import type { StepRow } from "../store/store.ts";
+import {
+  createWorktree,
+  humanCommits,
+  pushBranch,
+  rebaseOnto,
+  remoteHead,
+  removeWorktree,
+  syncMirror,
+} from "../workspace/workspace.ts";
+import { buildStep, verifyGates } from "./build-step.ts";
+import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
+import { composeStepPullRequest, issueRefFor } from "./compose-step-pr.ts";
+import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
+import { currentManifest, takeManifest } from "./read-manifest.ts";
+import { openPackage } from "./review-package.ts";
+import { BlockedError, type RunContext } from "./run-context.ts";
+
+/** Lisa's own branch for a blocked step's attempt, so a PR head has always passed the gates. */
+export const wipBranch = (branch: string) => `${branch}--wip`;
+
+/**
+ * One step in one pass, from wherever it stands: worktree on the branch's remote head (human
+ * commits included) → agent ⇄ gates → commit → push (fast-forward only, rebasing Lisa's unpublished
+ * commits onto a human push) → pull request. Work the agent cannot finish blocks the step; its
+ * attempt goes to a WIP branch and the run goes on with the next step.
+ */
+export async function deliverStep(ctx: RunContext, stepId: number): Promise<void> {
+  const { deps, gh, pass } = ctx;
+  const { store } = deps;
+  let step = store.step(stepId);
+  const ref = { owner: step.owner, repo: step.repo };
+  if (step.pr_number !== null && step.phase === "workspace" && !(await stillOpen(ctx, step))) return;
+  step = store.step(stepId);
+
+  const token = await gh.installationToken();
+  ctx.secrets.push(token);
+  store.updateStep(stepId, { state: "running" });
+  await ctx.publish();
+  await syncMirror(deps.workspace, ref, token);
+  const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
+  store.updateStep(stepId, { base_branch: base });
+  const record = store.stepPass(stepId, pass.id);
+  // `/lisa fix` resumes from the blocked attempt, which includes what humans pushed to the WIP branch.
+  const resumeWip = Boolean(record?.block_reason);
+  const worktree = await createWorktree(deps.workspace, ref, {
+    branch: step.branch,
+    base,
+    dir: `run-${ctx.run.id}-step-${step.position}`,
+    ...(resumeWip ? { from: wipBranch(step.branch) } : {}),
+  });
+  const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
+  store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
+  if (record && !record.start_sha) {
+    store.updateStepPass(record.id, {
+      start_sha: startSha,
+      human_shas: JSON.stringify(await humansSinceLastPass(ctx, step, startSha)),
+    });
+  }
+  step = store.step(stepId);
+  if (step.pr_number !== null) await openPackage(ctx, stepId);
+  const checkout: Checkout = {
+    ref,
+    host: worktree,
+    native: await chooseNativeWorktree(ctx, step),
+    nativePath: step.native_worktree && existsSync(step.native_worktree) ? step.native_worktree : undefined,
+  };
+  try {
+    await deliver(ctx, stepId, checkout, token, base);
+  } catch (error) {
+    if (!(error instanceof BlockedError)) throw error;
+    await blockStep(ctx, stepId, checkout, token, error.message);
+  }
+  if (checkout.native && checkout.nativePath) {
+    await removeWorktree(deps.workspace, ref, { path: checkout.nativePath, branch: checkout.native.branch });
+  }
+  await removeWorktree(deps.workspace, ref, worktree);
+}
+
+async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, token: string, base: string): Promise<void> {
+  const { deps, gh, pass, run } = ctx;
+  const { store } = deps;
+  const step = () => store.step(stepId);
+  const ref = checkout.ref;
+  const dir = () => workDir(checkout);
+
+  if (["workspace", "agent", "gates"].includes(step().phase)) {
+    await buildStep(ctx, step(), checkout);
+    store.updateStep(stepId, { phase: "commit" });
+  }
+  if (step().phase === "commit") {
+    const taken = await takeManifest(dir());
+    if (taken.manifest) store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
+    if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
+    const manifest = currentManifest(step());
+    const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);
+    await commitPending(dir(), `${title}\n\nMade by Lisa for ${issueRefFor(run, step())}, pass ${pass.number}.`);
+    if (taken.manifest?.recommendation === "blocked") {
+      const blocked = taken.manifest.blocked;
+      throw new BlockedError(
+        blocked ? `The agent is blocked: ${blocked.needed} (tried: ${blocked.tried})` : "The agent says it is blocked.",
+      );
+    }
+    if ((await commitsSince(dir(), step().start_sha ?? base)) === 0) {
+      // A later pass may rightly change nothing here, if the agent says why; otherwise a human must look.
+      if (pass.number > 1 && taken.manifest?.no_change_reason) {
+        finishStepPass(ctx, stepId, "unchanged", step().start_sha);
+        return;
+      }
+      throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
+    }
+    store.updateStep(stepId, { phase: "push" });
+    await ctx.publish();
+  }
+  if (step().phase === "push") {
+    await pushReconciling(ctx, stepId, checkout, token);
+    store.updateStep(stepId, { phase: "pull_request" });
+    await ctx.publish();
+  }
+  if (step().phase === "pull_request") {
+    const start = step().start_sha ?? base;
+    store.updateStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
+    const record = store.stepPass(stepId, pass.id);
+    if (record) {
+      store.updateStepPass(record.id, {
+        changed_files: JSON.stringify(await changedFiles(dir(), start)),
+        commits: await commitsSince(dir(), start),
+      });
+    }
+    const pr = composeStepPullRequest(ctx, step());
+    let number = step().pr_number;
+    let url = step().pr_url;
+    if (number === null) {
+      // Look before creating: the PR may exist from before a crash. One a human closed stays closed.
+      const existing = await gh.findPullRequest(ref, step().branch, base);
+      if (existing?.state === "closed") {
+        finishStepPass(ctx, stepId, "dropped", step().start_sha);
+        store.updateStep(stepId, {
+          state: "dropped",
+          pr_number: existing.number,
+          pr_url: existing.url,
+          pr_state: existing.merged ? "merged" : "closed",
+        });
+        return;
+      }
+      const opened =
+        existing ??
+        (await gh.createPullRequest(ref, {
+          title: pr.title,
+          body: pr.mergeInto(null),
+          head: step().branch,
+          base,
+          draft: ctx.config.review.draft_until_review,
+        }));
+      number = opened.number;
+      url = opened.url;
+      store.updateStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
+    }
+    const current = await gh.getPullRequest(ref, number);
+    await gh.updatePullRequest(ref, number, { title: pr.title, body: pr.mergeInto(current.body) });
+    store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
+    finishStepPass(ctx, stepId, "delivered", current.headSha);
+    if (pass.number === 1) await openPackage(ctx, stepId);
+  }
+}
+
+function finishStepPass(
+  ctx: RunContext,
+  stepId: number,
+  state: "delivered" | "unchanged" | "dropped",
+  endSha: string | null,
+): void {
+  const { store } = ctx.deps;
+  const step = store.step(stepId);
+  const record = store.stepPass(stepId, ctx.pass.id);
+  if (record) {
+    store.updateStepPass(record.id, {
+      state,
+      end_sha: endSha,
+      gates: step.gates,
+      summary: step.summary,
+      manifest: step.manifest,
+    });
+  }
+  store.updateStep(stepId, { state, phase: "done" });
+}
+
+/**
+ * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
+ * unpublished commits on top, runs the gates again and pushes. A conflict blocks the step.
+ */
+async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout, token: string): Promise<void> {
+  const { deps } = ctx;
+  const step = deps.store.step(stepId);
+  const dir = workDir(checkout);
+  try {
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token);
+    return;
+  } catch (error) {
+    if (!(error instanceof GitError) || !/rejected|non-fast-forward|fetch first/i.test(error.message)) throw error;
+  }
+  await syncMirror(deps.workspace, checkout.ref, token);
+  const rebased = await rebaseOnto(dir, `refs/remotes/origin/${step.branch}`);
+  if (!rebased.ok) {
+    throw new BlockedError(
+      `Someone pushed to \`${step.branch}\` while Lisa worked, and Lisa's commits conflict with theirs in ${rebased.conflicts.map((c) => `\`${c}\``).join(", ") || "some files"}.`,
+    );
+  }
+  deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
+  await verifyGates(ctx, dir);
+  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token);
+}
+
+/**
+ * A blocked step keeps the PR at its last verified head: the attempt is committed to Lisa's WIP
+ * branch (replaced only where Lisa left it, so a human push there is never clobbered).
+ */
+async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, token: string, reason: string): Promise<void> {
+  const { deps, pass } = ctx;
+  const { store } = deps;
+  const step = store.step(stepId);
+  const dir = workDir(checkout);
+  const wip = wipBranch(step.branch);
+  let wipSha: string | null = null;
+  try {
+    await commitPending(dir, `Lisa's blocked attempt, pass ${pass.number}\n\n${reason.slice(0, 500)}`);
+    const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, token, { lease });
+    wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;
+  } catch (error) {
+    deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
+  }
+  const record = store.stepPass(stepId, pass.id);
+  if (record)
+    store.updateStepPass(record.id, {
+      state: "blocked",
+      block_reason: reason,
+      wip_sha: wipSha,
+      gates: step.gates,
+      manifest: step.manifest,
+    });
+  store.updateStep(stepId, { state: "blocked", error: reason });
+  store.addEvent(ctx.run.id, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
+}
+
+/** Before a pass works on a known PR: closed unmerged drops the step; merged moves the work to a follow-up branch. */
+async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
+  const { deps, gh, pass } = ctx;
+  const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number ?? 0);
+  if (pr.merged) {
+    // Never push to a merged branch: a follow-up branch from the updated base gets a new PR.
+    deps.store.updateStep(step.id, {
+      branch: `${step.branch.replace(/-p\d+$/, "")}-p${pass.number}`,
+      pr_number: null,
+      pr_url: null,
+      pr_state: null,
+      start_sha: null,
+      head_sha: null,
+    });
+    deps.store.addEvent(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
+    return true;
+  }
+  if (pr.state === "closed") {
+    deps.store.updateStep(step.id, { state: "dropped", pr_state: "closed" });
+    const record = deps.store.stepPass(step.id, pass.id);
+    if (record) deps.store.updateStepPass(record.id, { state: "dropped" });
+    return false;
+  }
+  return true;
+}
+
+/** Commits people pushed to the branch since Lisa's last pass there. */
+async function humansSinceLastPass(ctx: RunContext, step: StepRow, head: string) {
+  const previous = ctx.deps.store
+    .stepHistory(step.id)
+    .filter((r) => r.pass_id !== ctx.pass.id && r.end_sha)
+    .at(-1);
+  if (!previous?.end_sha || previous.end_sha === head) return [];
+  return humanCommits(ctx.deps.workspace, { owner: step.owner, repo: step.repo }, { since: previous.end_sha, until: head });
+}

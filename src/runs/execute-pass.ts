@@ -1,0 +1,186 @@
+import { planRun } from "../planner/plan-run.ts";
+import { refreshGate } from "../review/refresh-gate.ts";
+import { composeStepPullRequest } from "./compose-step-pr.ts";
+import { deliverStep } from "./deliver-step.ts";
+import { invokeAgent } from "./invoke-agent.ts";
+import { finishPackage } from "./review-package.ts";
+import { type RunContext, StoppedError } from "./run-context.ts";
+import { setStateLabel } from "./state-labels.ts";
+
+/**
+ * One pass of a run, resumable from wherever it stands, as numbered steps:
+ * 1. start: the config of the default branch in force; guidance waiting joins the pass;
+ * 2. descend: the plan (multi-repository runs ask the planner; a single repository is its own plan);
+ * 3. build: each planned step on its branch; a blocked step does not stop the others;
+ * 4. blocked steps wait for `/lisa fix`, `/lisa skip` or `/lisa abort`;
+ * 5. ascend: each touched PR gets its package, thread replies, body, and is marked ready;
+ * 6. gate: queued guidance starts the next pass at once; otherwise the run waits for review.
+ */
+export async function executePass(ctx: RunContext): Promise<void> {
+  const { deps, gh, run } = ctx;
+  const { store } = deps;
+  const issue = { owner: run.owner, repo: run.repo };
+  await setStateLabel(gh, issue, run.issue_number, "running");
+  await ctx.publish();
+
+  // 1 + 2
+  if (ctx.pass.state === "queued") {
+    store.transitionPass(ctx.pass.id, "start");
+    refresh(ctx);
+  }
+  if (ctx.pass.state === "planning") {
+    await descend(ctx);
+    store.transitionPass(ctx.pass.id, "planned");
+    refresh(ctx);
+  }
+
+  // 3
+  if (ctx.pass.state === "building") {
+    for (const step of store.steps(run.id)) {
+      if (step.position === 0 || step.pass !== ctx.pass.number) continue;
+      if (step.state !== "pending" && step.state !== "running") continue;
+      ensureStillRunning(ctx);
+      await deliverStep(ctx, step.id);
+      await linkSiblingPullRequests(ctx, step.id);
+    }
+    ensureStillRunning(ctx);
+    const blocked = store.steps(run.id).filter((s) => s.pass === ctx.pass.number && s.state === "blocked");
+    // 4
+    if (blocked.length > 0) {
+      store.transitionPass(ctx.pass.id, "block");
+      for (const step of blocked) await finishPackage(ctx, step.id, "blocked");
+      store.transitionRun(run.id, "block");
+      await setStateLabel(gh, issue, run.issue_number, "blocked");
+      return;
+    }
+    store.transitionPass(ctx.pass.id, "built");
+    refresh(ctx);
+  }
+
+  // 5
+  if (ctx.pass.state === "ascending") await ascend(ctx);
+
+  // 6: decided in one synchronous block, so guidance stored meanwhile is either seen here or queued after.
+  const next = store.queuedGuidance(run.id).length > 0 && run.current_pass < ctx.config.limits.max_passes;
+  if (next) {
+    const first = store.queuedGuidance(run.id)[0];
+    const pass = store.startNextPass(run.id, {
+      trigger: first?.source === "review" || first?.source === "inline" ? "review" : "redirect",
+      requestedBy: first?.author ?? run.requested_by,
+      config: ctx.pass.config,
+      guidance: [],
+      event: "queued_pass",
+    });
+    if (pass) return;
+  }
+  store.transitionRun(run.id, "gate_open");
+  await setStateLabel(gh, issue, run.issue_number, "review");
+  // Approvals of PRs this pass left unchanged still count: the gate may already be open. Reading it can
+  // wait for the next event or start-up if GitHub fails now; the pass itself is done.
+  await refreshGate(deps, gh, run.id).catch((error) =>
+    deps.log.warn({ err: error, runId: run.id }, "could not read the review gate"),
+  );
+}
+
+/** Re-reads the pass from the store after a transition. */
+function refresh(ctx: RunContext): void {
+  const pass = ctx.deps.store.pass(ctx.run.id, ctx.pass.number);
+  if (pass) ctx.pass = pass;
+}
+
+/** A command (abort, a closed PR) may have stopped the run between two steps. */
+function ensureStillRunning(ctx: RunContext): void {
+  const state = ctx.deps.store.run(ctx.run.id)?.state;
+  if (state !== "running") throw new StoppedError(`the run is ${state} now`);
+}
+
+/**
+ * Fixes the pass's plan. Pass 1 of a multi-repository run asks the planner; a later pass asks it
+ * again with the guidance and each PR's state. A single repository is its own plan.
+ */
+async function descend(ctx: RunContext): Promise<void> {
+  const { deps, run } = ctx;
+  const { store } = deps;
+  // Guidance given before the plan is fixed joins this pass.
+  const planning = store.steps(run.id).find((s) => s.position === 0);
+  if (planning) {
+    if (ctx.pass.number > 1 && planning.pass !== ctx.pass.number) store.replanStep(planning.id, ctx.pass.number);
+    if (store.step(planning.id).state !== "delivered") {
+      await planRun(ctx, planning.id, (iteration, prompt, cwd) =>
+        invokeAgent(ctx, planning.id, iteration, "plan", prompt, {
+          ref: { owner: run.owner, repo: run.repo },
+          host: { path: cwd, branch: "", startSha: "", reused: true },
+          native: undefined,
+          nativePath: undefined,
+        }),
+      );
+    }
+    return;
+  }
+  if (ctx.pass.number === 1) return;
+  // A single repository: the pass works on its one step (a merged PR's follow-up included).
+  const [step] = store.steps(run.id);
+  if (step && step.pr_state !== "closed") {
+    store.recordPassPlan(run.id, ctx.pass.number, { steps: [{ repo: `${step.owner}/${step.repo}` }] }, [
+      {
+        position: step.position,
+        owner: step.owner,
+        repo: step.repo,
+        branch: step.branch,
+        baseBranch: step.base_branch,
+        scope: null,
+      },
+    ]);
+  }
+}
+
+/**
+ * Ascend: every PR the pass touched gets its review package and thread replies, its body with the
+ * pass table, and is marked ready for review; the agents' recommendations are kept for continue.
+ */
+async function ascend(ctx: RunContext): Promise<void> {
+  const { deps, gh } = ctx;
+  const { store } = deps;
+  const refinements: string[] = [];
+  const questions: string[] = [];
+  let recommendation: "accept" | "continue" | "blocked" | null = null;
+  for (const record of store.stepPasses(ctx.pass.id)) {
+    const step = store.step(record.step_id);
+    if (step.pr_number === null || step.pr_state !== "open") continue;
+    const manifest = record.manifest ? JSON.parse(record.manifest) : undefined;
+    refinements.push(...(manifest?.refinements ?? []));
+    questions.push(...(manifest?.open_questions ?? []));
+    if (manifest?.recommendation === "continue" || (manifest?.recommendation && !recommendation))
+      recommendation = manifest.recommendation;
+    if (record.state === "unchanged") continue;
+    await finishPackage(ctx, step.id, step.state === "skipped" ? "skipped" : "ready");
+    const ref = { owner: step.owner, repo: step.repo };
+    const pr = await gh.getPullRequest(ref, step.pr_number);
+    // Ready for review at the gate; if GitHub refuses, the PR stays a draft and the package still asks for review.
+    if (pr.draft)
+      await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
+    store.updateStep(step.id, { draft: 0, head_sha: pr.headSha });
+    await gh.updatePullRequest(ref, step.pr_number, {
+      body: composeStepPullRequest(ctx, store.step(step.id)).mergeInto(pr.body),
+    });
+  }
+  store.updatePass(ctx.pass.id, {
+    refinements: JSON.stringify(refinements),
+    open_questions: JSON.stringify(questions),
+    recommendation,
+  });
+  store.transitionPass(ctx.pass.id, "gate_open");
+  refresh(ctx);
+}
+
+/** Once a step of a plan has opened its pull request, the earlier ones link to it too. */
+async function linkSiblingPullRequests(ctx: RunContext, deliveredId: number): Promise<void> {
+  const steps = ctx.deps.store.steps(ctx.run.id).filter((s) => s.position > 0);
+  if (steps.length < 2) return;
+  for (const step of steps) {
+    if (step.id === deliveredId || step.pr_number === null || step.pr_state !== "open") continue;
+    const ref = { owner: step.owner, repo: step.repo };
+    const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
+    await ctx.gh.updatePullRequest(ref, step.pr_number, { body: composeStepPullRequest(ctx, step).mergeInto(pr.body) });
+  }
+}

@@ -1,0 +1,137 @@
+import { StepError } from "../errors.ts";
+import type { RepoRef } from "../github/github-port.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { buildAgentEnv } from "../providers/agent-env.ts";
+import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
+import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
+import { providers } from "../providers/registry.ts";
+import { runAgent } from "../providers/run-agent.ts";
+import type { SessionRow, StepRow } from "../store/store.ts";
+import { findWorktreeByBranch, removeWorktree, type Worktree } from "../workspace/workspace.ts";
+import type { RunContext } from "./run-context.ts";
+
+/** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
+export interface Checkout {
+  /** The repository the step works on. */
+  ref: RepoRef;
+  host: Worktree;
+  native: { provider: Provider; name: string; branch: string } | undefined;
+  /** Where the CLI put its worktree, once a session has made it. */
+  nativePath: string | undefined;
+}
+
+/** The directory holding the step's work: the CLI's native worktree once it exists, else Lisa's. */
+export function workDir(checkout: Checkout): string {
+  return checkout.nativePath ?? checkout.host.path;
+}
+
+/**
+ * Lets the CLI make the worktree when the preferred provider can, as told by its installed
+ * version; the step then works in that worktree whichever provider runs.
+ */
+export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Promise<Checkout["native"]> {
+  const [first] = ctx.config.providers;
+  const provider = first ? providers[first.name] : undefined;
+  if (!first || !provider?.nativeWorktree) return undefined;
+  // Work already done in Lisa's checkout this pass (a fallback provider's, or before a restart) stays there.
+  const thisPass = ctx.deps.store.sessions(step.id).filter((s) => s.iteration > step.iteration_base);
+  if (thisPass.length > 0 && !step.native_worktree) return undefined;
+  const version = await installedVersion(ctx.deps.agentBinaries[first.name] ?? provider.defaultBinary);
+  if (!version || !isAtLeast(version, provider.nativeWorktree.since)) return undefined;
+  // The pass is part of the name: a CLI's worktree of pass 1 must not be taken for pass 2's.
+  const name = `lisa-${ctx.run.id}-${step.position}-p${ctx.pass.number}-${step.iteration_base}`;
+  return { provider, name, branch: provider.nativeWorktree.branch(name) };
+}
+
+export function agentEnv(ctx: RunContext, providerEnv: readonly string[]): Record<string, string> {
+  const { name, email } = ctx.deps.workspace.author;
+  const identity = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
+  return buildAgentEnv(ctx.deps.agentEnvSource, providerEnv, identity, ctx.secrets);
+}
+
+/** One iteration: the configured providers in order, moving on only when one fails transiently. */
+export async function invokeAgent(
+  ctx: RunContext,
+  stepId: number,
+  iteration: number,
+  purpose: SessionRow["purpose"],
+  prompt: string,
+  checkout: Checkout,
+): Promise<AgentResult> {
+  const { deps, config } = ctx;
+  let result: AgentResult | undefined;
+  for (const choice of config.providers) {
+    const provider = providers[choice.name];
+    const sessionId = deps.store.startSession({
+      step_id: stepId,
+      pass: ctx.pass.number,
+      iteration,
+      purpose,
+      provider: provider.name,
+      model: choice.model ?? null,
+    });
+    await ctx.publish();
+    // The provider that owns the native worktree is run from Lisa's checkout and told its name;
+    // any other works directly in whatever directory holds the step's work.
+    const native = checkout.native?.provider === provider ? checkout.native : undefined;
+    result = await runAgent({
+      provider,
+      binary: deps.agentBinaries[choice.name],
+      model: choice.model,
+      extraArgs: native ? provider.nativeWorktree?.args(native.name) : [],
+      cwd: native ? checkout.host.path : workDir(checkout),
+      prompt,
+      env: agentEnv(ctx, provider.env),
+      timeoutMs: config.limits.session_timeout,
+      stallMs: config.limits.stall_timeout,
+      onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid),
+    });
+    deps.store.finishSession(sessionId, {
+      state: result.ok ? "succeeded" : "failed",
+      cost_usd: result.costUsd,
+      turns: result.turns ?? null,
+      failure_kind: result.failure?.kind ?? null,
+      message: result.failure ? redactSecrets(result.failure.message, ctx.secrets) : null,
+    });
+    deps.log.info(
+      { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
+      "agent session ended",
+    );
+    if (checkout.native && !checkout.nativePath) await settleNativeWorktree(ctx, stepId, checkout, provider, result.ok);
+    if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
+  }
+  if (!result) throw new StepError("No agent provider is configured.");
+  return result;
+}
+
+/**
+ * After a session of a step whose CLI may make its own worktree, before one exists: find it if the
+ * session made it, clear away a failed session's half-made one, and stay in Lisa's checkout once
+ * another provider has worked there.
+ */
+async function settleNativeWorktree(
+  ctx: RunContext,
+  stepId: number,
+  checkout: Checkout,
+  provider: Provider,
+  ok: boolean,
+): Promise<void> {
+  const { deps } = ctx;
+  const native = checkout.native;
+  if (!native) return;
+  if (native.provider !== provider) {
+    // Another provider did the work in Lisa's checkout: the step stays there from now on.
+    if (ok) checkout.native = undefined;
+    return;
+  }
+  // The CLI decides where its worktree goes; find it by the branch it is on.
+  const found = await findWorktreeByBranch(deps.workspace, checkout.ref, native.branch);
+  if (!ok) {
+    // A failed CLI may leave its worktree locked; a later session of it must not pick that up.
+    if (found) await removeWorktree(deps.workspace, checkout.ref, { path: found, branch: native.branch });
+    return;
+  }
+  if (!found) throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
+  checkout.nativePath = found;
+  deps.store.updateStep(stepId, { native_worktree: found });
+}

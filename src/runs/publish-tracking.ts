@@ -1,0 +1,110 @@
+import type { GitHubPort } from "../github/github-port.ts";
+import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
+import type { PrGate } from "../reporting/views.ts";
+import type { Store } from "../store/store.ts";
+import type { CoreDeps } from "./deps.ts";
+import { readConfigOf } from "./pass-config.ts";
+
+/** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
+export function trackingView(store: Store, runId: number, now: number, secrets: string[]): TrackingView {
+  const run = store.run(runId);
+  if (!run) throw new Error(`run ${runId} does not exist`);
+  const passes = store.passes(runId);
+  const config = readConfigOf(store, runId);
+  const steps = store.steps(runId);
+  const planning = steps.find((s) => s.position === 0);
+  return {
+    runId,
+    state: run.state,
+    pass: run.current_pass,
+    maxPasses: config.limits.max_passes,
+    requestedBy: run.requested_by,
+    elapsedMs: (run.finished_at ?? now) - run.created_at,
+    costUsd: store.runCost(runId),
+    limitUsd: config.limits.max_cost_usd,
+    plan: planning
+      ? {
+          state:
+            planning.state === "running"
+              ? "running"
+              : planning.state === "failed"
+                ? "failed"
+                : planning.state === "pending"
+                  ? "pending"
+                  : "delivered",
+          ...(planning.summary ? { summary: planning.summary } : {}),
+        }
+      : undefined,
+    steps: steps
+      .filter((s) => s.position > 0)
+      .map((step) => {
+        const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
+        const lastPass = store.stepHistory(step.id).at(-1);
+        return {
+          position: step.position,
+          repo: `${step.owner}/${step.repo}`,
+          branch: step.branch,
+          state: step.state,
+          phase: step.phase,
+          ...(step.pr_url ? { prUrl: step.pr_url } : {}),
+          ...(step.scope ? { scope: step.scope } : {}),
+          ...(gate ? { gate } : {}),
+          ...(lastPass?.block_reason && step.state === "blocked" ? { blockReason: lastPass.block_reason } : {}),
+          sessions: store
+            .sessions(step.id)
+            .filter((s) => s.pass === run.current_pass)
+            .map((s) => ({
+              iteration: s.iteration,
+              provider: s.provider,
+              ...(s.model ? { model: s.model } : {}),
+              purpose: s.purpose,
+              state: s.state,
+              ...(s.finished_at !== null ? { durationMs: s.finished_at - s.started_at } : {}),
+              costUsd: s.cost_usd,
+              ...(s.turns !== null ? { turns: s.turns } : {}),
+              ...(s.failure_kind ? { failureKind: s.failure_kind } : {}),
+            })),
+        };
+      }),
+    queuedGuidance: store
+      .queuedGuidance(runId)
+      .map((g) => ({ author: g.author, source: g.source, excerpt: g.body.slice(0, 200) })),
+    history: passes.map((p) => ({
+      pass: p.number,
+      trigger: p.trigger,
+      by: p.requested_by,
+      outcome: p.state,
+      costUsd: store.runCost(runId, p.number),
+    })),
+    ...(run.error ? { error: run.error } : {}),
+    secrets,
+  };
+}
+
+/** Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run. */
+export async function publishTracking(deps: CoreDeps, gh: GitHubPort, runId: number, secrets: string[] = []): Promise<void> {
+  const run = deps.store.run(runId);
+  if (!run) return;
+  const ref = { owner: run.owner, repo: run.repo };
+  try {
+    const body = renderTrackingComment(trackingView(deps.store, runId, deps.now(), secrets));
+    if (run.comment_id !== null) {
+      try {
+        return await gh.updateComment(ref, run.comment_id, body);
+      } catch (error) {
+        // Someone deleted the comment: make a new one rather than fall silent.
+        if ((error as { status?: number }).status !== 404) throw error;
+      }
+    }
+    // Look before creating: a crash may have come between creating the comment and recording it.
+    const found = await gh.findComment(ref, run.issue_number, trackingMarker(runId));
+    if (found !== undefined) {
+      deps.store.updateRun(runId, { comment_id: found });
+      await gh.updateComment(ref, found, body);
+    } else {
+      deps.store.updateRun(runId, { comment_id: await gh.createComment(ref, run.issue_number, body) });
+    }
+  } catch (error) {
+    deps.log.warn({ err: error, runId }, "could not update the tracking comment");
+  }
+}

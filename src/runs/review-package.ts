@@ -1,0 +1,153 @@
+import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
+import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
+import { guidanceView } from "../review/guidance-view.ts";
+import type { GuidanceRow, StepRow } from "../store/store.ts";
+import { gitLog } from "../workspace/workspace.ts";
+import { currentManifest } from "./read-manifest.ts";
+import type { RunContext } from "./run-context.ts";
+
+/**
+ * The review package of one pass on one PR: created when the pass starts on the PR (so the
+ * timeline shows it before the pass's commits), found again by its marker after a crash, and
+ * edited into the full package when the pass ends.
+ */
+export async function openPackage(ctx: RunContext, stepId: number): Promise<void> {
+  await writePackage(ctx, stepId, "working");
+}
+
+export async function finishPackage(ctx: RunContext, stepId: number, phase: PackageView["phase"]): Promise<void> {
+  await writePackage(ctx, stepId, phase);
+  await replyInThreads(ctx, stepId);
+}
+
+async function writePackage(ctx: RunContext, stepId: number, phase: PackageView["phase"]): Promise<void> {
+  const { deps, gh, pass } = ctx;
+  const step = deps.store.step(stepId);
+  const record = deps.store.stepPass(stepId, pass.id);
+  if (step.pr_number === null || !record) return;
+  const ref = { owner: step.owner, repo: step.repo };
+  const body = renderReviewPackage(await packageView(ctx, step, phase));
+  if (record.package_comment_id !== null) return gh.updateComment(ref, record.package_comment_id, body);
+  const found = await gh.findComment(ref, step.pr_number, passMarker(ctx.run.id, pass.number, stepId));
+  if (found !== undefined) await gh.updateComment(ref, found, body);
+  deps.store.updateStepPass(record.id, { package_comment_id: found ?? (await gh.createComment(ref, step.pr_number, body)) });
+}
+
+/** Guidance said on this PR's repository, or on the issue: what this pass was asked here. */
+function guidanceHere(ctx: RunContext, step: StepRow): GuidanceRow[] {
+  return ctx.deps.store
+    .guidanceFor(ctx.pass.id)
+    .filter(
+      (g) =>
+        g.owner === null ||
+        (g.owner.toLowerCase() === step.owner.toLowerCase() && g.repo?.toLowerCase() === step.repo.toLowerCase()),
+    );
+}
+
+async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["phase"]): Promise<PackageView> {
+  const { deps, pass, run, config } = ctx;
+  const { store } = deps;
+  const record = store.stepPass(step.id, pass.id);
+  const previous = store
+    .stepHistory(step.id)
+    .filter((r) => r.number < pass.number && r.gates)
+    .at(-1);
+  const previousGates = JSON.parse(previous?.gates ?? "[]") as GateLine[];
+  const gates = (JSON.parse(record?.gates ?? step.gates ?? "[]") as GateLine[]).map((g) => ({
+    ...g,
+    regressed: !g.passed && previousGates.some((p) => p.command === g.command && p.passed),
+  }));
+  const manifest = currentManifest({ manifest: record?.manifest ?? null });
+  const human = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
+  const range = record?.start_sha && record.end_sha ? { from: record.start_sha, to: record.end_sha } : undefined;
+  const commits = range ? await gitLog(deps.workspace, { owner: step.owner, repo: step.repo }, range).catch(() => []) : [];
+  const sessions = store.sessions(step.id).filter((s) => s.pass === pass.number);
+  const siblings = store
+    .steps(run.id)
+    .filter((s) => s.gate)
+    .map((s) => JSON.parse(s.gate ?? "{}") as PrGate);
+  const items = guidanceHere(ctx, step);
+  const trigger = pass.trigger;
+  return {
+    runId: run.id,
+    pass: pass.number,
+    maxPasses: config.limits.max_passes,
+    stepId: step.id,
+    repo: `${step.owner}/${step.repo}`,
+    phase,
+    trigger: {
+      kind: trigger,
+      by: pass.requested_by,
+      inlineCount: items.filter((g) => g.source === "inline").length,
+      ...(items[0] ? { excerpt: items[0].body.slice(0, 300) } : {}),
+      ...(items[0]?.url ? { url: items[0].url } : {}),
+    },
+    ...(range ? { range } : {}),
+    commits: [
+      ...human.map((c) => ({ ...c, human: true })),
+      ...commits.filter((c) => !human.some((h) => h.sha === c.sha)).map((c) => ({ ...c, human: false })),
+    ],
+    files: JSON.parse(record?.changed_files ?? "[]") as FileChange[],
+    gates,
+    ...(record?.end_sha ? { headSha: record.end_sha } : {}),
+    guidance: items.map(guidanceView),
+    openQuestions: manifest?.open_questions ?? [],
+    ...(manifest?.recommendation
+      ? { recommendation: { kind: manifest.recommendation, ...(manifest.pass_summary ? { text: manifest.pass_summary } : {}) } }
+      : {}),
+    refinements: manifest?.refinements ?? [],
+    ...(record?.block_reason
+      ? {
+          block: {
+            reason: record.block_reason,
+            ...(manifest?.blocked ? { tried: manifest.blocked.tried, needed: manifest.blocked.needed } : {}),
+            wipRef: `${step.branch}--wip`,
+          },
+        }
+      : {}),
+    cost: {
+      sessions: sessions.length,
+      providers: [...new Set(sessions.map((s) => s.provider))],
+      durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),
+      passUsd: sessions.reduce((sum, s) => sum + s.cost_usd, 0),
+      runUsd: store.runCost(run.id),
+      limitUsd: config.limits.max_cost_usd,
+    },
+    siblings,
+    secrets: ctx.secrets,
+  };
+}
+
+/**
+ * Each inline comment used as guidance gets one answer in its thread, with what the agent said of
+ * it; a hidden marker finds it again after a crash so it is never posted twice.
+ */
+async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
+  const { deps, gh } = ctx;
+  const step = deps.store.step(stepId);
+  if (step.pr_number === null) return;
+  const ref = { owner: step.owner, repo: step.repo };
+  const manifest = currentManifest(step);
+  const items = guidanceHere(ctx, step);
+  const threads = items.filter((g) => g.github_id !== null && !g.replied);
+  if (threads.length === 0) return;
+  const existing = await gh.listPullComments(ref, step.pr_number);
+  for (const item of threads) {
+    const n = items.indexOf(item) + 1;
+    const said = manifest?.guidance?.find((g) => g.id === `g${n}`);
+    if (said) deps.store.updateGuidance(item.id, { status: said.status, status_note: said.note ?? null });
+    const marker = `<!-- lisa:thread guidance=${item.id} -->`;
+    if (!existing.some((c) => c.inReplyTo === item.github_id && c.body.includes(marker))) {
+      const status = said ? said.status.replace(/_/g, " ") : "worked on";
+      const note = said?.note ? `: ${said.note.replace(/\s+/g, " ").slice(0, 500)}` : "";
+      const head = deps.store.step(stepId).head_sha?.slice(0, 7) ?? "the new head";
+      await gh.replyToReviewComment(
+        ref,
+        step.pr_number,
+        item.github_id ?? 0,
+        `${marker}\nPass ${ctx.pass.number}: ${status}${note} (at \`${head}\`).`,
+      );
+    }
+    deps.store.updateGuidance(item.id, { replied: 1 });
+  }
+}

@@ -1,0 +1,28 @@
+import type { LisaConfig } from "../config/config-schema.ts";
+import type { GitHubPort } from "../github/github-port.ts";
+import type { PassRow, RunRow } from "../store/store.ts";
+import type { CoreDeps } from "./deps.ts";
+
+/** What every part of executing one pass of a run shares. The planner takes it too, so it lives apart from both. */
+export interface RunContext {
+  deps: CoreDeps;
+  gh: GitHubPort;
+  run: RunRow;
+  pass: PassRow;
+  /** The configuration in force for this pass, read from the default branch when it started. */
+  config: LisaConfig;
+  /** Values to redact from everything Lisa writes. */
+  secrets: string[];
+  /** Edits the tracking comment; never throws. */
+  publish(): Promise<void>;
+}
+
+/** A step cannot go on because of the agent's work (gates red, no change, budget spent, a conflict): the human decides. */
+export class BlockedError extends Error {
+  override name = "BlockedError";
+}
+
+/** The run was stopped (`/lisa abort`, a closed PR) while it executed; nothing failed. */
+export class StoppedError extends Error {
+  override name = "StoppedError";
+}

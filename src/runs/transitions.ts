@@ -1,0 +1,127 @@
+/**
+ * The run and pass state machines as data. Every state change goes through `nextRunState` /
+ * `nextPassState`, and the store writes it as a compare-and-set on the state it was computed from,
+ * so a command that arrives while a worker executes the run can never overwrite a newer state.
+ */
+
+/** Open states can still change; `merged` and `closed` are the end. */
+export const RUN_STATES = [
+  "queued",
+  "running",
+  "blocked",
+  "review",
+  "accepted",
+  "stopped",
+  "failed",
+  "merged",
+  "closed",
+] as const;
+export type RunState = (typeof RUN_STATES)[number];
+
+export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["merged", "closed"]);
+
+export type RunEvent =
+  /** A worker takes the queued run. */
+  | "claim"
+  /** The pass's build and ascend are done and every step delivered or was left unchanged: the gate opens. */
+  | "gate_open"
+  /** The build is done but a step is blocked. */
+  | "block"
+  /** An infrastructure error (git, API, every provider down). */
+  | "fail"
+  /** Lisa stopped mid-run; the run resumes where it stood. */
+  | "interrupt"
+  /** A writer's redirect, continue or changes-requested review: pass N+1. */
+  | "next_pass"
+  /** Guidance queued during the pass starts pass N+1 as soon as the pass ends. */
+  | "queued_pass"
+  /** `/lisa fix`: the blocked steps again, same pass. */
+  | "fix"
+  /** `/lisa skip`: the blocked steps are skipped; the pass ascends to the gate. */
+  | "skip"
+  /** `/lisa retry` after an infrastructure failure. */
+  | "retry"
+  | "abort"
+  /** Every open PR approved at its head, or a writer's `/lisa accept`. */
+  | "accept"
+  /** An approval dismissed, a human push or a change request after accept. */
+  | "withdraw"
+  /** Every PR of the run closed without merging. */
+  | "close"
+  /** Every PR merged (or merged and the rest dropped). */
+  | "merge";
+
+type Table<S extends string, E extends string> = Record<S, Partial<Record<E, S>>>;
+
+/** Allowed run transitions: state → event → next state. Anything missing is refused. */
+export const RUN_TRANSITIONS = {
+  queued: { claim: "running", abort: "stopped", next_pass: "queued", close: "closed", merge: "merged" },
+  running: {
+    gate_open: "review",
+    block: "blocked",
+    fail: "failed",
+    interrupt: "queued",
+    queued_pass: "queued",
+    abort: "stopped",
+    close: "closed",
+    merge: "merged",
+  },
+  blocked: { fix: "queued", skip: "queued", next_pass: "queued", abort: "stopped", close: "closed", merge: "merged" },
+  review: { next_pass: "queued", accept: "accepted", close: "closed", merge: "merged" },
+  accepted: { next_pass: "queued", withdraw: "review", close: "closed", merge: "merged" },
+  stopped: { next_pass: "queued", accept: "accepted", close: "closed", merge: "merged" },
+  failed: { retry: "queued", next_pass: "queued", close: "closed", merge: "merged" },
+  merged: {},
+  closed: {},
+} as const satisfies Table<RunState, RunEvent>;
+
+/** The state `event` leads to from `from`, or undefined when the table does not allow it. */
+export function nextRunState(from: RunState, event: RunEvent): RunState | undefined {
+  return (RUN_TRANSITIONS[from] as Partial<Record<RunEvent, RunState>>)[event];
+}
+
+export const PASS_STATES = [
+  "queued",
+  "planning",
+  "building",
+  "blocked",
+  "ascending",
+  "at_gate",
+  "accepted",
+  "superseded",
+  "aborted",
+] as const;
+export type PassState = (typeof PASS_STATES)[number];
+
+export type PassEvent =
+  | "start"
+  | "planned"
+  | "block"
+  | "built"
+  | "gate_open"
+  | "fix"
+  | "skip"
+  | "accept"
+  | "withdraw"
+  | "supersede"
+  | "abort";
+
+/**
+ * Allowed pass transitions (§4.2 of the review-gates design). A run-level failure leaves the pass
+ * where it stood, so `/lisa retry` resumes it.
+ */
+export const PASS_TRANSITIONS = {
+  queued: { start: "planning", supersede: "superseded", abort: "aborted" },
+  planning: { planned: "building", abort: "aborted", supersede: "superseded" },
+  building: { block: "blocked", built: "ascending", abort: "aborted" },
+  blocked: { fix: "building", skip: "ascending", supersede: "superseded", abort: "aborted" },
+  ascending: { gate_open: "at_gate", abort: "aborted" },
+  at_gate: { accept: "accepted", supersede: "superseded" },
+  accepted: { withdraw: "at_gate", supersede: "superseded" },
+  superseded: {},
+  aborted: {},
+} as const satisfies Table<PassState, PassEvent>;
+
+export function nextPassState(from: PassState, event: PassEvent): PassState | undefined {
+  return (PASS_TRANSITIONS[from] as Partial<Record<PassEvent, PassState>>)[event];
+}

@@ -1,0 +1,197 @@
+import type { PassState, RunState } from "../runs/transitions.ts";
+
+export type { PassState, RunState };
+
+/** Where a step stands in its latest pass. */
+export type StepState = "pending" | "running" | "delivered" | "unchanged" | "blocked" | "skipped" | "dropped" | "failed";
+/** Where a step is in its delivery; recorded before the side effect it names. */
+export type StepPhase = "planning" | "workspace" | "agent" | "gates" | "commit" | "push" | "pull_request" | "done";
+export type SessionState = "running" | "succeeded" | "failed" | "interrupted";
+export type PrState = "open" | "closed" | "merged";
+
+export interface RunRow {
+  id: number;
+  installation_id: number;
+  owner: string;
+  repo: string;
+  issue_number: number;
+  issue_title: string;
+  issue_body: string;
+  requested_by: string;
+  /** The configuration the run started with, as JSON; each pass records the one in force for it. */
+  config: string;
+  /** The first pass's validated plan, as JSON. */
+  plan: string | null;
+  state: RunState;
+  current_pass: number;
+  comment_id: number | null;
+  report_comment_id: number | null;
+  restarts: number;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Set when the run reaches a terminal state (merged, closed). */
+  finished_at: number | null;
+}
+
+export interface PassRow {
+  id: number;
+  run_id: number;
+  number: number;
+  trigger: "initial" | "redirect" | "review" | "continue";
+  requested_by: string;
+  state: PassState;
+  /** JSON: the steps this pass touches and what each must do, once fixed. */
+  plan: string | null;
+  recommendation: "accept" | "continue" | "blocked" | null;
+  /** JSON list of the agents' proposed refinements for the next pass. */
+  refinements: string | null;
+  /** JSON list of the agents' open questions for the reviewers. */
+  open_questions: string | null;
+  decision: string | null;
+  decided_by: string | null;
+  /** How the decision was taken, e.g. `approval acme/api#5@1a2b3c4` or `/lisa accept`. */
+  decided_via: string | null;
+  decided_at: number | null;
+  /** The configuration in force for this pass, as JSON, read at its start. */
+  config: string;
+  started_at: number | null;
+  finished_at: number | null;
+}
+
+export interface StepRow {
+  id: number;
+  run_id: number;
+  /** 0 for the planning step of a multi-repository run, then 1, 2, … in plan order. */
+  position: number;
+  owner: string;
+  repo: string;
+  /** Resolved from the repository when the step starts, unless the config or payload named it. */
+  base_branch: string | null;
+  branch: string;
+  /** What the plan asks of this repository in its latest pass; null for a single-repository run. */
+  scope: string | null;
+  /** The pass the cursor fields below belong to. */
+  pass: number;
+  /** Sessions before this iteration belong to earlier tries or passes. */
+  iteration_base: number;
+  state: StepState;
+  phase: StepPhase;
+  worktree: string | null;
+  /** The worktree a CLI created itself with its native `--worktree`, once found. */
+  native_worktree: string | null;
+  /** Commit the branch stood at when this pass started on it, so a resumed step diffs against the same point. */
+  start_sha: string | null;
+  /** The agent's validated manifest, kept here once read because the file is deleted. */
+  manifest: string | null;
+  /** The agent's last final message. */
+  summary: string | null;
+  /** JSON list of the last gate results: command and whether it passed. */
+  gates: string | null;
+  /** JSON list of files changed against the base, kept to recompose the PR body later. */
+  changed_files: string | null;
+  pr_number: number | null;
+  pr_url: string | null;
+  pr_state: PrState | null;
+  /** The PR head Lisa last saw or pushed. */
+  head_sha: string | null;
+  /** 1 while the PR is a draft Lisa made. */
+  draft: number;
+  /** JSON: the PR's part of the review gate as last read from GitHub (status, approvers, blockers). */
+  gate: string | null;
+  error: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface StepPassRow {
+  id: number;
+  step_id: number;
+  pass_id: number;
+  state: StepState;
+  scope: string | null;
+  start_sha: string | null;
+  end_sha: string | null;
+  /** JSON list of `{sha, author, subject}` of commits humans pushed that this pass built on. */
+  human_shas: string | null;
+  /** Commits Lisa added in this pass. */
+  commits: number;
+  gates: string | null;
+  summary: string | null;
+  manifest: string | null;
+  changed_files: string | null;
+  block_reason: string | null;
+  wip_sha: string | null;
+  package_comment_id: number | null;
+}
+
+export interface SessionRow {
+  id: number;
+  step_id: number;
+  pass: number;
+  iteration: number;
+  purpose: "plan" | "implement" | "fix_gates" | "resume" | "revise";
+  provider: string;
+  model: string | null;
+  state: SessionState;
+  cost_usd: number;
+  turns: number | null;
+  /** Process group of the agent while it runs, so a restarted Lisa can stop an orphan. */
+  pid: number | null;
+  failure_kind: string | null;
+  message: string | null;
+  started_at: number;
+  finished_at: number | null;
+}
+
+export type GuidanceSource = "command" | "review" | "inline" | "continue" | "fix";
+
+export interface GuidanceRow {
+  id: number;
+  run_id: number;
+  /** Null while queued for the next pass. */
+  pass_id: number | null;
+  delivery_id: string;
+  source: GuidanceSource;
+  owner: string | null;
+  repo: string | null;
+  /** Null: said on the issue. */
+  pr_number: number | null;
+  author: string;
+  url: string | null;
+  /** The review comment's id for inline guidance, so Lisa can answer in its thread. */
+  github_id: number | null;
+  path: string | null;
+  line: number | null;
+  diff_hunk: string | null;
+  outdated: number;
+  /** Sanitized and redacted. */
+  body: string;
+  status: "addressed" | "partly" | "not_addressed" | "not_applicable" | null;
+  status_note: string | null;
+  replied: number;
+  created_at: number;
+}
+
+export interface EventRow {
+  id: number;
+  run_id: number;
+  pass: number | null;
+  kind: string;
+  from_state: string | null;
+  to_state: string | null;
+  actor: string | null;
+  detail: string | null;
+  created_at: number;
+}
+
+export interface CommandRow {
+  id: number;
+  delivery_id: string;
+  event_key: string | null;
+  kind: string;
+  payload: string;
+  state: "pending" | "done";
+  outcome: string | null;
+  created_at: number;
+}

@@ -1,0 +1,680 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "../runs/transitions.ts";
+import { migrate } from "./migrations.ts";
+import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
+
+export type * from "./rows.ts";
+
+export interface NewStep {
+  position: number;
+  owner: string;
+  repo: string;
+  branch: string;
+  baseBranch: string | null;
+  scope: string | null;
+}
+
+export type NewRun = Pick<
+  RunRow,
+  "installation_id" | "owner" | "repo" | "issue_number" | "issue_title" | "issue_body" | "requested_by" | "config"
+>;
+
+export type NewGuidance = Omit<GuidanceRow, "id" | "run_id" | "pass_id" | "status" | "status_note" | "replied" | "created_at">;
+
+type Table = "runs" | "steps" | "sessions" | "passes" | "step_passes" | "guidance";
+const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);
+const isUniqueViolation = (error: unknown) => (error as { errcode?: number }).errcode === 2067; // SQLITE_CONSTRAINT_UNIQUE
+
+/**
+ * Lisa's durable state in one SQLite file in the data directory: webhook commands waiting to be
+ * handled, and runs with their passes, steps, agent sessions, guidance and event log. Every write
+ * is committed before the caller goes on to the side effect it records, and state changes are
+ * compare-and-set on the state they were decided from.
+ */
+export class Store {
+  readonly #db: DatabaseSync;
+  readonly #now: () => number;
+
+  constructor(file: string, now: () => number = Date.now) {
+    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
+    this.#db = new DatabaseSync(file);
+    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
+    migrate(this.#db);
+    this.#now = now;
+  }
+
+  close(): void {
+    this.#db.close();
+  }
+
+  #get<T>(sql: string, ...params: SQLInputValue[]): T | undefined {
+    return this.#db.prepare(sql).get(...params) as T | undefined;
+  }
+
+  #all<T>(sql: string, ...params: SQLInputValue[]): T[] {
+    return this.#db.prepare(sql).all(...params) as T[];
+  }
+
+  #run(sql: string, ...params: SQLInputValue[]): { id: number; changes: number } {
+    const result = this.#db.prepare(sql).run(...params);
+    return { id: Number(result.lastInsertRowid), changes: Number(result.changes) };
+  }
+
+  #update(table: Table, id: number, changes: Record<string, SQLInputValue>): void {
+    const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
+    if (TABLES_WITH_UPDATED_AT.has(table)) entries.push(["updated_at", this.#now()]);
+    if (entries.length === 0) return;
+    const set = entries.map(([key]) => `${key} = ?`).join(", ");
+    this.#db.prepare(`UPDATE ${table} SET ${set} WHERE id = ?`).run(...entries.map(([, v]) => v), id);
+  }
+
+  #depth = 0;
+
+  /** Runs `work` in one immediate transaction: all of it is written, or none. Nested calls join the outer one. */
+  #tx<T>(work: () => T): T {
+    if (this.#depth > 0) return work();
+    this.#depth += 1;
+    try {
+      return this.#outerTx(work);
+    } finally {
+      this.#depth -= 1;
+    }
+  }
+
+  #outerTx<T>(work: () => T): T {
+    this.#db.exec("BEGIN IMMEDIATE");
+    try {
+      const result = work();
+      this.#db.exec("COMMIT");
+      return result;
+    } catch (error) {
+      this.#db.exec("ROLLBACK");
+      throw error;
+    }
+  }
+
+  // ── commands ────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Records a webhook command once per delivery id and, when given, once per event key (the same
+   * event redelivered under a new id). False when it was recorded before.
+   */
+  addCommand(deliveryId: string, kind: string, payload: unknown, eventKey?: string): boolean {
+    const result = this.#run(
+      "INSERT OR IGNORE INTO commands (delivery_id, event_key, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)",
+      deliveryId,
+      eventKey ?? null,
+      kind,
+      JSON.stringify(payload),
+      this.#now(),
+    );
+    return result.changes > 0;
+  }
+
+  nextCommand(): CommandRow | undefined {
+    return this.#get("SELECT * FROM commands WHERE state = 'pending' ORDER BY id LIMIT 1");
+  }
+
+  finishCommand(id: number, outcome: string): void {
+    this.#run("UPDATE commands SET state = 'done', outcome = ? WHERE id = ?", outcome, id);
+  }
+
+  // ── runs ────────────────────────────────────────────────────────────────────────────────────
+
+  /**
+   * Creates a queued run with its first pass and first steps (the planning step, or the single
+   * repository's step), or returns undefined when the issue already has an open run.
+   */
+  createRun(run: NewRun, steps: NewStep[]): RunRow | undefined {
+    try {
+      return this.#tx(() => {
+        const now = this.#now();
+        const { id } = this.#run(
+          `INSERT INTO runs (installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, state, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)`,
+          run.installation_id,
+          run.owner,
+          run.repo,
+          run.issue_number,
+          run.issue_title,
+          run.issue_body,
+          run.requested_by,
+          run.config,
+          now,
+          now,
+        );
+        const passId = this.#insertPass(id, 1, "initial", run.requested_by, run.config);
+        for (const step of steps) {
+          const stepId = this.#insertStep(id, step, 1);
+          if (step.position > 0) this.#insertStepPass(stepId, passId, step.scope);
+        }
+        this.#event(id, 1, "run_created", null, "queued", run.requested_by, null);
+        return this.run(id);
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) return undefined;
+      throw error;
+    }
+  }
+
+  run(id: number): RunRow | undefined {
+    return this.#get("SELECT * FROM runs WHERE id = ?", id);
+  }
+
+  /** The issue's most recent run, whatever its state. */
+  latestRunFor(owner: string, repo: string, issue: number): RunRow | undefined {
+    return this.#get(
+      "SELECT * FROM runs WHERE owner = ? COLLATE NOCASE AND repo = ? COLLATE NOCASE AND issue_number = ? ORDER BY id DESC LIMIT 1",
+      owner,
+      repo,
+      issue,
+    );
+  }
+
+  /** The run and step whose pull request this is, when it is one of Lisa's. */
+  stepByPullRequest(owner: string, repo: string, pr: number): { run: RunRow; step: StepRow } | undefined {
+    const step = this.#get<StepRow>(
+      "SELECT * FROM steps WHERE owner = ? COLLATE NOCASE AND repo = ? COLLATE NOCASE AND pr_number = ? ORDER BY id DESC LIMIT 1",
+      owner,
+      repo,
+      pr,
+    );
+    const run = step && this.run(step.run_id);
+    return run && step ? { run, step } : undefined;
+  }
+
+  runsIn(...states: RunState[]): RunRow[] {
+    return this.#all(`SELECT * FROM runs WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY id`, ...states);
+  }
+
+  /** Marks the oldest queued run running and returns it. */
+  claimRun(): RunRow | undefined {
+    for (const run of this.runsIn("queued")) {
+      const claimed = this.transitionRun(run.id, "claim");
+      if (claimed) return claimed;
+    }
+    return undefined;
+  }
+
+  /**
+   * Moves a run along the transition table, as a compare-and-set on the state it is in now, and
+   * logs the event. Returns the run in its new state, or undefined when the table refuses the event
+   * from the current state (or another writer changed it first).
+   */
+  transitionRun(runId: number, event: RunEvent, detail: { actor?: string; note?: string } = {}): RunRow | undefined {
+    return this.#tx(() => {
+      const run = this.run(runId);
+      const to = run && nextRunState(run.state, event);
+      if (!run || !to) return undefined;
+      const now = this.#now();
+      const finished = TERMINAL_RUN_STATES.has(to) ? now : null;
+      const { changes } = this.#run(
+        "UPDATE runs SET state = ?, finished_at = ?, updated_at = ? WHERE id = ? AND state = ?",
+        to,
+        finished,
+        now,
+        runId,
+        run.state,
+      );
+      if (changes === 0) return undefined;
+      this.#event(runId, run.current_pass, event, run.state, to, detail.actor ?? null, detail.note ?? null);
+      return this.run(runId);
+    });
+  }
+
+  updateRun(
+    id: number,
+    changes: Partial<Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config">>,
+  ): void {
+    this.#update("runs", id, changes);
+  }
+
+  /**
+   * Queues a failed run again: its failed steps go back to pending with a fresh iteration budget,
+   * finished steps stay finished. The config is the one read from the default branch now.
+   */
+  retryRun(runId: number, config: string, actor: string): RunRow | undefined {
+    return this.#tx(() => {
+      const run = this.run(runId);
+      if (run?.state !== "failed") return undefined;
+      for (const step of this.steps(runId)) {
+        if (step.state !== "failed") continue;
+        this.#update("steps", step.id, { state: "pending", error: null, iteration_base: this.#lastIteration(step.id) });
+      }
+      const pass = this.currentPass(runId);
+      if (pass) this.#update("passes", pass.id, { config });
+      this.#update("runs", runId, { error: null, restarts: 0, config });
+      return this.transitionRun(runId, "retry", { actor });
+    });
+  }
+
+  #lastIteration(stepId: number): number {
+    return this.#get<{ last: number | null }>("SELECT MAX(iteration) AS last FROM sessions WHERE step_id = ?", stepId)?.last ?? 0;
+  }
+
+  // ── passes ──────────────────────────────────────────────────────────────────────────────────
+
+  #insertPass(runId: number, number: number, trigger: PassRow["trigger"], requestedBy: string, config: string): number {
+    return this.#run(
+      "INSERT INTO passes (run_id, number, trigger, requested_by, state, config) VALUES (?, ?, ?, ?, 'queued', ?)",
+      runId,
+      number,
+      trigger,
+      requestedBy,
+      config,
+    ).id;
+  }
+
+  passes(runId: number): PassRow[] {
+    return this.#all("SELECT * FROM passes WHERE run_id = ? ORDER BY number", runId);
+  }
+
+  pass(runId: number, number: number): PassRow | undefined {
+    return this.#get("SELECT * FROM passes WHERE run_id = ? AND number = ?", runId, number);
+  }
+
+  currentPass(runId: number): PassRow | undefined {
+    return this.#get(
+      "SELECT p.* FROM passes p JOIN runs r ON r.id = p.run_id AND p.number = r.current_pass WHERE r.id = ?",
+      runId,
+    );
+  }
+
+  /**
+   * Starts pass N+1 of a run that may take one (see `RUN_TRANSITIONS.next_pass`): the current pass
+   * is superseded, queued guidance and `guidance` are bound to the new pass, and the run is queued.
+   * Returns the new pass, or undefined when the run's state refuses it.
+   */
+  startNextPass(
+    runId: number,
+    next: {
+      trigger: PassRow["trigger"];
+      requestedBy: string;
+      config: string;
+      guidance: NewGuidance[];
+      /** `queued_pass` when the pass under way ends with guidance waiting. */
+      event?: "next_pass" | "queued_pass";
+    },
+  ): PassRow | undefined {
+    const event = next.event ?? "next_pass";
+    return this.#tx(() => {
+      const run = this.run(runId);
+      if (!run || !nextRunState(run.state, event)) return undefined;
+      const current = this.currentPass(runId);
+      if (current) this.#passTo(current, "supersede");
+      // Blocked steps of a superseded pass are skipped; the new pass plans afresh.
+      for (const step of this.steps(runId)) {
+        if (step.state === "blocked" || step.state === "pending" || step.state === "running") {
+          this.#update("steps", step.id, { state: "skipped" });
+        }
+      }
+      const number = run.current_pass + 1;
+      const passId = this.#insertPass(runId, number, next.trigger, next.requestedBy, next.config);
+      this.#run("UPDATE runs SET current_pass = ? WHERE id = ?", number, runId);
+      for (const item of next.guidance) this.#insertGuidance(runId, null, item);
+      this.#run("UPDATE guidance SET pass_id = ? WHERE run_id = ? AND pass_id IS NULL", passId, runId);
+      if (!this.transitionRun(runId, event, { actor: next.requestedBy, note: next.trigger })) {
+        throw new Error(`run ${runId} could not start pass ${number}`);
+      }
+      return this.pass(runId, number);
+    });
+  }
+
+  /** Moves a pass along the pass table; false when the table refuses the event from its state. */
+  transitionPass(passId: number, event: PassEvent): boolean {
+    const pass = this.#get<PassRow>("SELECT * FROM passes WHERE id = ?", passId);
+    return pass ? this.#passTo(pass, event) : false;
+  }
+
+  #passTo(pass: PassRow, event: PassEvent): boolean {
+    const to = nextPassState(pass.state, event);
+    if (!to) return false;
+    const now = this.#now();
+    const started = event === "start" ? now : pass.started_at;
+    const finished = ["superseded", "aborted", "accepted", "at_gate"].includes(to) ? now : null;
+    return (
+      this.#run(
+        "UPDATE passes SET state = ?, started_at = ?, finished_at = ? WHERE id = ? AND state = ?",
+        to,
+        started,
+        finished,
+        pass.id,
+        pass.state,
+      ).changes > 0
+    );
+  }
+
+  updatePass(
+    passId: number,
+    changes: Partial<
+      Pick<
+        PassRow,
+        | "plan"
+        | "recommendation"
+        | "refinements"
+        | "open_questions"
+        | "decision"
+        | "decided_by"
+        | "decided_via"
+        | "decided_at"
+        | "config"
+      >
+    >,
+  ): void {
+    this.#update("passes", passId, changes);
+  }
+
+  // ── steps ───────────────────────────────────────────────────────────────────────────────────
+
+  #insertStep(runId: number, step: NewStep, pass: number): number {
+    const now = this.#now();
+    return this.#run(
+      `INSERT INTO steps (run_id, position, owner, repo, base_branch, branch, scope, pass, state, phase, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`,
+      runId,
+      step.position,
+      step.owner,
+      step.repo,
+      step.baseBranch,
+      step.branch,
+      step.scope,
+      pass,
+      step.position === 0 ? "planning" : "workspace",
+      now,
+      now,
+    ).id;
+  }
+
+  #insertStepPass(stepId: number, passId: number, scope: string | null): void {
+    this.#run(
+      "INSERT OR IGNORE INTO step_passes (step_id, pass_id, state, scope) VALUES (?, ?, 'pending', ?)",
+      stepId,
+      passId,
+      scope,
+    );
+  }
+
+  /**
+   * Fixes a pass's plan: steps it names that exist are reset for this pass with their new scope,
+   * new repositories get new steps, and every other step is left unchanged.
+   */
+  recordPassPlan(runId: number, passNumber: number, plan: unknown, steps: (NewStep & { followUpOf?: number })[]): void {
+    this.#tx(() => {
+      const pass = this.pass(runId, passNumber);
+      if (!pass) throw new Error(`run ${runId} has no pass ${passNumber}`);
+      this.#update("passes", pass.id, { plan: JSON.stringify(plan) });
+      if (passNumber === 1) this.#update("runs", runId, { plan: JSON.stringify(plan) });
+      const existing = this.steps(runId);
+      for (const step of steps) {
+        const found = existing.find(
+          (s) =>
+            s.position > 0 &&
+            s.owner.toLowerCase() === step.owner.toLowerCase() &&
+            s.repo.toLowerCase() === step.repo.toLowerCase() &&
+            s.pr_state !== "merged" &&
+            s.pr_state !== "closed",
+        );
+        if (found && found.pass === passNumber) {
+          this.#insertStepPass(found.id, pass.id, step.scope);
+          continue;
+        }
+        if (found) {
+          this.#update("steps", found.id, {
+            pass: passNumber,
+            scope: step.scope,
+            state: "pending",
+            phase: "workspace",
+            start_sha: null,
+            worktree: null,
+            native_worktree: null,
+            error: null,
+            iteration_base: this.#lastIteration(found.id),
+          });
+          this.#insertStepPass(found.id, pass.id, step.scope);
+        } else {
+          const taken = this.#get<{ last: number | null }>("SELECT MAX(position) AS last FROM steps WHERE run_id = ?", runId);
+          const position = passNumber === 1 ? step.position : (taken?.last ?? 0) + 1;
+          const id = this.#insertStep(runId, { ...step, position }, passNumber);
+          this.#insertStepPass(id, pass.id, step.scope);
+        }
+      }
+    });
+  }
+
+  steps(runId: number): StepRow[] {
+    return this.#all("SELECT * FROM steps WHERE run_id = ? ORDER BY position", runId);
+  }
+
+  step(id: number): StepRow {
+    const step = this.#get<StepRow>("SELECT * FROM steps WHERE id = ?", id);
+    if (!step) throw new Error(`step ${id} does not exist`);
+    return step;
+  }
+
+  updateStep(
+    id: number,
+    changes: Partial<
+      Pick<
+        StepRow,
+        | "state"
+        | "phase"
+        | "base_branch"
+        | "branch"
+        | "worktree"
+        | "native_worktree"
+        | "start_sha"
+        | "manifest"
+        | "summary"
+        | "gates"
+        | "changed_files"
+        | "scope"
+        | "iteration_base"
+        | "pr_number"
+        | "pr_url"
+        | "pr_state"
+        | "head_sha"
+        | "draft"
+        | "gate"
+        | "error"
+      >
+    >,
+  ): void {
+    this.#update("steps", id, changes);
+  }
+
+  /** The planning step plans again for a later pass. */
+  replanStep(stepId: number, pass: number): void {
+    this.#update("steps", stepId, {
+      pass,
+      state: "pending",
+      phase: "planning",
+      error: null,
+      iteration_base: this.#lastIteration(stepId),
+    });
+  }
+
+  /** A blocked step goes again in the same pass with a fresh iteration budget (`/lisa fix`). */
+  freshBudget(stepId: number): void {
+    this.#update("steps", stepId, {
+      state: "pending",
+      phase: "workspace",
+      error: null,
+      worktree: null,
+      native_worktree: null,
+      iteration_base: this.#lastIteration(stepId),
+    });
+  }
+
+  stepPass(stepId: number, passId: number): StepPassRow | undefined {
+    return this.#get("SELECT * FROM step_passes WHERE step_id = ? AND pass_id = ?", stepId, passId);
+  }
+
+  /** The per-pass records of one pass, with the step each belongs to. */
+  stepPasses(passId: number): StepPassRow[] {
+    return this.#all("SELECT * FROM step_passes WHERE pass_id = ? ORDER BY step_id", passId);
+  }
+
+  /** Every per-pass record of one step, oldest pass first. */
+  stepHistory(stepId: number): (StepPassRow & { number: number })[] {
+    return this.#all(
+      "SELECT sp.*, p.number FROM step_passes sp JOIN passes p ON p.id = sp.pass_id WHERE sp.step_id = ? ORDER BY p.number",
+      stepId,
+    );
+  }
+
+  updateStepPass(id: number, changes: Partial<Omit<StepPassRow, "id" | "step_id" | "pass_id">>): void {
+    this.#update("step_passes", id, changes);
+  }
+
+  // ── sessions ────────────────────────────────────────────────────────────────────────────────
+
+  startSession(
+    session: Pick<SessionRow, "step_id" | "iteration" | "purpose" | "provider" | "model"> & { pass?: number },
+  ): number {
+    return this.#run(
+      "INSERT INTO sessions (step_id, pass, iteration, purpose, provider, model, state, started_at) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+      session.step_id,
+      session.pass ?? this.step(session.step_id).pass,
+      session.iteration,
+      session.purpose,
+      session.provider,
+      session.model,
+      this.#now(),
+    ).id;
+  }
+
+  finishSession(id: number, changes: Pick<SessionRow, "state" | "cost_usd" | "turns" | "failure_kind" | "message">): void {
+    this.#update("sessions", id, { ...changes, finished_at: this.#now() });
+  }
+
+  recordSessionPid(id: number, pid: number): void {
+    this.#update("sessions", id, { pid });
+  }
+
+  sessions(stepId: number): SessionRow[] {
+    return this.#all("SELECT * FROM sessions WHERE step_id = ? ORDER BY id", stepId);
+  }
+
+  /** Agent spend of a run, or of one of its passes. */
+  runCost(runId: number, pass?: number): number {
+    const row = this.#get<{ total: number | null }>(
+      `SELECT SUM(s.cost_usd) AS total FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ?${pass === undefined ? "" : " AND s.pass = ?"}`,
+      runId,
+      ...(pass === undefined ? [] : [pass]),
+    );
+    return row?.total ?? 0;
+  }
+
+  /** Sessions of a run still running, e.g. to stop them on `/lisa abort`. */
+  runningSessions(runId: number): SessionRow[] {
+    return this.#all(
+      "SELECT s.* FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ? AND s.state = 'running'",
+      runId,
+    );
+  }
+
+  /**
+   * Sessions a dead process left running; they will never report, so they end as interrupted.
+   * Returns them, with the process groups their agents ran in.
+   */
+  interruptRunningSessions(): SessionRow[] {
+    const running = this.#all<SessionRow>("SELECT * FROM sessions WHERE state = 'running'");
+    this.#run(
+      "UPDATE sessions SET state = 'interrupted', finished_at = ?, message = 'Lisa stopped during this session' WHERE state = 'running'",
+      this.#now(),
+    );
+    return running;
+  }
+
+  // ── guidance ────────────────────────────────────────────────────────────────────────────────
+
+  #insertGuidance(runId: number, passId: number | null, item: NewGuidance): void {
+    this.#run(
+      `INSERT OR IGNORE INTO guidance (run_id, pass_id, delivery_id, source, owner, repo, pr_number, author, url, github_id, path, line, diff_hunk, outdated, body, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      runId,
+      passId,
+      item.delivery_id,
+      item.source,
+      item.owner,
+      item.repo,
+      item.pr_number,
+      item.author,
+      item.url,
+      item.github_id,
+      item.path,
+      item.line,
+      item.diff_hunk,
+      item.outdated,
+      item.body,
+      this.#now(),
+    );
+  }
+
+  /**
+   * Guidance for a pass that has not fixed its plan joins it; otherwise it waits, queued, for the
+   * next pass. Returns where it went.
+   */
+  addGuidance(runId: number, items: NewGuidance[], joinPass: number | undefined): void {
+    this.#tx(() => {
+      for (const item of items) this.#insertGuidance(runId, joinPass ?? null, item);
+    });
+  }
+
+  guidanceFor(passId: number): GuidanceRow[] {
+    return this.#all("SELECT * FROM guidance WHERE pass_id = ? ORDER BY id", passId);
+  }
+
+  /** Guidance waiting for the next pass. */
+  queuedGuidance(runId: number): GuidanceRow[] {
+    return this.#all("SELECT * FROM guidance WHERE run_id = ? AND pass_id IS NULL ORDER BY id", runId);
+  }
+
+  /** Every guidance item of a run bound to a pass, oldest first: the ledger later passes must keep. */
+  guidanceLedger(runId: number): (GuidanceRow & { pass: number })[] {
+    return this.#all(
+      "SELECT g.*, p.number AS pass FROM guidance g JOIN passes p ON p.id = g.pass_id WHERE g.run_id = ? ORDER BY g.id",
+      runId,
+    );
+  }
+
+  updateGuidance(id: number, changes: Partial<Pick<GuidanceRow, "status" | "status_note" | "replied">>): void {
+    this.#update("guidance", id, changes);
+  }
+
+  // ── events ──────────────────────────────────────────────────────────────────────────────────
+
+  #event(
+    runId: number,
+    pass: number | null,
+    kind: string,
+    from: string | null,
+    to: string | null,
+    actor: string | null,
+    detail: string | null,
+  ): void {
+    this.#run(
+      "INSERT INTO events (run_id, pass, kind, from_state, to_state, actor, detail, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+      runId,
+      pass,
+      kind,
+      from,
+      to,
+      actor,
+      detail,
+      this.#now(),
+    );
+  }
+
+  /** Logs something that happened to a run without a state change, e.g. a human push or a dropped PR. */
+  addEvent(runId: number, kind: string, detail: { actor?: string; note?: string; pass?: number } = {}): void {
+    const pass = detail.pass ?? this.run(runId)?.current_pass ?? null;
+    this.#event(runId, pass, kind, null, null, detail.actor ?? null, detail.note ?? null);
+  }
+
+  events(runId: number): EventRow[] {
+    return this.#all("SELECT * FROM events WHERE run_id = ? ORDER BY id", runId);
+  }
+}
