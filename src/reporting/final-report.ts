@@ -1,8 +1,9 @@
+import { describeGates } from "./describe-gate.ts";
 import { prRef } from "./describe-pr-gate.ts";
 import { type Block, fitToLimit } from "./fit-to-limit.ts";
 import { formatDuration, mention, money, plural, shortSha } from "./format.ts";
-import { describeCommit, describeGate, describeGuidance } from "./review-package.ts";
-import { cleanBlock, cleanLine, code, link, quote, safeUrl } from "./untrusted.ts";
+import { describeCommit, describeGuidance } from "./review-package.ts";
+import { cleanAfter, cleanBlock, cleanLine, code, link, quote, safeUrl } from "./untrusted.ts";
 import type { CommitView, GateLine, GuidanceView, PrGate } from "./views.ts";
 
 /** The hidden marker by which a run's final report is found again. */
@@ -65,14 +66,15 @@ export function renderFinalReport(view: ReportView): string {
   const blocks: (string | Block)[] = [reportMarker(view.runId), `### Lisa · report · ✅ Accepted ${how}`, ""];
 
   blocks.push("#### Problem", "", `**${issueRef}: ${cleanLine(view.issueTitle, { secrets, max: 256 })}**`, "");
-  if (view.problem.trim()) blocks.push({ text: `${quote(cleanBlock(view.problem, { secrets, max: 2_000 }))}\n`, drop: 1 });
+  const problem = quote(cleanBlock(view.problem, { secrets, max: 2_000 }));
+  if (problem) blocks.push({ text: `${problem}\n`, drop: 1 });
 
   blocks.push("#### Accepted", "", ...acceptedLines(view), "");
 
   blocks.push("#### Plan", "");
   if (view.plan.length === 0) blocks.push("No plan was recorded.");
   view.plan.slice(0, MAX_LISTED).forEach((step, i) => {
-    const scope = step.scope?.trim() ? ` — ${cleanLine(step.scope, { secrets, max: 200 })}` : "";
+    const scope = cleanAfter(" — ", step.scope, { secrets, max: 200 });
     const url = safeUrl(step.prUrl);
     blocks.push({ text: `${i + 1}. ${code(step.repo, { secrets })}${scope}${url ? ` — ${url}` : ""}`, drop: 1 });
   });
@@ -99,18 +101,21 @@ export function renderFinalReport(view: ReportView): string {
   blocks.push("");
 
   blocks.push("#### Skipped, blocked and open questions", "");
-  if (view.skipped.length === 0 && view.openQuestions.every((q) => !q.trim())) blocks.push("None.");
+  const questions = view.openQuestions
+    .slice(0, MAX_LISTED)
+    .map((question) => cleanLine(question, { secrets, max: 270 }))
+    .filter(Boolean);
+  if (view.skipped.length === 0 && questions.length === 0) blocks.push("None.");
   for (const item of view.skipped.slice(0, MAX_LISTED)) {
     blocks.push(
       `- ⏭️ ${code(item.repo, { secrets })} skipped: ${cleanLine(item.reason, { secrets, max: 270 }) || "no reason given"}`,
     );
   }
-  const questions = view.openQuestions.filter((q) => q.trim()).slice(0, MAX_LISTED);
   if (questions.length) {
     if (view.skipped.length) blocks.push("");
     blocks.push("Open questions:", "");
     questions.forEach((question, i) => {
-      blocks.push({ text: `${i + 1}. ❓ ${cleanLine(question, { secrets, max: 270 })}`, drop: 1 });
+      blocks.push({ text: `${i + 1}. ❓ ${question}`, drop: 1 });
     });
   }
   blocks.push("");
@@ -137,7 +142,8 @@ function acceptedLines({ accepted, secrets }: ReportView): string[] {
   } else {
     lines.push(`Accepted by ${mention(accepted.by)}'s approval, the last one the gate needed.`);
   }
-  if (accepted.note?.trim()) lines.push("", cleanLine(accepted.note, { secrets, max: 400 }));
+  const note = cleanAfter("Note: ", accepted.note, { secrets, max: 400 });
+  if (note) lines.push("", note);
   lines.push("");
   for (const pr of accepted.prs) {
     const at = pr.sha ? ` at ${shortSha(pr.sha)}` : "";
@@ -165,7 +171,7 @@ function passBlocks(pass: ReportView["passes"][number], secrets: string[]): (str
       `${code(c.repo, { secrets })} ${plural(c.commits, "commit")} (+${c.added} −${c.deleted}) ${cleanLine(c.outcome, { secrets, max: 40 })}`,
   );
   blocks.push(`- Changes: ${changes.join(" · ") || "none"}`);
-  blocks.push(`- Gates: ${pass.gates.map((gate) => describeGate(gate, pass.pass, secrets)).join(" · ") || "none configured"}`);
+  blocks.push(`- Gates: ${describeGates(pass.gates, pass.pass, secrets) || "none configured"}`);
   if (pass.guidance.length) {
     blocks.push("- Guidance:", "");
     for (const item of pass.guidance.slice(0, MAX_GUIDANCE)) {
@@ -185,7 +191,7 @@ function verificationLines(view: ReportView): string[] {
       const at = pr.sha ? ` at ${shortSha(pr.sha)}` : "";
       const gates = pr.gates ?? last?.gates ?? [];
       const source = pr.gates ? "" : last ? ` (the gates of pass ${last.pass})` : "";
-      const lines = gates.map((gate) => describeGate(gate, last?.pass ?? 1, view.secrets)).join(" · ");
+      const lines = describeGates(gates, last?.pass ?? 1, view.secrets);
       return `- ${prRef(pr)}${at}: ${lines || "no gate commands are configured"}${source}`;
     });
 }

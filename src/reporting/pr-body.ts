@@ -1,4 +1,5 @@
 import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
+import { failedFirst } from "./describe-gate.ts";
 import { type Block, CUT_NOTE, cutMarkdown, fitToLimit } from "./fit-to-limit.ts";
 import { mention, money, plural } from "./format.ts";
 import { cleanBlock, cleanCell, cleanLine, code, listItem, safeUrl } from "./untrusted.ts";
@@ -121,10 +122,12 @@ export function renderPrBodySection(view: PrBodyView): string {
   const testing = view.manifest?.testing?.trim();
   if (testing) blocks.push({ text: clean(testing), drop: 1 }, "");
   if (view.gates.length === 0) blocks.push("- No gate commands are configured for this repository.");
-  for (const gate of view.gates) {
-    const outcome = gate.passed ? "passed" : gate.regressed ? "failed (a regression: it passed in the previous pass)" : "failed";
-    blocks.push(`- ${code(gate.command, { secrets })} ${outcome} (run by Lisa)`);
+  const { shown, more } = failedFirst(view.gates);
+  for (const gate of shown) {
+    const outcome = gate.passed ? "passed" : gate.regressed ? "failed, a regression: it passed in the previous pass" : "failed";
+    blocks.push({ text: `- ${code(gate.command, { secrets })} ${outcome} (run by Lisa)`, drop: 1 });
   }
+  if (more) blocks.push(`- ${more}`);
 
   if (view.passes.length) {
     blocks.push("", "### Passes", "");
@@ -142,7 +145,7 @@ function passRow(row: PassRowView, secrets: string[]): string {
   const startedBy = match
     ? `${cleanCell(match[1] ?? "", { secrets, max: 40 })} by ${mention(match[2] ?? "").replace(/\|/g, "\\|")}`
     : cleanCell(row.startedBy, { secrets, max: 60 });
-  const guidance = row.guidanceExcerpt?.trim() ? cleanCell(row.guidanceExcerpt, { secrets, max: 80 }) : "—";
+  const guidance = (row.guidanceExcerpt && cleanCell(row.guidanceExcerpt, { secrets, max: 80 })) || "—";
   const commits = `${row.commits} (+${row.added} −${row.deleted})`;
   return `| ${row.pass} | ${startedBy} | ${guidance} | ${commits} | ${GATES[row.gates]} | ${money(row.costUsd)} | ${OUTCOME[row.outcome]} |`;
 }
@@ -170,7 +173,9 @@ function relatedLines(related: NonNullable<PrBodyView["related"]>, issueRef: str
  * - no markers: the body is one Lisa wrote before it used markers (Lisa opens every pull request
  *   it works on), and the section replaces it whole.
  *
- * The result fits GitHub's 65,536-character limit: Lisa's section is cut first, with a note.
+ * The result fits GitHub's 65,536-character limit: Lisa's section is cut first, with a note,
+ * keeping its last paragraph (the reference to the issue); a human's text is cut only when it
+ * alone leaves no room for the markers.
  */
 export function mergePrBody(existing: string | null, section: string): string {
   const own = section.startsWith(BODY_START) && section.endsWith(BODY_END) ? section : `${BODY_START}\n${section}\n${BODY_END}`;
@@ -200,7 +205,13 @@ function joinWithinLimit(before: string, section: string, after: string): string
   const frame = BODY_START.length + BODY_END.length + 2;
   const inner = section.slice(BODY_START.length, -BODY_END.length).replace(/^\n/, "").replace(/\n$/, "");
   const room = limit - before.length - after.length - frame;
-  if (room >= CUT_NOTE.length + 200) return `${before}${BODY_START}\n${cutMarkdown(inner, room)}\n${BODY_END}${after}`;
+  if (room >= CUT_NOTE.length + 500) {
+    // The last paragraph is the reference to the issue ("Closes #12"); it must survive the cut.
+    const last = inner.lastIndexOf("\n\n");
+    const tail = last !== -1 && inner.length - last <= 300 ? inner.slice(last) : "";
+    const head = cutMarkdown(inner.slice(0, inner.length - tail.length), room - tail.length);
+    return `${before}${BODY_START}\n${head}${tail}\n${BODY_END}${after}`;
+  }
   // Only a body a human filled almost to GitHub's limit gets here: keep the markers and a note.
   const minimal = `${BODY_START}\n${CUT_NOTE}\n${BODY_END}`;
   const human = limit - minimal.length;

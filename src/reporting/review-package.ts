@@ -1,7 +1,8 @@
+import { describeGate, failedFirst } from "./describe-gate.ts";
 import { describePrGate } from "./describe-pr-gate.ts";
 import { type Block, fitToLimit } from "./fit-to-limit.ts";
 import { formatDuration, mention, money, plural, repoName, shortSha } from "./format.ts";
-import { cleanBlock, cleanLine, code, link, listItem, quote } from "./untrusted.ts";
+import { cleanAfter, cleanBlock, cleanLine, code, link, listItem, quote } from "./untrusted.ts";
 import type { CommitView, FileChange, GateLine, GuidanceView, PrGate } from "./views.ts";
 
 /** The hidden marker by which the comment of one pass on one step's pull request is found again. */
@@ -94,7 +95,7 @@ export function renderReviewPackage(view: PackageView): string {
     `### Lisa · pass ${view.pass} (of at most ${view.maxPasses}) · ${repoName(view.repo)} · ${HEADLINE[view.phase]}`,
     "",
   ];
-  const excerpt = view.trigger.excerpt?.trim() ? quote(cleanBlock(view.trigger.excerpt, { secrets, max: 600 })) : "";
+  const excerpt = quote(cleanBlock(view.trigger.excerpt ?? "", { secrets, max: 600 }));
 
   if (view.phase === "working") {
     blocks.push(`⏳ Pass ${view.pass} started by ${describeTrigger(view.trigger)}${excerpt ? ":" : ""}`);
@@ -111,7 +112,7 @@ export function renderReviewPackage(view: PackageView): string {
   blocks.push(...changeBlocks(view), ...gateBlocks(view), ...guidanceBlocks(view, "**Your guidance**"));
   blocks.push(...numbered("**Open questions for you**", view.openQuestions, secrets));
   if (view.recommendation) {
-    const text = view.recommendation.text?.trim() ? `: ${cleanLine(view.recommendation.text, { secrets, max: 270 })}` : "";
+    const text = cleanAfter(": ", view.recommendation.text, { secrets, max: 270 });
     blocks.push(`**Agent recommendation:** ${view.recommendation.kind.toUpperCase()}${text}`, "");
   }
   blocks.push(
@@ -124,8 +125,10 @@ export function renderReviewPackage(view: PackageView): string {
 function blockBlocks(phase: PackageView["phase"], block: NonNullable<PackageView["block"]>, secrets: string[]): string[] {
   const label = phase === "skipped" ? "⏭️ Skipped" : phase === "aborted" ? "⏹️ Aborted" : "⛔ Blocked";
   const lines = [`**${label}:** ${cleanLine(block.reason, { secrets, max: 270 }) || "no reason given"}`, ""];
-  if (block.tried?.trim()) lines.push("**What was tried**", "", cleanBlock(block.tried, { secrets, max: 2_000 }), "");
-  if (block.needed?.trim()) lines.push("**What is needed**", "", cleanBlock(block.needed, { secrets, max: 2_000 }), "");
+  const tried = cleanBlock(block.tried ?? "", { secrets, max: 2_000 });
+  const needed = cleanBlock(block.needed ?? "", { secrets, max: 2_000 });
+  if (tried) lines.push("**What was tried**", "", tried, "");
+  if (needed) lines.push("**What is needed**", "", needed, "");
   if (block.wipRef) {
     const browse = link("browse", block.wipUrl);
     lines.push(
@@ -175,25 +178,23 @@ export function describeCommit(commit: CommitView, secrets: string[]): string {
   return `${shortSha(commit.sha)} ${mention(commit.author)} "${cleanLine(commit.subject, { secrets, max: 120 })}"`;
 }
 
-function gateBlocks(view: PackageView): string[] {
+function gateBlocks(view: PackageView): (string | Block)[] {
   const head = view.headSha ?? view.range?.to;
   const at = head ? ` at ${shortSha(head)}` : "";
   const allPassed = view.gates.every((gate) => gate.passed);
-  const lines = [allPassed ? `**Verified by Lisa${at}**` : `**Gates run by Lisa${at}**`];
-  if (view.gates.length === 0) lines.push("- No gate commands are configured for this repository.");
-  for (const gate of view.gates) lines.push(`- ${describeGate(gate, view.pass, view.secrets)}`);
-  for (const path of view.editedEarlierTests ?? []) {
-    lines.push(`- ⚠️ ${code(path, { secrets: view.secrets })}, added in an earlier pass, was edited in this pass`);
+  const blocks: (string | Block)[] = [allPassed ? `**Verified by Lisa${at}**` : `**Gates run by Lisa${at}**`];
+  if (view.gates.length === 0) blocks.push("- No gate commands are configured for this repository.");
+  const { shown, more } = failedFirst(view.gates);
+  for (const gate of shown) blocks.push({ text: `- ${describeGate(gate, view.pass, view.secrets)}`, drop: 1 });
+  if (more) blocks.push(`- ${more}`);
+  for (const path of (view.editedEarlierTests ?? []).slice(0, MAX_LISTED)) {
+    blocks.push({
+      text: `- ⚠️ ${code(path, { secrets: view.secrets })}, added in an earlier pass, was edited in this pass`,
+      drop: 1,
+    });
   }
-  lines.push("");
-  return lines;
-}
-
-/** `✅ \`npm test\``, or `❌ \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
-export function describeGate(gate: GateLine, pass: number, secrets: string[]): string {
-  const command = code(gate.command, { secrets });
-  if (gate.passed) return `✅ ${command}`;
-  return gate.regressed ? `❌ ${command} · ⚠️ regression: green in pass ${pass - 1}, red now` : `❌ ${command}`;
+  blocks.push("");
+  return blocks;
 }
 
 function guidanceBlocks(view: PackageView, heading: string): (string | Block)[] {
@@ -223,23 +224,32 @@ export function describeGuidance(item: GuidanceView, withStatus: boolean, secret
   const status = withStatus ? `${item.status ? STATUS[item.status] : "❔ no status from the agent"} · ` : "";
   const where = item.where ? ` on ${code(item.where, { secrets })}` : "";
   const url = link(item.source === "review" ? "review" : "comment", item.url);
-  const note = withStatus && item.note?.trim() ? `: ${cleanLine(item.note, { secrets, max: 270 })}` : "";
+  const note = withStatus && item.note ? cleanLine(item.note, { secrets, max: 270 }) : "";
   const tail = [item.outdated ? "on an earlier commit" : "", withStatus && item.replied ? "replied in thread" : ""].filter(
     Boolean,
   );
-  const first = `${status}${mention(item.author)}'s ${SOURCE[item.source]}${where}${url ? ` (${url})` : ""}${note}${tail.map((t) => ` · ${t}`).join("")}`;
-  const body = item.body.trim() ? quote(cleanBlock(item.body, { secrets, max: 1_000 })) : "";
+  const first = `${status}${mention(item.author)}'s ${SOURCE[item.source]}${where}${url ? ` (${url})` : ""}${note ? `: ${note}` : ""}${tail.map((t) => ` · ${t}`).join("")}`;
+  const body = quote(cleanBlock(item.body, { secrets, max: 1_000 }));
   return listItem(marker, body ? `${first}\n${body}` : first);
 }
 
 function numbered(heading: string, items: string[], secrets: string[]): (string | Block)[] {
-  const listed = items.filter((item) => item.trim());
-  if (listed.length === 0) return [];
+  const cleaned: string[] = [];
+  let more = 0;
+  for (const item of items) {
+    if (cleaned.length === MAX_LISTED) {
+      more += item.trim() ? 1 : 0;
+      continue;
+    }
+    const clean = cleanBlock(item, { secrets, max: 1_000, minHeadingDepth: 6 });
+    if (clean) cleaned.push(clean);
+  }
+  if (cleaned.length === 0) return [];
   const blocks: (string | Block)[] = [heading];
-  listed.slice(0, MAX_LISTED).forEach((item, i) => {
-    blocks.push({ text: listItem(`${i + 1}.`, cleanBlock(item, { secrets, max: 1_000, minHeadingDepth: 6 })), drop: 1 });
+  cleaned.forEach((clean, i) => {
+    blocks.push({ text: listItem(`${i + 1}.`, clean), drop: 1 });
   });
-  if (listed.length > MAX_LISTED) blocks.push(`…and ${plural(listed.length - MAX_LISTED, "more")}`);
+  if (more) blocks.push(`…and ${plural(more, "more")}`);
   blocks.push("");
   return blocks;
 }
@@ -297,6 +307,7 @@ function siblingGates(view: PackageView): string {
   if (view.siblings.length < 2) return "";
   const owner = view.repo.split("/")[0];
   const shown = view.siblings.slice(0, MAX_SIBLINGS).map((gate) => describePrGate(gate, { owner }));
-  const more = view.siblings.length > MAX_SIBLINGS ? ` · …and ${view.siblings.length - MAX_SIBLINGS} more` : "";
+  const more =
+    view.siblings.length > MAX_SIBLINGS ? ` · …and ${plural(view.siblings.length - MAX_SIBLINGS, "more", "more")}` : "";
   return ` (the plan's PRs: ${shown.join(" · ")}${more})`;
 }

@@ -1,7 +1,7 @@
 import { describePrGate, prRef } from "./describe-pr-gate.ts";
 import { type Block, fitToLimit } from "./fit-to-limit.ts";
 import { formatDuration, mention, money, plural, repoName } from "./format.ts";
-import { cleanBlock, cleanLine, code, fenced, safeUrl } from "./untrusted.ts";
+import { cleanAfter, cleanBlock, cleanLine, code, fenced, safeUrl } from "./untrusted.ts";
 import type { PrGate } from "./views.ts";
 
 /** The hidden marker by which a run's tracking comment is found again. Do not change: existing comments carry it. */
@@ -130,7 +130,7 @@ export function renderTrackingComment(view: TrackingView): string {
 
   const gates = view.steps.flatMap((step) => (step.gate ? [step.gate] : []));
   if (gates.length) {
-    const more = gates.length > MAX_GATES ? ` · …and ${gates.length - MAX_GATES} more` : "";
+    const more = gates.length > MAX_GATES ? ` · …and ${plural(gates.length - MAX_GATES, "more", "more")}` : "";
     blocks.push(
       `**Review:** ${gates
         .slice(0, MAX_GATES)
@@ -162,7 +162,7 @@ export function renderTrackingComment(view: TrackingView): string {
     blocks.push(
       "**What went wrong:**",
       "",
-      view.error?.trim() ? cleanBlock(view.error, { secrets, max: 4_000 }) : "unknown error",
+      cleanBlock(view.error ?? "", { secrets, max: 4_000 }) || "unknown error",
       "",
       "Comment `/lisa retry` to resume at the step that failed (finished steps are kept), or fix the cause first.",
       "",
@@ -178,7 +178,8 @@ export function renderTrackingComment(view: TrackingView): string {
         drop: 1,
       });
     }
-    if (view.queuedGuidance.length > MAX_QUEUED) blocks.push(`- …and ${view.queuedGuidance.length - MAX_QUEUED} more`);
+    if (view.queuedGuidance.length > MAX_QUEUED)
+      blocks.push(`- …and ${plural(view.queuedGuidance.length - MAX_QUEUED, "more", "more")}`);
     blocks.push("");
   }
 
@@ -198,7 +199,7 @@ export function renderTrackingComment(view: TrackingView): string {
     blocks.push("");
   }
 
-  const waiting = view.waitingFor?.trim() ? cleanLine(view.waitingFor, { secrets, max: 300 }) : waitingFor(view, gates);
+  const waiting = cleanAfter("", view.waitingFor, { secrets, max: 300 }) || waitingFor(view, gates);
   if (waiting) blocks.push(`**Waiting for:** ${waiting}`, "");
   const commands = commandsFor(view);
   if (commands.length) blocks.push(`**Commands:** ${commands.join(" · ")}`);
@@ -206,7 +207,7 @@ export function renderTrackingComment(view: TrackingView): string {
 }
 
 function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secrets: string[]): string {
-  const summary = plan.summary?.trim() ? ` — ${cleanLine(plan.summary, { secrets, max: 160 })}` : "";
+  const summary = cleanAfter(" — ", plan.summary, { secrets, max: 160 });
   switch (plan.state) {
     case "delivered":
       return `- [x] Plan: ${plural(steps, "step")}${summary}`;
@@ -226,13 +227,13 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: string[]): str
     step.state === "running"
       ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))
       : step.state === "blocked"
-        ? `⛔ blocked${step.blockReason?.trim() ? `: ${cleanLine(step.blockReason, { secrets, max: 200 })}` : ""}`
+        ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
         : step.state === "failed"
           ? "❌ failed"
           : cleanLine(step.state, { secrets, max: 40 });
   const url = safeUrl(step.prUrl);
   const pr = url ? ` — pull request: ${url}` : "";
-  const scope = numbered && step.scope?.trim() ? ` — ${cleanLine(step.scope, { secrets, max: 160 })}` : "";
+  const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
   return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
 }
 

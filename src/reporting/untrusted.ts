@@ -60,6 +60,10 @@ export function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
+// Huge inputs are shortened before redacting, keeping enough beyond `max` that a secret which
+// starts before the final cut (a private key is a few thousand characters) is still whole.
+const preCut = (text: string, max: number) => (text.length > max + 8_192 ? text.slice(0, max + 8_192) : text);
+
 const flatten = (text: string) => text.replace(/\s+/g, " ").trim();
 
 /**
@@ -67,9 +71,15 @@ const flatten = (text: string) => text.replace(/\s+/g, " ").trim();
  * after some text of Lisa's on the line, never at its start, so it cannot open a block.
  */
 export function cleanLine(text: string, { secrets, max }: CleanOptions): string {
-  const short = cut(flatten(redactSecrets(text, secrets)), max);
+  const short = cut(flatten(redactSecrets(preCut(text, max), secrets)), max);
   const clean = flatten(sanitizeMarkdown(short, { secrets, minHeadingDepth: 6, maxLength: NO_CUT }));
   return defuseMarkers(defuseMentions(clean));
+}
+
+/** `before` followed by the clean line, or nothing when the text is empty once cleaned. */
+export function cleanAfter(before: string, text: string | undefined, options: CleanOptions): string {
+  const clean = text ? cleanLine(text, options) : "";
+  return clean ? `${before}${clean}` : "";
 }
 
 /** `cleanLine` for a table cell, where a pipe would end the cell. */
@@ -83,13 +93,14 @@ export function cleanCell(text: string, options: CleanOptions): string {
  */
 export function cleanBlock(text: string, options: CleanOptions & { minHeadingDepth?: 4 | 5 | 6 }): string {
   const { secrets, max, minHeadingDepth = 5 } = options;
-  const short = cut(redactSecrets(text, secrets).trim(), max);
+  const short = cut(redactSecrets(preCut(text, max), secrets).trim(), max);
   const clean = sanitizeMarkdown(short, { secrets, minHeadingDepth, maxLength: NO_CUT });
   return defuseMarkers(defuseMentions(clean));
 }
 
 /** Prefixes every line of a clean block with `indent` and `> `, so the whole block is a quotation. */
 export function quote(block: string, indent = ""): string {
+  if (!block) return "";
   return block
     .split("\n")
     .map((line) => (line ? `${indent}> ${line}` : `${indent}>`))
@@ -107,7 +118,7 @@ export function listItem(marker: string, block: string): string {
 
 /** A code span around one line of text, with a backtick run longer than any inside it. */
 export function code(text: string, { secrets = [], max = 200 }: Partial<CleanOptions> = {}): string {
-  const flat = defuseMarkers(cut(flatten(redactSecrets(text, secrets)), max)) || " ";
+  const flat = defuseMarkers(cut(flatten(redactSecrets(preCut(text, max), secrets)), max)) || " ";
   const longest = Math.max(0, ...[...flat.matchAll(/`+/g)].map((m) => m[0].length));
   const ticks = "`".repeat(longest + 1);
   const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
@@ -126,9 +137,15 @@ export function fenced(
   output: string,
   { secrets, maxLines = 40, maxLineLength = 240 }: { secrets: Iterable<string>; maxLines?: number; maxLineLength?: number },
 ): string {
-  const lines = redactSecrets(output, secrets).replace(/\r\n?/g, "\n").replace(TERMINAL_CODES, "").trimEnd().split("\n");
+  const text = output.trimEnd();
+  // Only the tail can be shown; redacting it alone keeps huge outputs cheap.
+  const tailLength = maxLines * (maxLineLength + 2) + 8_192;
+  const tail = text.length > tailLength ? text.slice(-tailLength) : text;
+  const lines = redactSecrets(tail, secrets).replace(TERMINAL_CODES, "").split("\n");
+  if (tail !== text) lines.shift(); // a line cut at its start
+  const total = tail === text ? lines.length : text.split("\n").length;
   const shown = lines.slice(-maxLines).map((line) => defuseMarkers(cut(line, maxLineLength)));
-  if (lines.length > maxLines) shown.unshift(`… (${lines.length - maxLines} earlier lines not shown)`);
+  if (total > shown.length) shown.unshift(`… (${total - shown.length} earlier lines not shown)`);
   const longest = Math.max(0, ...shown.flatMap((line) => [...line.matchAll(/`+/g)].map((m) => m[0].length)));
   const fence = "`".repeat(Math.max(3, longest + 1));
   return [`${fence}text`, ...shown, fence].join("\n");
