@@ -1,6 +1,6 @@
-import { GITHUB_BODY_LIMIT, sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
-import type { PrGate } from "./views.ts";
+import { code } from "./untrusted.ts";
 
+/** `4m 12s`, `1h 3m` or `9s`. */
 export function formatDuration(ms: number): string {
   const seconds = Math.max(0, Math.round(ms / 1000));
   const h = Math.floor(seconds / 3600);
@@ -9,59 +9,28 @@ export function formatDuration(ms: number): string {
   return h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
 }
 
+/** `$0.84`. */
 export const money = (usd: number) => `$${usd.toFixed(2)}`;
-export const short = (sha: string | null | undefined) => (sha ? sha.slice(0, 7) : "?");
 
-/** `@login` only for names shaped like GitHub logins, so no text can pose as a mention of something else. */
-export const mention = (login: string) => (/^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$/.test(login) ? `@${login}` : "someone");
-
-/** Untrusted text on one line: sanitized, flattened and cut. */
-export function oneLine(text: string, secrets: readonly string[], max = 200): string {
-  const flat = sanitizeMarkdown(text, { secrets, minHeadingDepth: 6 })
-    .replace(/<!--|-->/g, "")
-    .replace(/\s+/g, " ")
-    .trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+/** `3 commits`, `1 commit`, with thousands separated. */
+export function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? one : many}`;
 }
 
-/** Untrusted text as a quote block: sanitized (no HTML, so no forged markers), each line quoted. */
-export function quote(text: string, secrets: readonly string[], max = 1_500): string {
-  const clean = sanitizeMarkdown(text, { secrets, minHeadingDepth: 6, maxLength: max }).replace(/<!--|-->/g, "");
-  return clean
-    .split("\n")
-    .map((line) => `> ${line}`)
-    .join("\n");
+/** The 7-character short SHA as a code span; anything that is not a SHA is shown as plain code. */
+export function shortSha(sha: string): string {
+  return /^[0-9a-f]{7,64}$/i.test(sha) ? `\`${sha.slice(0, 7)}\`` : code(sha, { max: 40 });
 }
 
-const GATE_ICON: Record<PrGate["status"], string> = {
-  approved: "✅",
-  pending: "⏳",
-  changes_requested: "❌",
-  merged: "🔀",
-  dropped: "🚫",
-};
+// GitHub logins: letters, digits and single inner hyphens, at most 39 characters.
+const LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
 
-/** `acme/api#5 ✅ @ann at 1a2b3c4`, `acme/web#7 ❌ changes requested by @bob`. */
-export function gateLine(gate: PrGate): string {
-  const name = `${gate.repo}#${gate.number}`;
-  switch (gate.status) {
-    case "approved":
-      return `${name} ${GATE_ICON.approved} ${gate.approvers.map(mention).join(", ")} at \`${short(gate.headSha)}\``;
-    case "changes_requested":
-      return `${name} ${GATE_ICON.changes_requested} changes requested by ${gate.blockers.map(mention).join(", ")}`;
-    case "merged":
-      return `${name} ${GATE_ICON.merged} merged`;
-    case "dropped":
-      return `${name} ${GATE_ICON.dropped} closed`;
-    default:
-      return `${name} ${GATE_ICON.pending} waiting for review`;
-  }
+/** `@login` for a login of GitHub's shape (a mention); anything else, bots included, as code. */
+export function mention(login: string): string {
+  return LOGIN.test(login) ? `@${login}` : code(login || "unknown", { max: 60 });
 }
 
-/** Cuts a whole body to GitHub's limit at a line boundary, with a visible note. */
-export function fitBody(text: string, limit = GITHUB_BODY_LIMIT): string {
-  if (text.length <= limit) return text;
-  const note = "\n\n_…cut to fit GitHub's length limit._";
-  const cut = text.slice(0, limit - note.length);
-  return `${cut.slice(0, Math.max(cut.lastIndexOf("\n"), 0))}${note}`;
+/** `owner/name` as plain text when it has GitHub's shape, else as code. */
+export function repoName(repo: string): string {
+  return /^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/.test(repo) ? repo : code(repo, { max: 120 });
 }

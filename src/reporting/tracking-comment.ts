@@ -1,10 +1,41 @@
-import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
-import { fitBody, formatDuration, gateLine, mention, money, oneLine } from "./format.ts";
+import { describePrGate, prRef } from "./describe-pr-gate.ts";
+import { type Block, fitToLimit } from "./fit-to-limit.ts";
+import { formatDuration, mention, money, plural, repoName } from "./format.ts";
+import { cleanAfter, cleanBlock, cleanLine, code, fenced, safeUrl } from "./untrusted.ts";
 import type { PrGate } from "./views.ts";
 
-/** The hidden marker by which a run's tracking comment is found again. */
+/** The hidden marker by which a run's tracking comment is found again. Do not change: existing comments carry it. */
 export const trackingMarker = (runId: number) => `<!-- lisa:tracking run=${runId} -->`;
 
+type TrackingSession = {
+  iteration: number;
+  provider: string;
+  model?: string;
+  purpose: string;
+  state: "running" | "succeeded" | "failed" | "interrupted";
+  durationMs?: number;
+  costUsd: number;
+  turns?: number;
+  failureKind?: string;
+};
+
+type TrackingStep = {
+  position: number;
+  repo: string;
+  branch: string;
+  /** The step's state in the current pass (`running`, `delivered`, `blocked`, …). */
+  state: string;
+  /** While running: `workspace`, `agent`, `gates`, … */
+  phase?: string;
+  prUrl?: string;
+  scope?: string;
+  gate?: PrGate;
+  sessions: TrackingSession[];
+  blockReason?: string;
+  lastGateFailure?: { command: string; output: string };
+};
+
+/** The run as the issue's tracking comment shows it (design §5.5). */
 export interface TrackingView {
   runId: number;
   state: "queued" | "running" | "blocked" | "review" | "accepted" | "stopped" | "failed" | "merged" | "closed";
@@ -14,32 +45,14 @@ export interface TrackingView {
   elapsedMs: number;
   costUsd: number;
   limitUsd: number;
-  plan?: { summary?: string; state: "pending" | "running" | "delivered" | "failed" } | undefined;
-  steps: {
-    position: number;
-    repo: string;
-    branch: string;
-    state: string;
-    phase?: string;
-    prUrl?: string;
-    scope?: string;
-    gate?: PrGate;
-    sessions: {
-      iteration: number;
-      provider: string;
-      model?: string;
-      purpose: string;
-      state: "running" | "succeeded" | "failed" | "interrupted";
-      durationMs?: number;
-      costUsd: number;
-      turns?: number;
-      failureKind?: string;
-    }[];
-    blockReason?: string;
-  }[];
+  plan?: { summary?: string; state: "pending" | "running" | "delivered" | "failed" };
+  steps: TrackingStep[];
+  /** Guidance that will start the next pass when the current one ends. */
   queuedGuidance: { author: string; source: string; excerpt: string }[];
   history: { pass: number; trigger: string; by: string; outcome: string; costUsd: number }[];
   error?: string;
+  /** Overrides the "Waiting for" line derived from the state. */
+  waitingFor?: string;
   secrets: string[];
 }
 
@@ -55,117 +68,248 @@ const HEADLINE: Record<TrackingView["state"], string> = {
   closed: "🚪 Closed",
 };
 
-const PHASE_LABEL: Record<string, string> = {
+const PHASE: Record<string, string> = {
   planning: "planning",
   workspace: "preparing the workspace",
   agent: "the agent is working",
   gates: "running the gates",
   commit: "committing",
+  reconcile: "taking in human commits",
   push: "pushing",
-  pull_request: "updating the pull request",
+  pull_request: "opening the pull request",
+  package: "writing the review package",
   done: "delivered",
 };
 
 const PURPOSE: Record<string, string> = {
   plan: "planning",
   implement: "implementing",
+  revise: "revising",
   fix_gates: "fixing gate failures",
   resume: "resuming",
-  revise: "revising",
+  resolve_conflict: "resolving a conflict",
 };
 
-const MAX_STEPS_SHOWN = 50;
+const DONE_STATES = new Set(["delivered", "unchanged", "merged"]);
+const MAX_STEPS = 50;
+const MAX_SESSIONS = 10;
+const MAX_GATE_FAILURES = 3;
+const MAX_QUEUED = 20;
+const MAX_HISTORY = 20;
+const MAX_GATES = 20;
 
-function sessionLine(session: TrackingView["steps"][number]["sessions"][number]): string {
-  const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
-  const model = session.model ? ` (${session.model})` : "";
-  const took = session.durationMs === undefined ? "" : ` · ${formatDuration(session.durationMs)}`;
-  const detail =
-    session.state === "running" ? "" : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
-  const why = session.failureKind ? ` · ${session.failureKind}` : session.state === "interrupted" ? " · interrupted" : "";
-  return `  - ${mark} Agent session ${session.iteration}: ${session.provider}${model}, ${PURPOSE[session.purpose] ?? session.purpose}${detail}${why}`;
-}
-
-/** Renders the tracking comment: state and pass, steps with sessions and PR gates, queued guidance, history, and what Lisa waits for. */
+/**
+ * Renders the run's tracking comment on the issue: state, pass, steps with their sessions and
+ * pull requests, the review gate per pull request, gate failures, queued guidance, the pass
+ * history, what Lisa waits for and the commands that apply. Always within GitHub's limit.
+ */
 export function renderTrackingComment(view: TrackingView): string {
-  const lines = [
+  const { secrets } = view;
+  const blocks: (string | Block)[] = [
     trackingMarker(view.runId),
     `### Lisa · pass ${view.pass} · ${HEADLINE[view.state]}`,
     "",
-    `Requested by ${mention(view.requestedBy)} · elapsed ${formatDuration(view.elapsedMs)} · agent cost ${money(view.costUsd)} of ${money(view.limitUsd)}`,
+    `Requested by ${mention(view.requestedBy)} · pass ${view.pass} of at most ${view.maxPasses} · elapsed ${formatDuration(view.elapsedMs)} · agent cost ${money(view.costUsd)} of ${money(view.limitUsd)}`,
     "",
   ];
-  const planned = view.steps.length;
-  if (view.plan) {
-    const mark = view.plan.state === "delivered" ? "[x]" : "[ ]";
-    const status = view.plan.state === "running" ? " — planning" : view.plan.state === "failed" ? " — failed" : "";
-    const outcome = view.plan.state === "delivered" ? `: ${planned} step${planned === 1 ? "" : "s"}` : "";
-    lines.push(
-      `- ${mark} Plan${outcome}${status}${view.plan.summary ? ` — ${oneLine(view.plan.summary, view.secrets, 160)}` : ""}`,
+
+  if (view.plan) blocks.push(planLine(view.plan, view.steps.length, secrets));
+  const numbered = view.steps.length > 1;
+  for (const step of view.steps.slice(0, MAX_STEPS)) {
+    blocks.push({ text: stepLine(step, numbered, secrets), drop: 2 });
+    const shown = step.sessions.slice(-MAX_SESSIONS);
+    if (step.sessions.length > shown.length) {
+      blocks.push({ text: `  - …${plural(step.sessions.length - shown.length, "earlier session")}`, drop: 3 });
+    }
+    for (const session of shown) blocks.push({ text: sessionLine(session, secrets), drop: 3 });
+  }
+  if (view.steps.length > MAX_STEPS) {
+    blocks.push(`- …and ${plural(view.steps.length - MAX_STEPS, "more step")}; each pull request's comments show its passes`);
+  }
+  blocks.push("");
+
+  const gates = view.steps.flatMap((step) => (step.gate ? [step.gate] : []));
+  if (gates.length) {
+    const more = gates.length > MAX_GATES ? ` · …and ${plural(gates.length - MAX_GATES, "more", "more")}` : "";
+    blocks.push(
+      `**Review:** ${gates
+        .slice(0, MAX_GATES)
+        .map((gate) => describePrGate(gate, { withSha: true }))
+        .join(" · ")}${more}`,
+      "",
     );
   }
-  for (const step of view.steps.slice(0, MAX_STEPS_SHOWN)) {
-    const done = ["delivered", "unchanged"].includes(step.state);
-    const status =
-      step.state === "running"
-        ? ` — ${PHASE_LABEL[step.phase ?? ""] ?? step.phase}`
-        : ["failed", "blocked", "skipped", "dropped", "unchanged"].includes(step.state)
-          ? ` — ${step.state}`
-          : "";
-    const number = planned > 1 || view.plan ? `${step.position}. ` : "";
-    const scope = step.scope && view.plan ? ` — ${oneLine(step.scope, view.secrets, 160)}` : "";
-    const pr = step.prUrl ? ` — pull request: ${step.prUrl}` : "";
-    lines.push(`- ${done ? "[x]" : "[ ]"} ${number}\`${step.repo}\` on \`${step.branch}\`${status}${pr}${scope}`);
-    if (step.blockReason) lines.push(`  - ⛔ ${oneLine(step.blockReason, view.secrets, 400)}`);
-    lines.push(...step.sessions.slice(-20).map(sessionLine));
+
+  const failures = view.steps.filter((step) => step.lastGateFailure);
+  for (const step of failures.slice(0, MAX_GATE_FAILURES)) {
+    const failure = step.lastGateFailure;
+    if (!failure) continue;
+    blocks.push({
+      text: [
+        `**Gate failure** in ${repoName(step.repo)}: ${code(failure.command, { secrets })}`,
+        "",
+        fenced(failure.output, { secrets }),
+        "",
+      ].join("\n"),
+      drop: 2,
+    });
   }
-  if (view.steps.length > MAX_STEPS_SHOWN) lines.push(`- …and ${view.steps.length - MAX_STEPS_SHOWN} more steps`);
-  lines.push("");
-  const gates = view.steps.flatMap((s) => (s.gate ? [s.gate] : []));
-  if (gates.length) lines.push(`**Review:** ${gates.map(gateLine).join(" · ")}`, "");
+  if (failures.length > MAX_GATE_FAILURES) {
+    blocks.push(`…gate failures in ${plural(failures.length - MAX_GATE_FAILURES, "more step")} are in their pull requests.`, "");
+  }
+
+  if (view.error?.trim() || view.state === "failed") {
+    blocks.push(
+      "**What went wrong:**",
+      "",
+      cleanBlock(view.error ?? "", { secrets, max: 4_000 }) || "unknown error",
+      "",
+      "Comment `/lisa retry` to resume at the step that failed (finished steps are kept), or fix the cause first.",
+      "",
+    );
+  }
+
   if (view.queuedGuidance.length) {
-    const n = view.queuedGuidance.length;
-    lines.push(
-      `**${n} request${n === 1 ? "" : "s"} queued for pass ${view.pass + 1}:** ${view.queuedGuidance.map((g) => `${mention(g.author)} (${g.source})`).join(", ")}`,
-      "",
-    );
+    blocks.push(`**${plural(view.queuedGuidance.length, "request")} queued for pass ${view.pass + 1}**`);
+    for (const item of view.queuedGuidance.slice(0, MAX_QUEUED)) {
+      const source = cleanLine(item.source, { secrets, max: 30 });
+      blocks.push({
+        text: `- ${mention(item.author)} (${source}): "${cleanLine(item.excerpt, { secrets, max: 200 })}"`,
+        drop: 1,
+      });
+    }
+    if (view.queuedGuidance.length > MAX_QUEUED)
+      blocks.push(`- …and ${plural(view.queuedGuidance.length - MAX_QUEUED, "more", "more")}`);
+    blocks.push("");
   }
-  if (view.history.length > 1) {
-    lines.push(
-      "**Passes**",
-      ...view.history.map((h) => `- Pass ${h.pass}: ${h.trigger} by ${mention(h.by)} · ${h.outcome} · ${money(h.costUsd)}`),
-      "",
-    );
+
+  if (view.history.length) {
+    blocks.push("**Passes**");
+    const shown = view.history.slice(-MAX_HISTORY);
+    if (view.history.length > shown.length)
+      blocks.push(`- …${plural(view.history.length - shown.length, "earlier pass", "earlier passes")}`);
+    for (const entry of shown) {
+      const trigger = cleanLine(entry.trigger, { secrets, max: 40 });
+      const outcome = cleanLine(entry.outcome, { secrets, max: 60 });
+      blocks.push({
+        text: `- Pass ${entry.pass} · ${trigger} by ${mention(entry.by)} · ${outcome} · ${money(entry.costUsd)}`,
+        drop: 1,
+      });
+    }
+    blocks.push("");
   }
-  lines.push(waitingFor(view, gates));
-  return fitBody(lines.join("\n"));
+
+  const waiting = cleanAfter("", view.waitingFor, { secrets, max: 300 }) || waitingFor(view, gates);
+  if (waiting) blocks.push(`**Waiting for:** ${waiting}`, "");
+  const commands = commandsFor(view);
+  if (commands.length) blocks.push(`**Commands:** ${commands.join(" · ")}`);
+  return fitToLimit(blocks).trimEnd();
+}
+
+function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secrets: string[]): string {
+  const summary = cleanAfter(" — ", plan.summary, { secrets, max: 160 });
+  switch (plan.state) {
+    case "delivered":
+      return `- [x] Plan: ${plural(steps, "step")}${summary}`;
+    case "running":
+      return `- [ ] Plan — planning${summary}`;
+    case "failed":
+      return `- [ ] Plan — failed${summary}`;
+    default:
+      return "- [ ] Plan — waiting";
+  }
+}
+
+function stepLine(step: TrackingStep, numbered: boolean, secrets: string[]): string {
+  const mark = DONE_STATES.has(step.state) ? "[x]" : "[ ]";
+  const number = numbered ? `${step.position}. ` : "";
+  const state =
+    step.state === "running"
+      ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))
+      : step.state === "blocked"
+        ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
+        : step.state === "failed"
+          ? "❌ failed"
+          : cleanLine(step.state, { secrets, max: 40 });
+  const url = safeUrl(step.prUrl);
+  const pr = url ? ` — pull request: ${url}` : "";
+  const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
+  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
+}
+
+function sessionLine(session: TrackingSession, secrets: string[]): string {
+  const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
+  const provider = cleanLine(session.provider, { secrets, max: 40 });
+  const model = session.model ? ` (${cleanLine(session.model, { secrets, max: 60 })})` : "";
+  const purpose = PURPOSE[session.purpose] ?? cleanLine(session.purpose, { secrets, max: 40 });
+  const took = session.durationMs === undefined ? "" : ` · ${formatDuration(session.durationMs)}`;
+  const detail =
+    session.state === "running" ? "" : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
+  const why = session.failureKind
+    ? ` · ${cleanLine(session.failureKind, { secrets, max: 60 })}`
+    : session.state === "interrupted"
+      ? " · interrupted"
+      : "";
+  return `  - ${mark} Agent session ${session.iteration}: ${provider}${model}, ${purpose}${detail}${why}`;
 }
 
 function waitingFor(view: TrackingView, gates: PrGate[]): string {
   switch (view.state) {
-    case "failed":
-      return [
-        `**What went wrong:** ${sanitizeMarkdown(view.error ?? "unknown error", { minHeadingDepth: 4, secrets: view.secrets, maxLength: 8_000 })}`,
-        "",
-        "Comment `/lisa retry` to resume at the step that failed (finished steps are kept), or fix the cause first.",
-      ].join("\n");
+    case "queued":
+      return "a free worker";
+    case "running":
+      return "the agents and the gates; this comment updates as they progress";
     case "blocked":
-      return "**Waiting for:** you. Each blocked step's pull request has a package saying why. `/lisa fix [notes]` tries again with a fresh budget, `/lisa skip` goes on to review without it, `/lisa abort` stops.";
+      return "you: `/lisa fix [notes]`, `/lisa skip` or `/lisa abort` for the blocked steps";
     case "review": {
-      const open = gates.filter((g) => g.status === "pending" || g.status === "changes_requested");
-      return `**Waiting for:** your review of ${open.map((g) => g.url).join(", ") || "the pull requests"}. Approve to accept; request changes or \`/lisa redirect <what to change>\` for pass ${view.pass + 1} (of at most ${view.maxPasses}).`;
+      const open = gates.filter((gate) => gate.status === "pending" || gate.status === "changes_requested");
+      if (open.length === 0 && gates.length === 0) {
+        const urls = view.steps.flatMap((step) => safeUrl(step.prUrl) ?? []);
+        return urls.length ? `your review of ${urls.join(", ")}` : "your review";
+      }
+      return `your review: approve ${open.map((gate) => prRef(gate)).join(", ") || "the pull requests"} to accept the pass, or request changes`;
     }
     case "accepted":
-      return "**Accepted.** The pull requests are ready to merge; a later change request or `/lisa redirect` starts another pass.";
+      return "the pull requests to be merged";
     case "stopped":
-      return `**Stopped.** \`/lisa continue\` or \`/lisa redirect <what to change>\` starts pass ${view.pass + 1}; closing the pull requests ends the run.`;
-    case "merged":
-      return "**Done:** every pull request is merged.";
-    case "closed":
-      return "**Closed:** every pull request was closed without merging.";
-    case "queued":
-      return "**Waiting for:** a free worker.";
+      return `\`/lisa redirect <guidance>\` or \`/lisa continue\` to start pass ${view.pass + 1}; closing the pull requests ends the run`;
+    case "failed":
+      return "`/lisa retry`";
     default:
-      return "**Waiting for:** the agent and the gates; this comment updates as they progress.";
+      return "";
   }
+}
+
+function commandsFor(view: TrackingView): string[] {
+  const passesLeft = view.pass < view.maxPasses;
+  const next = passesLeft ? ["`/lisa redirect <guidance>`", "`/lisa continue`"] : [];
+  const status = ["`/lisa status`", "`/lisa help`"];
+  switch (view.state) {
+    case "queued":
+    case "running":
+      return ["`/lisa redirect <guidance>` (queued for the next pass)", "`/lisa abort`", ...status];
+    case "blocked":
+      return [
+        "`/lisa fix [notes]`",
+        "`/lisa skip`",
+        "`/lisa abort`",
+        ...(passesLeft ? ["`/lisa redirect <guidance>`"] : []),
+        ...status,
+      ];
+    case "review":
+      return [...next, "`/lisa accept` (accept without approvals)", ...status, ...limitNote(view)];
+    case "accepted":
+    case "stopped":
+      return [...next, ...status, ...limitNote(view)];
+    case "failed":
+      return ["`/lisa retry`", ...status];
+    default:
+      return [];
+  }
+}
+
+function limitNote(view: TrackingView): string[] {
+  return view.pass < view.maxPasses
+    ? []
+    : [`pass ${view.pass} of ${view.maxPasses} was the last (\`limits.max_passes\`; raise it in \`.github/lisa.yml\`)`];
 }

@@ -1,28 +1,56 @@
-/** Plain view objects the renderers take: reporting never reads the store itself. */
+/**
+ * Plain view objects the reporting renderers take. The pass engine builds them from the store, so
+ * reporting never reads the store itself. Every string in them may come from a human or an agent
+ * unless its comment says otherwise; the renderers treat it as untrusted.
+ */
 
+/** The review gate of one pull request of the run, as the gate evaluation (design §4.5) found it. */
 export type PrGate = {
+  /** `owner/name`. */
   repo: string;
   number: number;
   url: string;
   status: "approved" | "pending" | "changes_requested" | "merged" | "dropped";
+  /** Writers whose latest review approves the current head. */
   approvers: string[];
+  /** Writers whose latest review requests changes. */
   blockers: string[];
   headSha: string | null;
 };
 
+/** One item of human (or agent-proposed) guidance bound to a pass. */
 export type GuidanceView = {
+  /** Its number in the pass, as the prompt names it (g1 … gk). */
   n: number;
   author: string;
   source: "command" | "review" | "inline" | "continue" | "fix";
+  /** `path:line` of an inline comment, e.g. `src/a.ts:42`. */
   where?: string;
   url?: string;
   body: string;
+  /** The inline comment was made on an earlier commit. */
   outdated: boolean;
+  /** The agent's own verdict, from its manifest. */
   status?: "addressed" | "partly" | "not_addressed" | "not_applicable";
   note?: string;
+  /** Lisa answered in the comment's thread. */
   replied?: boolean;
 };
 
-export type GateLine = { command: string; passed: boolean; regressed?: boolean };
-export type CommitView = { sha: string; subject: string; author: string; human: boolean };
+/** One gate command as Lisa ran it. */
+export type GateLine = {
+  command: string;
+  passed: boolean;
+  /** Green in the previous pass, red now. */
+  regressed?: boolean;
+};
+
+export type CommitView = {
+  sha: string;
+  subject: string;
+  author: string;
+  /** Pushed by a person, not by Lisa. */
+  human: boolean;
+};
+
 export type FileChange = { path: string; added: number; deleted: number };

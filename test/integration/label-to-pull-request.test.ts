@@ -50,7 +50,7 @@ describe("labeling an issue", () => {
     expect(pull?.body).toContain("### Key changes\n\n- `README.md` — heading spelled correctly");
     expect(pull?.body).toContain("- `grep -q 'Hello World' README.md` passed (run by Lisa)");
     expect(pull?.body).toMatch(/Closes #1\n<!-- lisa:body:end -->$/);
-    expect(pull?.body).toContain("| 1 | label by @Codertocat | 1 (+1 −1) | green |");
+    expect(pull?.body).toMatch(/\| 1 \| label by @Codertocat \| [^|]* \| 1 \(\+1 −1\) \|/);
     expect(pull?.body).not.toContain(TOKEN);
     expect(pull?.body).not.toContain("<b>");
 
@@ -61,7 +61,12 @@ describe("labeling an issue", () => {
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
     expect(tracking[0]?.body).toContain("agent cost $0.42");
-    expect(tracking[0]?.body).toContain("**Waiting for:** your review of https://github.com/Codertocat/Hello-World/pull/10.");
+    expect(tracking[0]?.body).toContain(
+      "**Review:** [Codertocat/Hello-World#10](https://github.com/Codertocat/Hello-World/pull/10) ⏳ waiting",
+    );
+    expect(tracking[0]?.body).toContain(
+      "**Waiting for:** your review: approve [Codertocat/Hello-World#10](https://github.com/Codertocat/Hello-World/pull/10) to accept the pass",
+    );
     expect(github.state.reactions).toEqual(["eyes"]);
     expect([...github.state.labels]).toEqual(["lisa:review"]);
     expect(github.scope.pendingMocks()).toEqual([]);

@@ -1,0 +1,31 @@
+import { plural } from "./format.ts";
+import { code } from "./untrusted.ts";
+import type { GateLine } from "./views.ts";
+
+const MAX_GATES = 50;
+
+/** At most `max` gates, the red ones first, and what the ones left out say: `, all green` or ` (2 red)`. */
+export function failedFirst(gates: GateLine[], max = MAX_GATES): { shown: GateLine[]; more: string } {
+  if (gates.length <= max) return { shown: gates, more: "" };
+  const ordered = [...gates.filter((gate) => !gate.passed), ...gates.filter((gate) => gate.passed)];
+  const hidden = ordered.slice(max);
+  const red = hidden.filter((gate) => !gate.passed).length;
+  return {
+    shown: ordered.slice(0, max),
+    more: `…and ${plural(hidden.length, "more gate")}${red ? ` (${red} red)` : ", all green"}`,
+  };
+}
+
+/** Gates on one line: `✅ \`npm ci\` · ❌ \`npm test\``, at most 20 of them. */
+export function describeGates(gates: GateLine[], pass: number, secrets: string[]): string {
+  const { shown, more } = failedFirst(gates, 20);
+  const line = shown.map((gate) => describeGate(gate, pass, secrets)).join(" · ");
+  return more ? `${line} · ${more}` : line;
+}
+
+/** `✅ \`npm test\``, or `❌ \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
+export function describeGate(gate: GateLine, pass: number, secrets: string[]): string {
+  const command = code(gate.command, { secrets });
+  if (gate.passed) return `✅ ${command}`;
+  return gate.regressed ? `❌ ${command} · ⚠️ regression: green in pass ${pass - 1}, red now` : `❌ ${command}`;
+}

@@ -1,0 +1,70 @@
+import { describe, expect, it } from "vitest";
+import { describeGate, describeGates, failedFirst } from "../../src/reporting/describe-gate.ts";
+import { describePrGate } from "../../src/reporting/describe-pr-gate.ts";
+import type { GateLine, PrGate } from "../../src/reporting/views.ts";
+
+const green = (command: string): GateLine => ({ command, passed: true });
+const red = (command: string): GateLine => ({ command, passed: false });
+
+describe("describeGate", () => {
+  it("marks a green gate, a red one, and a red one that was green in the previous pass", () => {
+    expect(describeGate(green("npm test"), 3, [])).toBe("✅ `npm test`");
+    expect(describeGate(red("npm test"), 3, [])).toBe("❌ `npm test`");
+    expect(describeGate({ command: "npm test", passed: false, regressed: true }, 3, [])).toBe(
+      "❌ `npm test` · ⚠️ regression: green in pass 2, red now",
+    );
+  });
+});
+
+describe("failedFirst", () => {
+  it("keeps the order when every gate fits", () => {
+    expect(failedFirst([green("a"), red("b")], 2)).toEqual({ shown: [green("a"), red("b")], more: "" });
+  });
+
+  it("shows the red gates first and says what the ones left out were", () => {
+    expect(failedFirst([green("a"), red("b"), green("c")], 2)).toEqual({
+      shown: [red("b"), green("a")],
+      more: "…and 1 more gate, all green",
+    });
+    expect(failedFirst([red("a"), red("b"), red("c"), green("d")], 2).more).toBe("…and 2 more gates (1 red)");
+  });
+});
+
+describe("describeGates", () => {
+  it("puts at most 20 gates on one line", () => {
+    const gates = Array.from({ length: 25 }, (_, i) => green(`g${i}`));
+    expect(describeGates(gates, 1, [])).toMatch(/^✅ `g0` · .* · ✅ `g19` · …and 5 more gates, all green$/);
+  });
+});
+
+describe("describePrGate", () => {
+  const gate: PrGate = {
+    repo: "acme/api",
+    number: 5,
+    url: "https://github.com/acme/api/pull/5",
+    status: "approved",
+    approvers: ["ann", "lisa[bot]"],
+    blockers: [],
+    headSha: "1a2b3c4d5e",
+  };
+
+  it("links the pull request and names its approvers at the head they approved", () => {
+    expect(describePrGate(gate, { withSha: true })).toBe(
+      "[acme/api#5](https://github.com/acme/api/pull/5) ✅ @ann, `lisa[bot]` at `1a2b3c4`",
+    );
+  });
+
+  it("shortens the reference for pull requests of the same owner", () => {
+    expect(describePrGate({ ...gate, status: "pending" }, { owner: "acme" })).toBe(
+      "[api#5](https://github.com/acme/api/pull/5) ⏳ waiting",
+    );
+  });
+
+  it.each<[Partial<PrGate>, string]>([
+    [{ status: "changes_requested", blockers: ["bob"] }, "❌ changes requested by @bob"],
+    [{ status: "merged" }, "🔀 merged"],
+    [{ status: "dropped" }, "🚪 closed"],
+  ])("describes %o as %s", (change, text) => {
+    expect(describePrGate({ ...gate, ...change, url: "" })).toBe(`acme/api#5 ${text}`);
+  });
+});
