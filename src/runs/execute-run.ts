@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { LisaConfig } from "../config/config-schema.ts";
 import { parseConfig } from "../config/parse-config.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
-import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import { type GitHubPort, parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import { renderTrackingComment, trackingMarker } from "../github/tracking-comment.ts";
 import { composePrBody, composePrTitle, type GateOutcome } from "../markdown/compose-pr-body.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
@@ -12,9 +12,11 @@ import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
+import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import {
   createWorktree,
   findWorktreeByBranch,
+  mirrorPath,
   pushBranch,
   removeWorktree,
   syncMirror,
@@ -68,6 +70,8 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
           host: { path: cwd, branch: "", startSha: "", reused: true },
           native: undefined,
           nativePath: undefined,
+          // The planner reads every configured repository and changes none.
+          scope: { readOnly: (ctx.config.repos ?? []).map((r) => mirrorPath(deps.workspace, parseRepoRef(r.repo))) },
         }),
       );
     }
@@ -163,6 +167,7 @@ async function executeStep(ctx: RunContext, stepId: number): Promise<void> {
     host: worktree,
     native: await chooseNativeWorktree(ctx, step),
     nativePath: step.native_worktree && existsSync(step.native_worktree) ? step.native_worktree : undefined,
+    scope: { mirrors: [mirrorPath(deps.workspace, ref)] },
   };
 
   if (step.phase === "workspace" || step.phase === "agent" || step.phase === "gates") {
@@ -213,6 +218,8 @@ interface Checkout {
   native: { provider: Provider; name: string; branch: string } | undefined;
   /** Where the CLI put its worktree, once a session has made it. */
   nativePath: string | undefined;
+  /** What the sandboxed agent and gates may reach besides their working directory. */
+  scope: SandboxScope;
 }
 
 /** The directory holding the step's work: the CLI's native worktree once it exists, else Lisa's. */
@@ -333,6 +340,7 @@ async function runAgentUntilGatesPass(ctx: RunContext, initial: StepRow, checkou
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
+      sandbox: { ...deps.sandbox, ...checkout.scope },
     });
     store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
     failedGate = results.find((result) => !result.passed);
@@ -442,6 +450,7 @@ async function invokeAgent(
       env: agentEnv(ctx, provider.env),
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
+      sandbox: { ...deps.sandbox, ...checkout.scope },
       onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid),
     });
     deps.store.finishSession(sessionId, {
