@@ -13,6 +13,7 @@ import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../provider
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
 import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
+import { assertWorktreeOf } from "../workspace/git.ts";
 import {
   createWorktree,
   findWorktreeByBranch,
@@ -499,6 +500,8 @@ async function settleNativeWorktree(
     return;
   }
   if (!found) throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
+  // The CLI wrote this worktree's `.git`; Lisa's own git must not follow it elsewhere.
+  await assertWorktreeOf(mirrorPath(deps.workspace, checkout.ref), found);
   checkout.nativePath = found;
   deps.store.updateStep(stepId, { native_worktree: found });
 }
