@@ -1,8 +1,15 @@
 # Lisa runs its TypeScript sources directly on the current Node.js LTS.
+#
+# Agents and gate commands run in a bubblewrap sandbox (docs/security-model.md), which needs user
+# namespaces and a fresh /proc inside the container. Run it with:
+#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined ...
+# Lisa checks at start-up and says what is missing; LISA_SANDBOX=off runs agents unsandboxed.
 FROM node:lts-bookworm-slim
 
+# bubblewrap: the agent sandbox. tini: PID 1, so the processes agents leave behind are reaped.
 RUN apt-get update \
-  && apt-get install -y --no-install-recommends git ca-certificates \
+  && apt-get install -y --no-install-recommends git ca-certificates bubblewrap tini \
   && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
@@ -23,4 +30,5 @@ ENV NODE_ENV=production \
   PORT=3000
 VOLUME ["/data"]
 EXPOSE 3000
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "--disable-warning=ExperimentalWarning", "src/main.ts"]

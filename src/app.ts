@@ -10,6 +10,8 @@ import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import type { CoreDeps } from "./runs/deps.ts";
 import { Worker } from "./runs/worker.ts";
+import { checkSandbox } from "./sandbox/check-sandbox.ts";
+import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
 import { Store } from "./store/store.ts";
 
 export interface LisaOptions {
@@ -25,6 +27,8 @@ export interface LisaOptions {
   concurrency?: number;
   /** Identity of Lisa's commits. */
   author?: { name: string; email: string };
+  /** How agents and gate commands are contained; a bubblewrap sandbox with an empty home by default. */
+  sandbox?: SandboxSettings;
   now?: () => number;
 }
 
@@ -64,6 +68,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     },
     agentBinaries: options.agentBinaries ?? {},
     agentEnvSource: options.agentEnvSource ?? process.env,
+    sandbox: options.sandbox ?? { mode: "bwrap" },
     promptsDir: PROMPTS_DIR,
     // Probot creates its logger lazily, so look it up on each call.
     log: {
@@ -107,6 +112,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     async start() {
       // Probot sets up its logger and auth lazily; recovery logs and calls GitHub before any webhook.
       await app.ready();
+      await reportSandbox(deps);
       await worker.start();
     },
     idle: () => worker.idle(),
@@ -115,4 +121,23 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       store.close();
     },
   };
+}
+
+/**
+ * Says at start-up how agents are contained. A sandbox that cannot start is an error (every agent
+ * session then fails with the same message on its issue); running without one is a loud warning.
+ */
+async function reportSandbox(deps: CoreDeps): Promise<void> {
+  if (deps.sandbox.mode === "off") {
+    deps.log.warn(
+      { sandbox: "off" },
+      "LISA_SANDBOX=off: agents and gate commands run WITHOUT a sandbox, as Lisa's own user. They can read Lisa's environment " +
+        "(App private key, webhook secret, model API keys), its database and every repository's mirror. Use this only with trusted agents and repositories.",
+    );
+    return;
+  }
+  const problem = await checkSandbox(deps.sandbox);
+  if (problem) deps.log.error({ sandbox: deps.sandbox.mode }, `${problem} Until then Lisa refuses to run agents.`);
+  else
+    deps.log.info({ sandbox: deps.sandbox.mode, homeTemplate: deps.sandbox.homeTemplate }, "agents run in a bubblewrap sandbox");
 }

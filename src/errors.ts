@@ -12,3 +12,8 @@ export class GitError extends Error {
 export class StepError extends Error {
   override name = "StepError";
 }
+
+/** Lisa's sandbox for agents and gate commands cannot start; the message says how to fix the host. */
+export class SandboxError extends StepError {
+  override name = "SandboxError";
+}

@@ -4,6 +4,7 @@ import { createLisa } from "./app.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import { providers } from "./providers/registry.ts";
 import { killAllAgents } from "./providers/run-agent.ts";
+import { sandboxSettingsFromEnv } from "./sandbox/sandbox-settings.ts";
 
 /** GHES: git lives on the same host as the API. */
 function defaultGitBaseUrl(): string {
@@ -27,6 +28,7 @@ await run(async (app) => {
     gitBaseUrl: process.env.LISA_GIT_BASE_URL ?? defaultGitBaseUrl(),
     agentBinaries: agentBinariesFromEnv(),
     concurrency: Number(process.env.LISA_CONCURRENCY ?? 2),
+    sandbox: sandboxSettingsFromEnv(process.env),
   });
   await lisa.start();
   // Runs under way are resumed on the next start; agents run in their own process groups and must not outlive Lisa.

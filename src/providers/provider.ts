@@ -8,7 +8,8 @@ export type FailureKind =
   | "stalled"
   | "crashed"
   | "agent_error"
-  | "not_installed";
+  | "not_installed"
+  | "sandbox";
 
 /** Kinds worth trying again or on the next provider: the agent itself did nothing wrong. */
 export const TRANSIENT_FAILURES: ReadonlySet<FailureKind> = new Set(["rate_limited", "overloaded", "timeout", "stalled"]);

@@ -1,5 +1,10 @@
-import { execa } from "execa";
+import { SandboxError } from "../errors.ts";
+import { killAllGroups } from "../process/run-with-deadline.ts";
+import { runSandboxed } from "../sandbox/run-sandboxed.ts";
+import type { Sandbox } from "../sandbox/sandbox-settings.ts";
 import { type AgentResult, failedOutput, type Provider } from "./provider.ts";
+
+export { killGroup } from "../process/run-with-deadline.ts";
 
 export interface RunAgentOptions {
   provider: Provider;
@@ -8,6 +13,7 @@ export interface RunAgentOptions {
   model: string | undefined;
   /** Arguments after the provider's own, e.g. its native worktree flag. */
   extraArgs?: string[];
+  /** The step's worktree (or planning workspace): where the agent runs, and what it may change. */
   cwd: string;
   prompt: string;
   env: Record<string, string>;
@@ -15,98 +21,56 @@ export interface RunAgentOptions {
   timeoutMs: number;
   /** Deadline for silence: no output on stdout or stderr for this long. */
   stallMs: number;
+  /**
+   * How the agent is contained and what else it may reach, e.g. `{ ...deps.sandbox, mirrors: [mirror] }`.
+   * Bubblewrap with only `cwd` visible when omitted.
+   */
+  sandbox?: Sandbox | undefined;
   /** Told the agent's process group id as soon as it runs, to be recorded durably. */
   onSpawn?: (pid: number) => void;
 }
 
-/** How long a killed agent gets to exit after SIGTERM before its group gets SIGKILL. */
-const KILL_GRACE_MS = 3_000;
-
-/** Process groups of agents running now, so Lisa can take them down when it exits. */
-const liveGroups = new Set<number>();
-
-/** Kills every agent still running; called when Lisa shuts down, since agents run in their own groups. */
-export function killAllAgents(): void {
-  for (const pid of liveGroups) killGroup(pid, "SIGKILL");
-}
-
-/** Sends `signal` to a process group; a group that no longer exists is no error. */
-export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (pid === undefined) return;
-  try {
-    // Negative pid: the whole process group, so tools the agent started die with it.
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
+/** Kills every agent and gate still running; called when Lisa shuts down, since they run in their own groups. */
+export const killAllAgents = killAllGroups;
 
 /**
- * Runs one agent invocation: the prompt on standard input, its own process group, the allowlisted
- * environment only, and two deadlines (total and stall) that kill the whole group.
+ * Runs one agent invocation: the prompt on standard input, in the sandbox, the allowlisted
+ * environment only, and two deadlines (total and stall) that end every process it started.
  */
 export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const { provider } = options;
-  const started = Date.now();
-  const subprocess = execa(
-    options.binary ?? provider.defaultBinary,
-    [...provider.args({ model: options.model }), ...(options.extraArgs ?? [])],
-    {
+  const binary = options.binary ?? provider.defaultBinary;
+  let result: Awaited<ReturnType<typeof runSandboxed>>;
+  try {
+    result = await runSandboxed(binary, [...provider.args({ model: options.model }), ...(options.extraArgs ?? [])], {
       cwd: options.cwd,
       env: options.env,
-      extendEnv: false,
       input: options.prompt,
-      detached: true,
-      reject: false,
-      stripFinalNewline: false,
-      maxBuffer: 64 * 1024 * 1024,
-    },
-  );
-
-  if (subprocess.pid !== undefined) {
-    liveGroups.add(subprocess.pid);
-    options.onSpawn?.(subprocess.pid);
+      timeoutMs: options.timeoutMs,
+      stallMs: options.stallMs,
+      sandbox: options.sandbox,
+      onSpawn: options.onSpawn,
+    });
+  } catch (error) {
+    if (error instanceof SandboxError) return { ...failedOutput("sandbox", error.message, undefined), durationMs: 0 };
+    throw error;
   }
-  let deadline: "timeout" | "stalled" | undefined;
-  const expire = (kind: "timeout" | "stalled") => {
-    if (deadline) return;
-    deadline = kind;
-    killGroup(subprocess.pid, "SIGTERM");
-    setTimeout(() => killGroup(subprocess.pid, "SIGKILL"), KILL_GRACE_MS).unref();
-  };
-  const total = setTimeout(() => expire("timeout"), options.timeoutMs);
-  let stall = setTimeout(() => expire("stalled"), options.stallMs);
-  const onOutput = () => {
-    clearTimeout(stall);
-    stall = setTimeout(() => expire("stalled"), options.stallMs);
-  };
-  subprocess.stdout?.on("data", onOutput);
-  subprocess.stderr?.on("data", onOutput);
+  const { stdout, stderr, exitCode, durationMs } = result;
 
-  const result = await subprocess;
-  clearTimeout(total);
-  clearTimeout(stall);
-  // The CLI may have left children behind in its group; they must not outlive the invocation.
-  killGroup(subprocess.pid, "SIGKILL");
-  if (subprocess.pid !== undefined) liveGroups.delete(subprocess.pid);
-  const durationMs = Date.now() - started;
-  const stdout = String(result.stdout ?? "");
-  const stderr = String(result.stderr ?? "");
-
-  if ((result.cause as NodeJS.ErrnoException | undefined)?.code === "ENOENT") {
-    const message = `${provider.name} is not installed: \`${options.binary ?? provider.defaultBinary}\` was not found`;
+  if (result.spawnError?.code === "ENOENT") {
+    const message = `${provider.name} is not installed: \`${binary}\` was not found`;
     return { ...failedOutput("not_installed", message, undefined), durationMs };
   }
-  if (deadline) {
-    const limit = deadline === "timeout" ? options.timeoutMs : options.stallMs;
-    const what = deadline === "timeout" ? "did not finish within" : "printed nothing for";
-    const partial = provider.parse({ stdout, stderr, exitCode: result.exitCode });
+  if (result.ending === "timeout" || result.ending === "stalled") {
+    const limit = result.ending === "timeout" ? options.timeoutMs : options.stallMs;
+    const what = result.ending === "timeout" ? "did not finish within" : "printed nothing for";
+    const partial = provider.parse({ stdout, stderr, exitCode });
     return {
       ...partial,
       ok: false,
       durationMs,
-      failure: { kind: deadline, message: `${provider.name} ${what} ${Math.round(limit / 1000)}s and was killed` },
+      failure: { kind: result.ending, message: `${provider.name} ${what} ${Math.round(limit / 1000)}s and was killed` },
     };
   }
-  return { ...provider.parse({ stdout, stderr, exitCode: result.exitCode }), durationMs };
+  return { ...provider.parse({ stdout, stderr, exitCode }), durationMs };
 }

@@ -66,6 +66,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
+      sandbox: { ...deps.sandbox, ...checkout.scope },
     });
     store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
     failedGate = results.find((result) => !result.passed);
@@ -75,12 +76,13 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
 }
 
 /** Runs the gates once more, e.g. after rebasing onto a human's push; red gates block the step. */
-export async function verifyGates(ctx: RunContext, dir: string): Promise<void> {
+export async function verifyGates(ctx: RunContext, checkout: Checkout): Promise<void> {
   const results = await runGates(ctx.config.gates, {
-    cwd: dir,
+    cwd: workDir(checkout),
     env: agentEnv(ctx, []),
     timeoutMs: ctx.config.limits.gate_timeout,
     secrets: ctx.secrets,
+    sandbox: { ...ctx.deps.sandbox, ...checkout.scope },
   });
   const failed = results.find((result) => !result.passed);
   if (failed) throw new BlockedError(`After taking in the commits pushed meanwhile, \`${failed.command}\` fails.`);

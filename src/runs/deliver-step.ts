@@ -5,6 +5,7 @@ import type { StepRow } from "../store/store.ts";
 import {
   createWorktree,
   humanCommits,
+  mirrorPath,
   pushBranch,
   rebaseOnto,
   remoteHead,
@@ -67,6 +68,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     host: worktree,
     native: await chooseNativeWorktree(ctx, step),
     nativePath: step.native_worktree && existsSync(step.native_worktree) ? step.native_worktree : undefined,
+    scope: { mirrors: [mirrorPath(deps.workspace, ref)] },
   };
   try {
     await deliver(ctx, stepId, checkout, token, base);
@@ -210,7 +212,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
     );
   }
   deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
-  await verifyGates(ctx, dir);
+  await verifyGates(ctx, checkout);
   await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token);
 }
 

@@ -1,5 +1,6 @@
 import type { ProviderName } from "../config/config-schema.ts";
 import type { GitHubPort } from "../github/github-port.ts";
+import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkspaceOptions } from "../workspace/workspace.ts";
 
@@ -20,6 +21,8 @@ export interface CoreDeps {
   agentBinaries: Partial<Record<ProviderName, string>>;
   /** The environment agent environments are picked from (allowlisted, never passed whole). */
   agentEnvSource: NodeJS.ProcessEnv;
+  /** How agent sessions and gate commands are contained. */
+  sandbox: SandboxSettings;
   promptsDir: string;
   log: Log;
   now(): number;

@@ -1,5 +1,7 @@
+import { parseRepoRef } from "../github/github-port.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { mirrorPath } from "../workspace/workspace.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
@@ -112,6 +114,8 @@ async function descend(ctx: RunContext): Promise<void> {
           host: { path: cwd, branch: "", startSha: "", reused: true },
           native: undefined,
           nativePath: undefined,
+          // The planner reads every configured repository and changes none.
+          scope: { readOnly: (ctx.config.repos ?? []).map((r) => mirrorPath(deps.workspace, parseRepoRef(r.repo))) },
         }),
       );
     }

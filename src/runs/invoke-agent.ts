@@ -6,8 +6,10 @@ import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
+import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
-import { findWorktreeByBranch, removeWorktree, type Worktree } from "../workspace/workspace.ts";
+import { assertWorktreeOf } from "../workspace/git.ts";
+import { findWorktreeByBranch, mirrorPath, removeWorktree, type Worktree } from "../workspace/workspace.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
@@ -18,6 +20,8 @@ export interface Checkout {
   native: { provider: Provider; name: string; branch: string } | undefined;
   /** Where the CLI put its worktree, once a session has made it. */
   nativePath: string | undefined;
+  /** What the sandboxed agent and gates may reach besides their working directory. */
+  scope: SandboxScope;
 }
 
 /** The directory holding the step's work: the CLI's native worktree once it exists, else Lisa's. */
@@ -84,6 +88,7 @@ export async function invokeAgent(
       env: agentEnv(ctx, provider.env),
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
+      sandbox: { ...deps.sandbox, ...checkout.scope },
       onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid),
     });
     deps.store.finishSession(sessionId, {
@@ -132,6 +137,8 @@ async function settleNativeWorktree(
     return;
   }
   if (!found) throw new StepError(`${provider.name} finished but no worktree is on its branch \`${native.branch}\`.`);
+  // The CLI wrote this worktree's `.git`; Lisa's own git must not follow it elsewhere.
+  await assertWorktreeOf(mirrorPath(deps.workspace, checkout.ref), found);
   checkout.nativePath = found;
   deps.store.updateStep(stepId, { native_worktree: found });
 }

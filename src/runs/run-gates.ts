@@ -1,5 +1,6 @@
-import { execa } from "execa";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { runSandboxed } from "../sandbox/run-sandboxed.ts";
+import type { Sandbox } from "../sandbox/sandbox-settings.ts";
 
 export interface GateResult {
   command: string;
@@ -11,31 +12,36 @@ export interface GateResult {
 
 const OUTPUT_TAIL = 6_000;
 
+export interface RunGatesOptions {
+  /** The step's worktree, where the gates run and what they may change. */
+  cwd: string;
+  env: Record<string, string>;
+  /** Deadline of each gate command, its children included. */
+  timeoutMs: number;
+  secrets: readonly string[];
+  /** Containment, as for the agent: e.g. `{ ...deps.sandbox, mirrors: [mirror] }`; bubblewrap with only `cwd` visible when omitted. */
+  sandbox?: Sandbox | undefined;
+}
+
 /**
  * Runs each gate command with `sh -c` in the worktree, in order, stopping at the first failure.
- * Gates get the agent's environment, never Lisa's, since they run code from the repository.
+ * Gates run code from the repository, so they get the agent's environment and sandbox, never Lisa's.
+ * @throws SandboxError when the sandbox is on but cannot start
  */
-export async function runGates(
-  commands: readonly string[],
-  options: { cwd: string; env: Record<string, string>; timeoutMs: number; secrets: readonly string[] },
-): Promise<GateResult[]> {
+export async function runGates(commands: readonly string[], options: RunGatesOptions): Promise<GateResult[]> {
   const results: GateResult[] = [];
   for (const command of commands) {
-    const started = Date.now();
-    const result = await execa("sh", ["-c", command], {
+    const result = await runSandboxed("sh", ["-c", command], {
       cwd: options.cwd,
       env: options.env,
-      extendEnv: false,
-      all: true,
-      reject: false,
-      timeout: options.timeoutMs,
-      killSignal: "SIGKILL",
-      stdin: "ignore",
+      timeoutMs: options.timeoutMs,
+      sandbox: options.sandbox,
     });
-    const timedOut = result.timedOut ? `\n[Lisa stopped this gate after ${Math.round(options.timeoutMs / 1000)}s]` : "";
-    const output = redactSecrets(`${String(result.all ?? "").slice(-OUTPUT_TAIL)}${timedOut}`, options.secrets);
-    const passed = result.exitCode === 0 && !result.timedOut;
-    results.push({ command, passed, output, durationMs: Date.now() - started });
+    const timedOut =
+      result.ending === "timeout" ? `\n[Lisa stopped this gate after ${Math.round(options.timeoutMs / 1000)}s]` : "";
+    const output = redactSecrets(`${result.all.slice(-OUTPUT_TAIL)}${timedOut}`, options.secrets);
+    const passed = result.ending === "exited" && result.exitCode === 0;
+    results.push({ command, passed, output, durationMs: result.durationMs });
     if (!passed) break;
   }
   return results;

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
@@ -50,6 +51,9 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     expect(agentEnv).toContain("ANTHROPIC_BASE_URL=");
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
     expect(agentEnv).not.toContain(TOKEN);
+    // It ran in Lisa's sandbox: a throwaway home, a private /tmp.
+    expect(agentEnv).toMatch(new RegExp(`^HOME=${path.join(tmpdir(), "lisa-home-")}\\w+$`, "m"));
+    expect(agentEnv).toMatch(/^TMPDIR=\/tmp$/m);
 
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");

@@ -57,10 +57,11 @@ describe("a run interrupted by Lisa stopping", () => {
       const state = JSON.parse(readFileSync(stateFile, "utf8")) as { comments: FakeComment[] };
       return state.comments.some((c) => c.body.includes("the agent is working")) ? state : undefined;
     });
+    expect(pids).toHaveLength(2);
     child.kill("SIGKILL");
     await new Promise((resolve) => child.once("exit", resolve));
-    // The agent runs in its own process group, which the SIGKILL to Lisa does not reach.
-    expect(pids.filter(isAlive)).toEqual(pids);
+    // The agent's sandbox dies with Lisa (bubblewrap's --die-with-parent), and every process in it.
+    await waitFor("the agent to die with Lisa", () => (pids.some(isAlive) ? undefined : true), 5_000);
 
     const github = fakeHelloWorld({
       config: CONFIG,
@@ -71,8 +72,6 @@ describe("a run interrupted by Lisa stopping", () => {
     await harness.lisa.start();
     await harness.lisa.idle();
 
-    // The restarted Lisa stopped the orphaned agent before resuming in its worktree.
-    await waitFor("the orphaned agent to die", () => (pids.some(isAlive) ? undefined : true), 5_000);
     const [run] = harness.lisa.store.runsIn("review");
     expect(run?.restarts).toBe(1);
     const sessions = harness.lisa.store.sessions(harness.lisa.store.steps(run?.id ?? 0)[0]?.id ?? 0);

@@ -1,31 +1,45 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { KILL_GRACE_MS } from "../../src/process/run-with-deadline.ts";
 import { buildAgentEnv } from "../../src/providers/agent-env.ts";
 import { claudeProvider } from "../../src/providers/claude.ts";
 import { runAgent } from "../../src/providers/run-agent.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { processesMatching } from "../support/processes-matching.ts";
 
 const agent = (name: string) => fileURLToPath(new URL(`../fixtures/agents/${name}`, import.meta.url));
-const base = { provider: claudeProvider, model: undefined, cwd: process.cwd(), env: { PATH: process.env.PATH ?? "" } };
+const base = { provider: claudeProvider, model: undefined, env: { PATH: process.env.PATH ?? "" } };
+/** A `sleep` duration no other process has, so the test finds the agent's child by its command line from outside the sandbox. */
+const uniqueSleep = () => `600.${process.pid}${Math.floor(Math.random() * 1e6)}`;
+
+async function gone(pids: number[]): Promise<number[]> {
+  // A killed process disappears once it has been reaped, which takes a moment.
+  for (let i = 0; i < 40 && pids.some(isAlive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  return pids.filter(isAlive);
+}
 
 describe("runAgent", () => {
   it("passes the prompt on standard input, not as an argument", async () => {
     const prompt = "x".repeat(200_000);
-    const result = await runAgent({ ...base, binary: agent("echo-stdin.sh"), prompt, timeoutMs: 10_000, stallMs: 10_000 });
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: agent("echo-stdin.sh"),
+      prompt,
+      timeoutMs: 10_000,
+      stallMs: 10_000,
+    });
     expect(result.ok).toBe(true);
     expect(result.text).toBe(`${prompt}|args=5`);
     expect(result.costUsd).toBe(0.5);
   });
 
   it("kills the whole process group at the session deadline and calls it a timeout", async () => {
-    const pidsFile = path.join(tempDir("pids"), "pids");
     const result = await runAgent({
       ...base,
+      cwd: tempDir("agent"),
       binary: agent("chatty-then-silent.sh"),
-      env: { ...base.env, PIDS_FILE: pidsFile },
       prompt: "go",
       timeoutMs: 300,
       stallMs: 10_000,
@@ -35,26 +49,79 @@ describe("runAgent", () => {
   });
 
   it("kills a silent agent and its children at the stall deadline", async () => {
-    const pidsFile = path.join(tempDir("pids"), "pids");
+    const sleep = uniqueSleep();
     const result = await runAgent({
       ...base,
+      cwd: tempDir("agent"),
       binary: agent("hang-with-child.sh"),
-      env: { ...base.env, PIDS_FILE: pidsFile },
+      env: { ...base.env, SLEEP_FOR: sleep },
       prompt: "go",
       timeoutMs: 30_000,
       stallMs: 500,
     });
     expect(result.failure?.kind).toBe("stalled");
-    const pids = readFileSync(pidsFile, "utf8").trim().split(" ").map(Number);
-    expect(pids).toHaveLength(2);
-    // A killed process is gone once its new parent has reaped it, which takes a moment.
-    for (let i = 0; i < 40 && pids.some(isAlive); i++) await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(pids.filter(isAlive)).toEqual([]);
+    expect(await gone(processesMatching(`sleep ${sleep}`))).toEqual([]);
+  });
+
+  it("holds the deadline for an agent that ignores SIGTERM, and ends it and its children", async () => {
+    const sleep = uniqueSleep();
+    const started = Date.now();
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: agent("ignore-term.sh"),
+      env: { ...base.env, SLEEP_FOR: sleep },
+      prompt: "go",
+      timeoutMs: 1_000,
+      stallMs: 10_000,
+    });
+    expect(result.failure?.kind).toBe("timeout");
+    // The deadline plus at most the kill grace.
+    expect(Date.now() - started).toBeLessThan(1_000 + KILL_GRACE_MS + 1_000);
+    expect(await gone(processesMatching(`sleep ${sleep}`))).toEqual([]);
+  });
+
+  it("ends a `setsid` child holding stdout open with the session, in the sandbox's PID namespace", async () => {
+    const sleep = uniqueSleep();
+    const started = Date.now();
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: agent("setsid-child.sh"),
+      env: { ...base.env, SLEEP_FOR: sleep },
+      prompt: "go",
+      timeoutMs: 1_000,
+      stallMs: 10_000,
+    });
+    expect(result.failure?.kind).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(1_000 + KILL_GRACE_MS + 1_000);
+    expect(await gone(processesMatching(`sleep ${sleep}`))).toEqual([]);
+  });
+
+  it("holds the same deadline with the sandbox off, where the `setsid` child survives it", async () => {
+    const sleep = uniqueSleep();
+    const started = Date.now();
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: agent("setsid-child.sh"),
+      env: { ...base.env, SLEEP_FOR: sleep },
+      prompt: "go",
+      timeoutMs: 1_000,
+      stallMs: 10_000,
+      sandbox: { mode: "off" },
+    });
+    expect(result.failure?.kind).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(1_000 + KILL_GRACE_MS + 1_000);
+    const survivors = processesMatching(`sleep ${sleep}`);
+    for (const pid of survivors) process.kill(pid, "SIGKILL");
+    expect(survivors).toHaveLength(1);
   });
 
   it("restarts the stall deadline on every output, so a talkative agent is not stalled", async () => {
     const result = await runAgent({
       ...base,
+      cwd: tempDir("agent"),
       binary: agent("chatty-then-silent.sh"),
       prompt: "go",
       timeoutMs: 30_000,
@@ -65,11 +132,30 @@ describe("runAgent", () => {
   });
 
   it("reports a missing CLI as not installed", async () => {
-    const result = await runAgent({ ...base, binary: "/nonexistent/claude", prompt: "go", timeoutMs: 5_000, stallMs: 5_000 });
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: "/nonexistent/claude",
+      prompt: "go",
+      timeoutMs: 5_000,
+      stallMs: 5_000,
+    });
     expect(result.failure).toEqual({
       kind: "not_installed",
       message: "claude is not installed: `/nonexistent/claude` was not found",
     });
+  });
+
+  it("reports a CLI missing from PATH as not installed, in the sandbox too", async () => {
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      env: { PATH: "/usr/bin:/bin" },
+      prompt: "go",
+      timeoutMs: 5_000,
+      stallMs: 5_000,
+    });
+    expect(result.failure?.kind).toBe("not_installed");
   });
 });
 

@@ -90,9 +90,12 @@ function agentHome(serverUrl: string): string {
  * GitHub token that the allowlist must keep from them.
  */
 export function agentEnvSource(serverUrl: string): NodeJS.ProcessEnv {
+  const home = agentHome(serverUrl);
   return {
     PATH: `${AGENT_BIN}${path.delimiter}${process.env.PATH}`,
-    HOME: agentHome(serverUrl),
+    HOME: home,
+    // Sandboxed sessions get a fresh home seeded from this one.
+    LISA_AGENT_HOME: home,
     TMPDIR: tempDir("agent-tmp"),
     // Claude Code; OpenCode's config reads the same key.
     ANTHROPIC_BASE_URL: serverUrl,

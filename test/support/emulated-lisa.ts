@@ -4,6 +4,7 @@ import path from "node:path";
 import { createLisa, type Lisa } from "../../src/app.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { tempDir } from "./git-fixtures.ts";
+import { sandboxFor } from "./lisa-harness.ts";
 import { createTestProbot } from "./test-probot.ts";
 
 const SECRET = "emulated-webhook-secret";
@@ -40,6 +41,7 @@ export async function startEmulatedLisa(options: {
           gitBaseUrl: github.gitBaseUrl,
           agentBinaries: { claude: options.claudeBinary },
           agentEnvSource: options.agentEnvSource ?? process.env,
+          sandbox: sandboxFor(options.agentEnvSource),
           concurrency: 1,
         })
       : undefined;

@@ -1,7 +1,10 @@
-import { chmodSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { randomUUID } from "node:crypto";
+import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { tempDir } from "./git-fixtures.ts";
+import { processesMatching } from "./processes-matching.ts";
 
 const FAKE_CLAUDE = fileURLToPath(new URL("../fixtures/fake-claude.mjs", import.meta.url));
 
@@ -26,31 +29,51 @@ export interface RecordedCall {
   cwd: string;
   prompt: string;
   env: Record<string, string>;
+  /** As the stand-in saw it: inside Lisa's sandbox, a pid of the sandbox's own PID namespace. */
   pid: number;
 }
 
-/** A `claude` executable that replays `invocations` in order (the last one repeats), and what it was called with. */
+/**
+ * A `claude` executable that replays `invocations` in order (the last one repeats), and what it was
+ * called with. The stand-in is installed in a folder of its own, as a real CLI is, so it runs in
+ * Lisa's sandbox; it reaches this process over an abstract Unix socket named in its command line.
+ */
 export function createFakeClaude(invocations: FakeInvocation[]) {
   const dir = tempDir("fake-claude");
-  const script = path.join(dir, "script.json");
-  const log = path.join(dir, "calls.jsonl");
-  writeFileSync(script, JSON.stringify({ invocations, log }));
+  const socket = `lisa-fake-claude-${randomUUID()}`;
+  const calls: RecordedCall[] = [];
+  let hanging = false;
+  const server = createServer((request, response) => {
+    let body = "";
+    request.on("data", (chunk) => {
+      body += chunk;
+    });
+    request.on("end", () => {
+      if (request.url === "/hanging") {
+        hanging = true;
+        return response.end("{}");
+      }
+      const n = calls.length;
+      calls.push({ n, ...(JSON.parse(body) as Omit<RecordedCall, "n">) });
+      response.end(JSON.stringify({ n, step: invocations[Math.min(n, invocations.length - 1)] }));
+    });
+  });
+  server.listen(`\0${socket}`);
+  // The stand-in outlives no test; the recorder must not keep the test process alive either.
+  server.unref();
+
+  const script = path.join(dir, "fake-claude.mjs");
+  copyFileSync(FAKE_CLAUDE, script);
   const binary = path.join(dir, "claude");
-  writeFileSync(binary, `#!/bin/sh\nexec "${process.execPath}" "${FAKE_CLAUDE}" "${script}" "$@"\n`);
+  writeFileSync(binary, `#!/bin/sh\nexec "${process.execPath}" "${script}" "${socket}" "$@"\n`);
   chmodSync(binary, 0o755);
   return {
     binary,
-    calls(): RecordedCall[] {
-      if (!existsSync(log)) return [];
-      return readFileSync(log, "utf8")
-        .trim()
-        .split("\n")
-        .map((line) => JSON.parse(line) as RecordedCall);
-    },
-    /** Pids of a hanging invocation and its child, once it has started. */
+    calls: (): RecordedCall[] => [...calls],
+    /** Host pids of a hanging invocation and its child, once it has started. */
     hangingPids(): number[] | undefined {
-      const file = `${script}.pids`;
-      return existsSync(file) ? readFileSync(file, "utf8").split(" ").map(Number) : undefined;
+      const pids = hanging ? processesMatching(socket) : [];
+      return pids.length >= 2 ? pids : undefined;
     },
   };
 }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Probot } from "probot";
 import { createLisa, type Lisa } from "../../src/app.ts";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./git-fixtures.ts";
 import { createTestProbot } from "./test-probot.ts";
 
@@ -16,6 +17,7 @@ export function createHarness(options: {
   claudeBinary: string;
   dataDir?: string;
   agentEnvSource?: NodeJS.ProcessEnv;
+  sandbox?: SandboxSettings;
 }): Harness {
   const probot = createTestProbot({ secret: "webhook-secret" });
   const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
@@ -24,9 +26,18 @@ export function createHarness(options: {
     gitBaseUrl: `file://${options.remoteRoot}`,
     agentBinaries: { claude: options.claudeBinary },
     agentEnvSource: options.agentEnvSource ?? process.env,
+    sandbox: options.sandbox ?? sandboxFor(options.agentEnvSource),
     concurrency: 1,
   });
   return { probot, lisa, dataDir };
+}
+
+/**
+ * Lisa's default sandbox, with the home template the test's agent environment names in
+ * `LISA_AGENT_HOME`, as an operator's environment would (it never reaches the agent).
+ */
+export function sandboxFor(agentEnvSource: NodeJS.ProcessEnv | undefined): SandboxSettings {
+  return { mode: "bwrap", homeTemplate: agentEnvSource?.LISA_AGENT_HOME };
 }
 
 /** The real `issues.labeled` example payload from @octokit/webhooks-examples, delivered to installation 2. */

@@ -1,0 +1,194 @@
+import type { Readable } from "node:stream";
+import { execa } from "execa";
+
+/** The longest delay `setTimeout` honours; a longer one fires at once, so every timer is clamped to it. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** How long a process group gets to exit after SIGTERM before it gets SIGKILL. */
+export const KILL_GRACE_MS = 3_000;
+
+/** After the process exits, how long its output may still take to arrive before Lisa stops reading. */
+const DRAIN_MS = 1_000;
+
+/** A delay `setTimeout` can hold: negative or NaN is 0, anything past ~24.8 days is ~24.8 days. */
+export function clampTimer(ms: number): number {
+  if (!(ms > 0)) return 0;
+  return Math.min(Math.floor(ms), MAX_TIMER_MS);
+}
+
+export interface RunWithDeadlineOptions {
+  cwd: string;
+  /** The whole environment of the process; nothing of Lisa's is added. */
+  env: Record<string, string>;
+  /** Written to standard input, which is then closed; standard input is empty when omitted. */
+  input?: string | undefined;
+  /** Wall-clock deadline of the whole process. */
+  timeoutMs: number;
+  /** Deadline for silence: no output on stdout or stderr for this long. */
+  stallMs?: number | undefined;
+  /** Between SIGTERM and SIGKILL at a deadline. */
+  graceMs?: number | undefined;
+  /** Open file descriptors of this process, handed to the child as its fd 3, 4, … */
+  fds?: number[] | undefined;
+  /** Bytes kept of each stream; the oldest output is dropped first. */
+  maxBuffer?: number | undefined;
+  /** Told the process group id as soon as the process runs. */
+  onSpawn?: ((pid: number) => void) | undefined;
+}
+
+export interface DeadlineResult {
+  stdout: string;
+  stderr: string;
+  /** Both streams in the order their chunks arrived. */
+  all: string;
+  /** Undefined when a signal ended the process or Lisa stopped waiting for it. */
+  exitCode: number | undefined;
+  /** How it ended: on its own, killed at a deadline, or never started. */
+  ending: "exited" | "timeout" | "stalled" | "spawn_failed";
+  /** Why it could not start, e.g. ENOENT. */
+  spawnError: NodeJS.ErrnoException | undefined;
+  durationMs: number;
+}
+
+/** Process groups running now, so Lisa can take them all down when it exits. */
+const liveGroups = new Set<number>();
+
+/** Sends `signal` to a process group; a group that no longer exists is no error. */
+export function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid === undefined) return;
+  try {
+    // Negative pid: the whole group, so the tools the process started die with it.
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** Kills every process group started through `runWithDeadline` that is still running. */
+export function killAllGroups(): void {
+  for (const pid of liveGroups) killGroup(pid, "SIGKILL");
+}
+
+/** Output of one stream, keeping at most `limit` bytes, newest last. */
+class Tail {
+  readonly #chunks: Buffer[] = [];
+  readonly #limit: number;
+  #size = 0;
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+  push(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#size += chunk.length;
+    while (this.#size > this.#limit && this.#chunks.length > 1) this.#size -= this.#chunks.shift()?.length ?? 0;
+  }
+  toString(): string {
+    return Buffer.concat(this.#chunks).toString("utf8");
+  }
+}
+
+/**
+ * Runs `file` in its own process group with a total deadline and an optional stall deadline. At a
+ * deadline the whole group gets SIGTERM, then SIGKILL after a grace, and Lisa stops reading its
+ * output: a child that ignores signals, keeps the pipe open or escapes with `setsid` cannot hold
+ * the caller past `timeoutMs + graceMs`. When the process exits on its own, whatever it left in
+ * its group is killed too.
+ */
+export function runWithDeadline(file: string, args: readonly string[], options: RunWithDeadlineOptions): Promise<DeadlineResult> {
+  const started = Date.now();
+  const grace = clampTimer(options.graceMs ?? KILL_GRACE_MS);
+  const limit = options.maxBuffer ?? 64 * 1024 * 1024;
+  const subprocess = execa(file, args, {
+    cwd: options.cwd,
+    env: options.env,
+    extendEnv: false,
+    // Node hands numbered descriptors to the child as they are; execa's types only list 0 to 2.
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe", ...((options.fds ?? []) as never[])],
+    detached: true,
+    reject: false,
+    buffer: false,
+  });
+  const pid = subprocess.pid;
+  if (pid !== undefined) {
+    liveGroups.add(pid);
+    options.onSpawn?.(pid);
+  }
+  // A child that never reads its input must not fail the run with EPIPE.
+  subprocess.stdin?.on("error", () => undefined);
+  subprocess.stdin?.end(options.input);
+
+  const stdout = new Tail(limit);
+  const stderr = new Tail(limit);
+  const all = new Tail(limit);
+  const timers = new Set<NodeJS.Timeout>();
+  const after = (ms: number, fn: () => void) => {
+    const timer = setTimeout(fn, clampTimer(ms));
+    timers.add(timer);
+    return timer;
+  };
+
+  return new Promise((resolve) => {
+    let ending: DeadlineResult["ending"] | undefined;
+    let exitCode: number | undefined;
+    let settled = false;
+
+    const finish = (spawnError?: NodeJS.ErrnoException) => {
+      if (settled) return;
+      settled = true;
+      for (const timer of timers) clearTimeout(timer);
+      // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
+      for (const stream of [subprocess.stdout, subprocess.stderr] as (Readable | null)[]) stream?.destroy();
+      if (pid !== undefined) liveGroups.delete(pid);
+      resolve({
+        stdout: stdout.toString(),
+        stderr: stderr.toString(),
+        all: all.toString(),
+        exitCode,
+        ending: spawnError ? "spawn_failed" : (ending ?? "exited"),
+        spawnError,
+        durationMs: Date.now() - started,
+      });
+    };
+
+    const expire = (kind: "timeout" | "stalled") => {
+      if (ending || settled) return;
+      ending = kind;
+      killGroup(pid, "SIGTERM");
+      after(grace, () => {
+        killGroup(pid, "SIGKILL");
+        finish();
+      });
+    };
+
+    after(options.timeoutMs, () => expire("timeout"));
+    let stall: NodeJS.Timeout | undefined;
+    const armStall = () => {
+      if (options.stallMs === undefined || ending) return;
+      if (stall) {
+        clearTimeout(stall);
+        timers.delete(stall);
+      }
+      stall = after(options.stallMs, () => expire("stalled"));
+    };
+    armStall();
+    const collect = (tail: Tail) => (chunk: Buffer) => {
+      tail.push(chunk);
+      all.push(chunk);
+      armStall();
+    };
+    subprocess.stdout?.on("data", collect(stdout));
+    subprocess.stderr?.on("data", collect(stderr));
+
+    subprocess.nodeChildProcess.once("exit", (code) => {
+      exitCode = code ?? undefined;
+      // The process is done; what it left in its group must not outlive it.
+      killGroup(pid, "SIGKILL");
+      after(DRAIN_MS, () => finish());
+    });
+    // Resolves once the process has exited and its output streams have closed (or it never started).
+    void subprocess.then((result) => {
+      const cause = result.cause as NodeJS.ErrnoException | undefined;
+      finish(pid === undefined && cause ? cause : undefined);
+    });
+  });
+}
