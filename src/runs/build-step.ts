@@ -133,10 +133,15 @@ async function buildPrompt(
       resume_note: resumeNote,
     });
   }
+  // Notes given with `/lisa fix` in pass 1 reach the agent too.
+  const notes = ctx.deps.store.guidanceFor(ctx.pass.id).length
+    ? `## Guidance from the reviewers\n\n${guidanceSection(ctx, step)}`
+    : "";
   return renderPrompt(deps.promptsDir, "implement", {
     ...common,
     issue,
     plan_context: step.scope ? planContext(ctx, step) : "",
+    guidance: notes,
     resume_note: resumeNote,
   });
 }

@@ -26,10 +26,23 @@ describe("renderPrompt", () => {
     const prompts = new URL("../../prompts", import.meta.url).pathname;
     const common = { repo: "a/b", branch: "lisa/1-x", start: "abc", issue_number: "1", issue_title: "T", gates: "`npm test`" };
     await expect(
-      renderPrompt(prompts, "implement", { ...common, issue: "body", plan_context: "", resume_note: "" }),
+      renderPrompt(prompts, "implement", { ...common, issue: "body", plan_context: "", guidance: "", resume_note: "" }),
     ).resolves.toContain("issue #1: T");
-    await expect(renderPrompt(prompts, "fix-gates", { ...common, failure: "out", command: "npm test" })).resolves.toContain(
-      "out",
-    );
+    // A value the template cannot contain by itself, so the assertion can fail.
+    await expect(
+      renderPrompt(prompts, "fix-gates", { ...common, failure: "GATE-OUTPUT-7f3a", command: "npm test" }),
+    ).resolves.toContain("GATE-OUTPUT-7f3a");
+    const revise = await renderPrompt(prompts, "revise", {
+      ...common,
+      pass: "2",
+      issue: "body",
+      plan_context: "",
+      human_commits: "",
+      guidance: "GUIDANCE-ITEM-91c2",
+      ledger: "",
+      resume_note: "",
+    });
+    expect(revise).toContain("This is pass 2 on issue #1: T");
+    expect(revise).toContain("GUIDANCE-ITEM-91c2");
   });
 });
