@@ -1,6 +1,8 @@
 import type { Octokit } from "@octokit/rest";
 import { CONFIG_PATH } from "../config/parse-config.ts";
 
+const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);
+
 export interface RepoRef {
   owner: string;
   repo: string;
@@ -127,8 +129,9 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
     async roleOf({ owner, repo }, username) {
       try {
         const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ owner, repo, username });
-        // `permission` folds maintain into write and triage into read; `role_name` does not.
-        return data.role_name ?? data.permission;
+        // `permission` folds maintain into write and triage into read; `role_name` does not, but a
+        // custom role has its own name there, and then `permission` tells what it inherits.
+        return data.role_name && STANDARD_ROLES.has(data.role_name) ? data.role_name : data.permission;
       } catch (error) {
         if ((error as { status?: number }).status === 404) return "none";
         throw error;

@@ -1,20 +1,24 @@
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
+import { isWriter } from "../commands/authorize.ts";
 import { StepError } from "../errors.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import type { AgentResult } from "../providers/provider.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
 import type { RunContext } from "../runs/run-context.ts";
 import { git } from "../workspace/git.ts";
-import { checkoutDetached, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
+import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
 import { readPlan } from "./validate-plan.ts";
 
 /** Planning attempts before the run fails: the first, then two with a stronger prompt. */
 export const PLAN_ATTEMPTS = 3;
 
-/** Runs one planning session in `cwd` with the given prompt, as session number `iteration`. */
-export type InvokePlanner = (iteration: number, prompt: string, cwd: string) => Promise<AgentResult>;
+/**
+ * Runs one planning session in `cwd` with the given prompt, as session number `iteration`; the
+ * sandbox shows it `mirrors` read-only (the repositories it may plan, and no other).
+ */
+export type InvokePlanner = (iteration: number, prompt: string, cwd: string, mirrors: string[]) => Promise<AgentResult>;
 
 /**
  * The planning phase of a multi-repository run: checks out every configured repository read-only
@@ -24,7 +28,22 @@ export type InvokePlanner = (iteration: number, prompt: string, cwd: string) => 
 export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePlanner): Promise<void> {
   const { deps, gh, run, config } = ctx;
   const { store } = deps;
-  const repos = config.repos ?? [];
+  // The planner reads only repositories the person who asked for this pass may write to.
+  const repos: typeof config.repos & {} = [];
+  const refused: string[] = [];
+  for (const entry of config.repos ?? []) {
+    if (await isWriter(gh, parseRepoRef(entry.repo), ctx.pass.requested_by)) repos.push(entry);
+    else refused.push(entry.repo);
+  }
+  if (refused.length > 0) {
+    store.addEvent(run.id, "repos_refused", { actor: ctx.pass.requested_by, note: refused.join(", ") });
+    deps.log.warn({ runId: run.id, refused }, "repositories left out: the requester cannot write to them");
+  }
+  if (repos.length === 0) {
+    throw new StepError(
+      `@${ctx.pass.requested_by} has write access to none of the repositories in \`repos\`, so Lisa plans nothing.`,
+    );
+  }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
   store.updateStep(stepId, { state: "running", worktree: workspace });
   await ctx.publish();
@@ -55,9 +74,17 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
       retry: retryHeader(attempt, problems),
       repos: overviews.join("\n\n"),
       repo_names: names.map((n) => `\`${n}\``).join(", "),
-      revision: revisionSection(ctx),
+      revision: [
+        refused.length
+          ? `These configured repositories are left out because @${ctx.pass.requested_by} cannot write to them: ${refused.map((r) => `\`${r}\``).join(", ")}.`
+          : "",
+        revisionSection(ctx),
+      ]
+        .filter(Boolean)
+        .join("\n\n"),
     });
-    const result = await invoke(firstIteration + attempt - 1, prompt, workspace);
+    const mirrors = checkouts.map((checkout) => mirrorPath(deps.workspace, checkout.ref));
+    const result = await invoke(firstIteration + attempt - 1, prompt, workspace, mirrors);
     if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
     const check = await readPlan(workspace, names);
     if (check.ok) {

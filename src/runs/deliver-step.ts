@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { isWriter } from "../commands/authorize.ts";
 import { GitError } from "../errors.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
 import type { StepRow } from "../store/store.ts";
@@ -37,6 +38,15 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   if (step.pr_number !== null && step.phase === "workspace" && !(await stillOpen(ctx, step))) return;
   step = store.step(stepId);
 
+  // Checked before checkout: a plan never reaches a repository its requester cannot write to.
+  if (!(await isWriter(gh, ref, pass.requested_by))) {
+    const reason = `@${pass.requested_by} has no write access to ${ref.owner}/${ref.repo}, so Lisa left it out.`;
+    const record = store.stepPass(stepId, pass.id);
+    if (record) store.updateStepPass(record.id, { state: "skipped", block_reason: reason });
+    store.updateStep(stepId, { state: "skipped", error: reason });
+    store.addEvent(ctx.run.id, "step_refused", { actor: pass.requested_by, note: reason });
+    return;
+  }
   const token = await gh.installationToken();
   ctx.secrets.push(token);
   store.updateStep(stepId, { state: "running" });

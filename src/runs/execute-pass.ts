@@ -1,7 +1,5 @@
-import { parseRepoRef } from "../github/github-port.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
-import { mirrorPath } from "../workspace/workspace.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
@@ -108,14 +106,14 @@ async function descend(ctx: RunContext): Promise<void> {
   if (planning) {
     if (ctx.pass.number > 1 && planning.pass !== ctx.pass.number) store.replanStep(planning.id, ctx.pass.number);
     if (store.step(planning.id).state !== "delivered") {
-      await planRun(ctx, planning.id, (iteration, prompt, cwd) =>
+      await planRun(ctx, planning.id, (iteration, prompt, cwd, mirrors) =>
         invokeAgent(ctx, planning.id, iteration, "plan", prompt, {
           ref: { owner: run.owner, repo: run.repo },
           host: { path: cwd, branch: "", startSha: "", reused: true },
           native: undefined,
           nativePath: undefined,
-          // The planner reads every configured repository and changes none.
-          scope: { readOnly: (ctx.config.repos ?? []).map((r) => mirrorPath(deps.workspace, parseRepoRef(r.repo))) },
+          // The planner reads the repositories it may plan and changes none.
+          scope: { readOnly: mirrors },
         }),
       );
     }

@@ -49,7 +49,9 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
           ...(step.pr_url ? { prUrl: step.pr_url } : {}),
           ...(step.scope ? { scope: step.scope } : {}),
           ...(gate ? { gate } : {}),
-          ...(lastPass?.block_reason && step.state === "blocked" ? { blockReason: lastPass.block_reason } : {}),
+          ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
+            ? { blockReason: lastPass.block_reason }
+            : {}),
           sessions: store
             .sessions(step.id)
             .filter((s) => s.pass === run.current_pass)

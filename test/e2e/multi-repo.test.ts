@@ -41,14 +41,14 @@ afterEach(async () => {
   env = undefined;
 });
 
-async function setUp(invocations: FakeInvocation[]) {
+async function setUp(invocations: FakeInvocation[], writers: readonly string[] = ["acme/api", "acme/web", "acme/docs"]) {
   const agent = createFakeClaude(invocations);
   env = await startEmulatedLisa({ claudeBinary: agent.binary });
   const { github } = env;
   await github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: CONFIG });
   await github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
   await github.createRepo("acme/docs", { files: { "README.md": "# Docs\n" } });
-  github.addCollaborator("acme/api", "alice", "write");
+  for (const repo of writers) github.addCollaborator(repo, "alice", "write");
   const issue = await github.createIssue("acme/api", {
     title: "Add a health endpoint",
     body: "Expose /health and show it.",
@@ -63,6 +63,19 @@ const tracking = (e: EmulatedLisa, issue: number) =>
   e.github.comments("acme/api", issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
 
 describe("a multi-repository issue", () => {
+  it("leaves out of the plan a repository the requester cannot write to, and says so", async () => {
+    const { agent, github, issue } = await setUp(
+      [plan([{ repo: "acme/api", order: 1 }]), change("health.ts", "Add GET /health")],
+      ["acme/api", "acme/web"],
+    );
+    const prompt = agent.calls()[0]?.prompt ?? "";
+    expect(prompt).toContain("left out because @alice cannot write to them: `acme/docs`");
+    expect(prompt).not.toContain("`acme/docs` (checked out at");
+    expect(github.pulls("acme/docs")).toEqual([]);
+    expect(github.pulls("acme/api")).toHaveLength(1);
+    expect(tracking(env as EmulatedLisa, issue.number)).toContain("Ready for review");
+  });
+
   it("is planned, then delivered in order as linked pull requests", async () => {
     const { agent, github, issue } = await setUp([
       VALID_PLAN,
