@@ -72,7 +72,10 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     });
   }
   step = store.step(stepId);
-  if (step.pr_number !== null) await openPackage(ctx, stepId);
+  if (step.pr_number !== null) {
+    await openPackage(ctx, stepId);
+    await draftWhileWorking(ctx, step);
+  }
   const checkout: Checkout = {
     ref,
     host: worktree,
@@ -282,6 +285,24 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
     return false;
   }
   return true;
+}
+
+/**
+ * A PR is a draft while Lisa works on it, so nobody merges a half-done pass; ascend marks it ready.
+ * Repositories that refuse drafts keep a normal PR and a "pass in progress" line in the body.
+ */
+async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> {
+  if (!ctx.config.review.draft_until_review || step.pr_number === null || step.draft === 1) return;
+  const ref = { owner: step.owner, repo: step.repo };
+  try {
+    const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
+    if (!pr.draft) await ctx.gh.setDraft(pr.nodeId, true);
+    ctx.deps.store.updateStep(step.id, { draft: 1 });
+  } catch (error) {
+    ctx.deps.log.warn({ err: error, stepId: step.id }, "could not turn the PR into a draft while Lisa works on it");
+    const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
+    await ctx.gh.updatePullRequest(ref, step.pr_number, { body: composeStepPullRequest(ctx, step).mergeInto(pr.body) });
+  }
 }
 
 /** Commits people pushed to the branch since Lisa's last pass there. */

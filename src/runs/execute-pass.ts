@@ -154,7 +154,7 @@ async function ascend(ctx: RunContext): Promise<void> {
     questions.push(...(manifest?.open_questions ?? []));
     if (manifest?.recommendation === "continue" || (manifest?.recommendation && !recommendation))
       recommendation = manifest.recommendation;
-    if (record.state === "unchanged") continue;
+    // Planned steps only: a PR the planner left out of the pass has no record here and gets no package.
     await finishPackage(ctx, step.id, step.state === "skipped" ? "skipped" : "ready");
     const ref = { owner: step.owner, repo: step.repo };
     const pr = await gh.getPullRequest(ref, step.pr_number);
