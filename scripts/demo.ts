@@ -63,6 +63,43 @@ const SCRIPT = {
     },
     { tool_use: [manifest("Show the API's health on the page", "Adds a status line fed by `GET /health`.")] },
     { text: "The page now shows the API's health." },
+    // Pass 2, after a review asked for a change on the page: the planner keeps the approved API as it is.
+    {
+      text: "Re-planning pass 2: only the page must change.",
+      tool_use: [
+        write(
+          ".lisa-plan.json",
+          JSON.stringify({
+            rationale: "The review asks for a change to the page only; the approved API stays as it is.",
+            steps: [{ repo: "demo/web", order: 1, scope: "Show the status in bold and refresh it every 30 seconds." }],
+          }),
+        ),
+      ],
+    },
+    { text: "Plan for pass 2 written." },
+    {
+      tool_use: [
+        write(
+          "health.html",
+          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' data-refresh-seconds='30'></script>\n",
+        ),
+        write(
+          ".lisa-manifest.json",
+          JSON.stringify({
+            title: "Show the API's health on the page",
+            what: "Adds a bold status line fed by `GET /health`, refreshed every 30 seconds.",
+            testing: "The gate `test -f HEALTH.md` passes.",
+            pass_summary: "Made the status bold and refreshed it every 30 seconds, as the review asked.",
+            guidance: [
+              { id: "g1", status: "addressed", note: "the page is done" },
+              { id: "g2", status: "addressed", note: "bold, refreshed every 30 s" },
+            ],
+            recommendation: "accept",
+          }),
+        ),
+      ],
+    },
+    { text: "The status is bold and refreshes every 30 seconds." },
   ],
 };
 
@@ -87,6 +124,7 @@ async function main(): Promise<void> {
     await github.createRepo("demo/api", { files: { "README.md": "# demo/api\n\nThe HTTP API.\n" }, config: CONFIG });
     await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" } });
     github.addCollaborator("demo/api", "maintainer", "maintain");
+    github.addCollaborator("demo/web", "maintainer", "maintain");
     const issue = await github.createIssue("demo/api", {
       title: "Add a health check and show it on the page",
       body: "We need `GET /health` in the API, and the web page should show it.",
@@ -110,15 +148,52 @@ async function main(): Promise<void> {
     show();
 
     const pulls = ["demo/api", "demo/web"].flatMap((repo) => github.pulls(repo).map((pull) => ({ repo, pull })));
-    if (pulls.length !== 2) throw new Error(`expected two pull requests, found ${pulls.length}`);
-    say("Done. Two linked pull requests:");
+    const [api, web] = pulls;
+    if (!api || !web || pulls.length !== 2) throw new Error(`expected two pull requests, found ${pulls.length}`);
+    say("Pass 1 is ready for review. Two linked pull requests:");
     for (const { repo, pull } of pulls) {
       const gitDir = path.join(github.gitBaseUrl.replace("file://", ""), `${repo}.git`);
       console.log(`    ${repo}#${pull.number} "${pull.title}" — branch ${pull.head.ref}`);
-      console.log(`      see the agent's commit: git -C ${gitDir} log --stat -1 ${pull.head.ref}`);
+      console.log(`      see the agent's commits: git -C ${gitDir} log --stat ${pull.head.ref}`);
     }
     console.log(`\n    The first pull request's body, links to its sibling included:\n`);
-    console.log((pulls[0]?.pull.body ?? "").replace(/^/gm, "      "));
+    console.log((api.pull.body ?? "").replace(/^/gm, "      "));
+
+    say(
+      `@maintainer approves demo/api#${api.pull.number}, and requests a change on demo/web#${web.pull.number} with an inline comment.`,
+    );
+    const ticker2 = setInterval(show, 300);
+    await github.submitReview("demo/api", api.pull.number, {
+      state: "APPROVED",
+      body: "The endpoint looks right.",
+      user: "maintainer",
+    });
+    await github.submitReview("demo/web", web.pull.number, {
+      state: "CHANGES_REQUESTED",
+      body: "Almost: one thing on the page.",
+      user: "maintainer",
+      comments: [{ path: "health.html", line: 1, body: "Make the status bold, and refresh it every 30 seconds." }],
+    });
+    await env.settle();
+    show();
+    const pass2 = github
+      .comments("demo/web", web.pull.number)
+      .filter((c) => c.body.includes("<!-- lisa:pass "))
+      .at(-1);
+    say(
+      `Pass 2's review package on demo/web#${web.pull.number}:\n${(pass2?.body ?? "").replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
+    );
+
+    say(`@maintainer approves demo/web#${web.pull.number} at its new head.`);
+    await github.submitReview("demo/web", web.pull.number, { state: "APPROVED", body: "Thanks!", user: "maintainer" });
+    await env.settle();
+    clearInterval(ticker2);
+    show();
+    const report = github.comments("demo/api", issue.number).find((c) => c.body.includes("<!-- lisa:report "));
+    if (!report) throw new Error("no final report: the run was not accepted");
+    say(
+      `Accepted. The final report on demo/api#${issue.number}:\n${report.body.replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
+    );
     console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
     console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
   } finally {

@@ -106,7 +106,7 @@ export async function emitPullChange(
   context: EmulatorContext,
   repo: Repo,
   pull: PullRequest,
-  action: "opened" | "edited" | "closed" | "reopened",
+  action: "opened" | "edited" | "closed" | "reopened" | "converted_to_draft" | "ready_for_review",
   sender: Account,
   changes?: Record<string, { from: string | null }>,
 ): Promise<Delivery> {

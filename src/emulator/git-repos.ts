@@ -122,3 +122,85 @@ async function listTree(gitDir: string, treeish: string, prefix: string, only?: 
       return { type, name: path.posix.basename(name), path: entryPath, sha, size: size === "-" ? 0 : Number(size) };
     });
 }
+
+/**
+ * Commits `files` on `branch` as `author`, as a person's `git push` would: from the branch's head,
+ * or (force) from its merge-base with `base`, which rewrites the branch's history. Null deletes a file.
+ */
+export async function commitOnBranch(
+  gitDir: string,
+  options: {
+    branch: string;
+    base: string;
+    files: Record<string, string | null>;
+    message: string;
+    author: string;
+    force: boolean;
+  },
+): Promise<{ before: string; after: string }> {
+  const work = await mkdtemp(path.join(tmpdir(), "emulator-push-"));
+  try {
+    await git(work, ["clone", "--quiet", gitDir, "."]);
+    const before = (await git(work, ["rev-parse", `origin/${options.branch}`])).trim();
+    const start = options.force ? (await git(work, ["merge-base", `origin/${options.base}`, before])).trim() : before;
+    await git(work, ["checkout", "--quiet", "-B", options.branch, start]);
+    for (const [file, content] of Object.entries(options.files)) {
+      const target = path.join(work, file);
+      if (content === null) {
+        await rm(target, { force: true });
+        continue;
+      }
+      await mkdir(path.dirname(target), { recursive: true });
+      await writeFile(target, content);
+    }
+    await git(work, ["add", "--all"]);
+    const email = `${options.author}@users.noreply.example.invalid`;
+    await git(work, [
+      "-c",
+      `user.name=${options.author}`,
+      "-c",
+      `user.email=${email}`,
+      "commit",
+      "--quiet",
+      "--author",
+      `${options.author} <${email}>`,
+      "-m",
+      options.message,
+    ]);
+    await git(work, ["push", "--quiet", ...(options.force ? ["--force"] : []), "origin", `HEAD:refs/heads/${options.branch}`]);
+    return { before, after: (await git(work, ["rev-parse", "HEAD"])).trim() };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** Merges `head` into `base` with a merge commit, as GitHub's merge button does; undefined when it conflicts. */
+export async function mergeBranches(gitDir: string, base: string, head: string, title: string): Promise<string | undefined> {
+  const work = await mkdtemp(path.join(tmpdir(), "emulator-merge-"));
+  try {
+    await git(work, ["clone", "--quiet", gitDir, "."]);
+    await git(work, ["checkout", "--quiet", "-B", base, `origin/${base}`]);
+    try {
+      await git(work, ["merge", "--quiet", "--no-ff", "-m", title, `origin/${head}`]);
+    } catch {
+      return undefined;
+    }
+    await git(work, ["push", "--quiet", "origin", `HEAD:refs/heads/${base}`]);
+    return (await git(work, ["rev-parse", "HEAD"])).trim();
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}
+
+/** The hunk of `base...head` for `file` that holds `line` of the new side, or a minimal one. */
+export async function diffHunk(gitDir: string, base: string, head: string, file: string, line: number): Promise<string> {
+  const diff = await git(gitDir, ["diff", `${base}...${head}`, "--", file]).catch(() => "");
+  const hunks = diff.split(/\n(?=@@ )/).filter((h) => h.startsWith("@@ "));
+  for (const hunk of hunks) {
+    const match = /^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/.exec(hunk);
+    const start = Number(match?.[1] ?? 0);
+    const count = Number(match?.[2] ?? 1);
+    if (line >= start && line < start + Math.max(count, 1)) return hunk.trimEnd();
+  }
+  return hunks[0]?.trimEnd() ?? `@@ -0,0 +${line},1 @@`;
+}

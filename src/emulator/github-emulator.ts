@@ -3,12 +3,13 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { CONFIG_PATH } from "../config/parse-config.ts";
-import { type EmulatorContext, emit, emitComment, emitLabelChange, pullView } from "./context.ts";
-import { createBareRepository, readPath } from "./git-repos.ts";
-import { commentJson, issueJson, pullJson, reviewJson } from "./representations.ts";
-import { newToken, restRoutes } from "./rest-routes.ts";
+import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
+import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
+import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
+import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
 import { errorResponse, HttpError, matchRoute, notFound, type RouteResponse, readJsonBody, send } from "./router.ts";
 import {
+  type Account,
   type AccountType,
   EmulatorState,
   type Issue,
@@ -16,6 +17,7 @@ import {
   now,
   type PullRequest,
   type Repo,
+  type ReviewComment,
   type ReviewState,
   type Role,
 } from "./state.ts";
@@ -56,6 +58,8 @@ export interface CreateRepoOptions {
   private?: boolean;
   /** The owner of a `User` repository is its admin; an `Organization` has no implicit admin. Default `User`. */
   ownerType?: Extract<AccountType, "User" | "Organization">;
+  /** False: `POST /pulls` with `draft: true` answers 422, as on a plan without drafts. Default true. */
+  draftPullRequests?: boolean;
 }
 
 /**
@@ -140,6 +144,31 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     return issue;
   }
 
+  async function addReviewComment(
+    repo: Repo,
+    pull: PullRequest,
+    inline: { path: string; line: number; body: string; user: Account; reviewId: number; commitId: string; inReplyTo?: number },
+  ): Promise<ReviewComment> {
+    const created = now();
+    const comment: ReviewComment = {
+      id: state.nextId(),
+      reviewId: inline.reviewId,
+      pullNumber: pull.number,
+      path: inline.path,
+      line: inline.line,
+      body: inline.body,
+      user: inline.user,
+      commitId: inline.commitId,
+      diffHunk: await diffHunk(repo.gitDir, pull.pull.base, inline.commitId, inline.path, inline.line),
+      inReplyTo: inline.inReplyTo ?? null,
+      reactions: [],
+      createdAt: created,
+      updatedAt: created,
+    };
+    repo.reviewComments.set(comment.id, comment);
+    return comment;
+  }
+
   function pullIn(repo: Repo, number: number): PullRequest {
     const issue = issueIn(repo, number);
     if (!isPull(issue)) throw new Error(`#${number} in ${repo.fullName} is an issue, not a pull request`);
@@ -207,6 +236,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         labels: new Map(),
         issues: new Map(),
         comments: new Map(),
+        reviewComments: new Map(),
+        draftPullRequests: repoOptions.draftPullRequests ?? true,
         nextNumber: 1,
         createdAt: now(),
       };
@@ -267,24 +298,180 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return emitComment(context, repo, comment, "created", author);
     },
 
-    /** `user` submits a review; sends `pull_request_review.submitted`, whose `review.state` is lower-case as on GitHub. */
+    /**
+     * `user` submits a review, at `commitId` (default: the PR's head now), with inline comments on
+     * lines of the diff. Like GitHub, each inline comment sends `pull_request_review_comment.created`,
+     * then `pull_request_review.submitted` (whose `review.state` is lower-case) is sent and returned.
+     */
     async submitReview(
       fullName: string,
       number: number,
-      review: { state: ReviewState; body: string; user: string },
+      review: {
+        state: ReviewState;
+        body?: string;
+        user: string;
+        commitId?: string;
+        comments?: { path: string; line: number; body: string }[];
+      },
     ): Promise<Delivery> {
       const repo = repoNamed(fullName);
       const pull = pullIn(repo, number);
       const user = state.account(review.user);
-      const record = { id: state.nextId(), state: review.state, body: review.body, user, submittedAt: now() };
-      pull.pull.reviews.push(record);
       const pullRequest = await pullView(context, repo, pull);
+      const record = {
+        id: state.nextId(),
+        state: review.state,
+        body: review.body ?? "",
+        user,
+        submittedAt: now(),
+        commitId: review.commitId ?? pullRequest.head.sha,
+      };
+      pull.pull.reviews.push(record);
+      for (const inline of review.comments ?? []) {
+        const comment = await addReviewComment(repo, pull, { ...inline, user, reviewId: record.id, commitId: record.commitId });
+        await emit(context, "pull_request_review_comment", repo, user, {
+          action: "created",
+          comment: reviewCommentJson(repo, comment, context.links()),
+          pull_request: pullRequest,
+        });
+      }
       const reviewPayload = { ...reviewJson(repo, pull, record, context.links()), state: review.state.toLowerCase() };
       return emit(context, "pull_request_review", repo, user, {
         action: "submitted",
         review: reviewPayload,
         pull_request: pullRequest,
       });
+    },
+
+    /**
+     * `user` writes one inline comment (or a reply in a thread), as GitHub records it: a COMMENTED
+     * review holding it. Sends `pull_request_review_comment.created`, then the review; returns the first.
+     */
+    async commentInline(
+      fullName: string,
+      number: number,
+      inline: { path: string; line: number; body: string; user: string; inReplyTo?: number },
+    ): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      const user = state.account(inline.user);
+      const pullRequest = await pullView(context, repo, pull);
+      const review = {
+        id: state.nextId(),
+        state: "COMMENTED" as const,
+        body: "",
+        user,
+        submittedAt: now(),
+        commitId: pullRequest.head.sha,
+      };
+      pull.pull.reviews.push(review);
+      const comment = await addReviewComment(repo, pull, { ...inline, user, reviewId: review.id, commitId: review.commitId });
+      const delivery = await emit(context, "pull_request_review_comment", repo, user, {
+        action: "created",
+        comment: reviewCommentJson(repo, comment, context.links()),
+        pull_request: pullRequest,
+      });
+      await emit(context, "pull_request_review", repo, user, {
+        action: "submitted",
+        review: { ...reviewJson(repo, pull, review, context.links()), state: "commented" },
+        pull_request: pullRequest,
+      });
+      return delivery;
+    },
+
+    /** `user` dismisses a review: it no longer counts. Sends `pull_request_review.dismissed`. */
+    async dismissReview(fullName: string, number: number, reviewId: number, dismissal: { user: string; message: string }) {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      const review = pull.pull.reviews.find((r) => r.id === reviewId);
+      if (!review) throw new Error(`no review ${reviewId} on ${fullName}#${number}`);
+      review.state = "DISMISSED";
+      return emit(context, "pull_request_review", repo, state.account(dismissal.user), {
+        action: "dismissed",
+        review: { ...reviewJson(repo, pull, review, context.links()), state: "dismissed" },
+        pull_request: await pullView(context, repo, pull),
+      });
+    },
+
+    /**
+     * `user` pushes a commit to `branch` (with `force`, one that rewrites its history); sends `push`
+     * and `pull_request.synchronize` for each open pull request from that branch.
+     */
+    async pushCommit(
+      fullName: string,
+      branch: string,
+      push: { files: Record<string, string | null>; message: string; user: string; force?: boolean },
+    ): Promise<{ sha: string; deliveries: Delivery[] }> {
+      const repo = repoNamed(fullName);
+      const pusher = state.account(push.user);
+      const { before, after } = await commitOnBranch(repo.gitDir, {
+        branch,
+        base: repo.defaultBranch,
+        files: push.files,
+        message: push.message,
+        author: pusher.login,
+        force: push.force ?? false,
+      });
+      const deliveries = [
+        await emit(context, "push", repo, pusher, { ref: `refs/heads/${branch}`, before, after, forced: push.force ?? false }),
+      ];
+      for (const pull of [...repo.issues.values()].filter(isPull)) {
+        if (pull.state !== "open" || pull.pull.head !== branch) continue;
+        deliveries.push(
+          await emit(context, "pull_request", repo, pusher, {
+            action: "synchronize",
+            number: pull.number,
+            before,
+            after,
+            pull_request: await pullView(context, repo, pull),
+          }),
+        );
+      }
+      return { sha: after, deliveries };
+    },
+
+    /** `user` merges a pull request (a merge commit on its base); sends `pull_request.closed` with `merged: true`. */
+    async mergePull(fullName: string, number: number, merge: { user: string }): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      if (pull.state !== "open") throw new Error(`${fullName}#${number} is not open`);
+      const sha = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${number}`);
+      if (!sha) throw new Error(`${fullName}#${number} conflicts with ${pull.pull.base}`);
+      markMerged(pull, sha);
+      return emitPullChange(context, repo, pull, "closed", state.account(merge.user));
+    },
+
+    /** `user` closes a pull request without merging it; sends `pull_request.closed`. */
+    async closePull(fullName: string, number: number, user: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      pull.state = "closed";
+      pull.closedAt = now();
+      return emitPullChange(context, repo, pull, "closed", state.account(user));
+    },
+
+    /** `user` reopens a pull request closed without merging; sends `pull_request.reopened`. */
+    async reopenPull(fullName: string, number: number, user: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      if (pull.pull.merged) throw new Error(`${fullName}#${number} is merged and cannot be reopened`);
+      pull.state = "open";
+      pull.closedAt = null;
+      return emitPullChange(context, repo, pull, "reopened", state.account(user));
+    },
+
+    /** Inline comments of a pull request, replies included, oldest first. */
+    reviewComments: (fullName: string, number: number) => {
+      const repo = repoNamed(fullName);
+      return [...repo.reviewComments.values()]
+        .filter((c) => c.pullNumber === number)
+        .map((c) => reviewCommentJson(repo, c, context.links()));
+    },
+    /** Reactions on an issue comment or an inline comment. */
+    commentReactions: (fullName: string, commentId: number) => {
+      const repo = repoNamed(fullName);
+      const reactions = repo.comments.get(commentId)?.reactions ?? repo.reviewComments.get(commentId)?.reactions ?? [];
+      return reactions.map((r) => ({ content: r.content, user: r.user.login }));
     },
 
     /** Sends a past delivery again, same GUID and payload (a redelivery from GitHub's UI). */

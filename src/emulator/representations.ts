@@ -1,4 +1,14 @@
-import { type Account, type Comment, type Issue, isPull, type Label, type PullRequest, type Repo, type Review } from "./state.ts";
+import {
+  type Account,
+  type Comment,
+  type Issue,
+  isPull,
+  type Label,
+  type PullRequest,
+  type Repo,
+  type Review,
+  type ReviewComment,
+} from "./state.ts";
 
 /**
  * The JSON GitHub shows of each record, shared by the REST answers and the webhook payloads so the
@@ -89,7 +99,7 @@ export function issueJson(repo: Repo, issue: Issue, links: Links) {
           pull_request: {
             url: `${api}/pulls/${issue.number}`,
             html_url: `${links.base}/${repo.fullName}/pull/${issue.number}`,
-            merged_at: null,
+            merged_at: issue.pull.mergedAt,
           },
         }
       : {}),
@@ -131,8 +141,12 @@ export function pullJson(repo: Repo, pull: PullRequest, links: Links) {
     user: accountJson(pull.user, links),
     labels: issueLabels(repo, pull, links),
     draft: pull.pull.draft,
-    merged: false,
-    merged_at: null,
+    merged: pull.pull.merged,
+    merged_at: pull.pull.mergedAt,
+    merge_commit_sha: pull.pull.mergeCommitSha,
+    mergeable: pull.state === "open" ? true : null,
+    mergeable_state: pull.state !== "open" ? "unknown" : pull.pull.draft ? "draft" : "clean",
+    requested_reviewers: pull.pull.requestedReviewers.map((account) => accountJson(account, links)),
     url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
     html_url: `${links.base}/${repo.fullName}/pull/${pull.number}`,
     issue_url: `${links.base}/repos/${repo.fullName}/issues/${pull.number}`,
@@ -152,11 +166,35 @@ export function reviewJson(repo: Repo, pull: PullRequest, review: Review, links:
     user: accountJson(review.user, links),
     body: review.body,
     state: review.state,
-    commit_id: pull.pull.headSha,
+    commit_id: review.commitId,
     submitted_at: review.submittedAt,
     html_url: `${links.base}/${repo.fullName}/pull/${pull.number}#pullrequestreview-${review.id}`,
     pull_request_url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
     author_association: association(repo, review.user),
+  };
+}
+
+export function reviewCommentJson(repo: Repo, comment: ReviewComment, links: Links) {
+  return {
+    id: comment.id,
+    node_id: nodeId("PullRequestReviewComment", comment.id),
+    pull_request_review_id: comment.reviewId,
+    in_reply_to_id: comment.inReplyTo ?? undefined,
+    path: comment.path,
+    line: comment.line,
+    original_line: comment.line,
+    side: "RIGHT",
+    commit_id: comment.commitId,
+    original_commit_id: comment.commitId,
+    diff_hunk: comment.diffHunk,
+    body: comment.body,
+    user: accountJson(comment.user, links),
+    created_at: comment.createdAt,
+    updated_at: comment.updatedAt,
+    html_url: `${links.base}/${repo.fullName}/pull/${comment.pullNumber}#discussion_r${comment.id}`,
+    pull_request_url: `${links.base}/repos/${repo.fullName}/pulls/${comment.pullNumber}`,
+    url: `${links.base}/repos/${repo.fullName}/pulls/comments/${comment.id}`,
+    author_association: association(repo, comment.user),
   };
 }
 

@@ -1,9 +1,17 @@
 import { randomBytes } from "node:crypto";
-import { type EmulatorContext, emitComment, emitInBackground, emitLabelChange, emitPullChange, pullView } from "./context.ts";
-import { branchSha, commitsAhead, readPath, type TreeEntry } from "./git-repos.ts";
-import { accountJson, commentJson, issueJson, labelJson, repoJson } from "./representations.ts";
+import {
+  type EmulatorContext,
+  emit,
+  emitComment,
+  emitInBackground,
+  emitLabelChange,
+  emitPullChange,
+  pullView,
+} from "./context.ts";
+import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
+import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { HttpError, notFound, type Route, type RouteRequest, type RouteResponse, route, validationFailed } from "./router.ts";
-import { type Issue, isPull, now, type PullRequest, type Repo, type Role } from "./state.ts";
+import { type Account, type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
 
 const TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 const INSTALLATION_PERMISSIONS = { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
@@ -273,6 +281,12 @@ export function restRoutes(context: EmulatorContext): Route[] {
       if ((await commitsAhead(repo.gitDir, base, headRef)) === 0) {
         throw validationFailed("PullRequest", { code: "custom", message: `No commits between ${base} and ${headRef}` });
       }
+      if (input.draft === true && !repo.draftPullRequests) {
+        throw validationFailed("PullRequest", {
+          code: "custom",
+          message: "Draft pull requests are not supported in this repository.",
+        });
+      }
       const title = stringField(input, "title", "PullRequest");
       const created = now();
       const pull: PullRequest = {
@@ -284,7 +298,19 @@ export function restRoutes(context: EmulatorContext): Route[] {
         labels: [],
         state: "open",
         reactions: [],
-        pull: { id: state.nextId(), head: headRef, base, draft: input.draft === true, headSha, baseSha, reviews: [] },
+        pull: {
+          id: state.nextId(),
+          head: headRef,
+          base,
+          draft: input.draft === true,
+          headSha,
+          baseSha,
+          reviews: [],
+          merged: false,
+          mergedAt: null,
+          mergeCommitSha: null,
+          requestedReviewers: [],
+        },
         createdAt: created,
         updatedAt: created,
         closedAt: null,
@@ -345,7 +371,182 @@ export function restRoutes(context: EmulatorContext): Route[] {
       }
       return { status: 200, body: await pullView(context, repo, pull) };
     }),
+
+    /**
+     * Just enough GraphQL for what REST cannot do: turning a pull request into a draft and back.
+     * Anything else gets GraphQL's error shape with status 200, as GitHub answers it.
+     */
+    route("POST", "/graphql", async (request) => {
+      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
+      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+      const { query = "", variables = {} } = (request.body ?? {}) as { query?: string; variables?: Record<string, unknown> };
+      const mutation = /\b(markPullRequestReadyForReview|convertPullRequestToDraft)\s*\(/.exec(query)?.[1];
+      if (!mutation) return { status: 200, body: { errors: [{ message: "The GitHub emulator does not support this query." }] } };
+      const id = String(variables.id ?? /pullRequestId:\s*"([^"]+)"/.exec(query)?.[1] ?? "");
+      for (const repo of state.repos.values()) {
+        for (const issue of repo.issues.values()) {
+          if (!isPull(issue)) continue;
+          const view = await pullView(context, repo, issue);
+          if (view.node_id !== id) continue;
+          const draft = mutation === "convertPullRequestToDraft";
+          if (issue.pull.draft !== draft) {
+            issue.pull.draft = draft;
+            const action = draft ? "converted_to_draft" : "ready_for_review";
+            emitInBackground(context, () => emitPullChange(context, repo, issue, action, context.bot));
+          }
+          return { status: 200, body: { data: { [mutation]: { pullRequest: { id, isDraft: draft } } } } };
+        }
+      }
+      return {
+        status: 200,
+        body: { errors: [{ type: "NOT_FOUND", message: `Could not resolve to a node with the global id of '${id}'` }] },
+      };
+    }),
+
+    repoRoute("GET", "/pulls/:number/reviews", (request, repo) => {
+      const pull = pullOf(repo, request);
+      return paginate(
+        pull.pull.reviews.map((review) => reviewJson(repo, pull, review, context.links())),
+        request,
+        context.links().base,
+      );
+    }),
+
+    repoRoute("GET", "/pulls/:number/reviews/:id/comments", (request, repo) => {
+      const pull = pullOf(repo, request);
+      const reviewId = numberParam(request.params.id);
+      if (!pull.pull.reviews.some((review) => review.id === reviewId)) throw notFound();
+      const comments = [...repo.reviewComments.values()].filter((c) => c.reviewId === reviewId);
+      return paginate(
+        comments.map((c) => reviewCommentJson(repo, c, context.links())),
+        request,
+        context.links().base,
+      );
+    }),
+
+    /** Inline comments of a pull request, oldest first; `since` keeps those updated at or after it. */
+    repoRoute("GET", "/pulls/:number/comments", (request, repo) => {
+      const pull = pullOf(repo, request);
+      const since = request.query.get("since");
+      const comments = [...repo.reviewComments.values()]
+        .filter((c) => c.pullNumber === pull.number)
+        .filter((c) => since === null || c.updatedAt >= since.replace(/\.\d{3}Z$/, "Z"));
+      return paginate(
+        comments.map((c) => reviewCommentJson(repo, c, context.links())),
+        request,
+        context.links().base,
+      );
+    }),
+
+    /** A reply in an inline comment's thread; GitHub answers 404 for a comment that is itself a reply's parent-less id. */
+    repoRoute("POST", "/pulls/:number/comments/:id/replies", (request, repo) => {
+      const pull = pullOf(repo, request);
+      const parent = repo.reviewComments.get(numberParam(request.params.id));
+      if (!parent || parent.pullNumber !== pull.number) throw notFound();
+      const body = stringField(request.body, "body", "PullRequestReviewComment");
+      const created = now();
+      const reply = {
+        id: state.nextId(),
+        reviewId: null,
+        pullNumber: pull.number,
+        path: parent.path,
+        line: parent.line,
+        body,
+        user: context.bot,
+        commitId: parent.commitId,
+        diffHunk: parent.diffHunk,
+        inReplyTo: parent.inReplyTo ?? parent.id,
+        reactions: [],
+        createdAt: created,
+        updatedAt: created,
+      };
+      repo.reviewComments.set(reply.id, reply);
+      const json = reviewCommentJson(repo, reply, context.links());
+      emitInBackground(context, async () =>
+        emit(context, "pull_request_review_comment", repo, context.bot, {
+          action: "created",
+          comment: json,
+          pull_request: await pullView(context, repo, pull),
+        }),
+      );
+      return { status: 201, body: json };
+    }),
+
+    repoRoute("POST", "/issues/comments/:id/reactions", (request, repo) => {
+      const comment = repo.comments.get(numberParam(request.params.id));
+      if (!comment) throw notFound();
+      comment.reactions ??= [];
+      return react(comment.reactions, request);
+    }),
+
+    repoRoute("POST", "/pulls/comments/:id/reactions", (request, repo) => {
+      const comment = repo.reviewComments.get(numberParam(request.params.id));
+      if (!comment) throw notFound();
+      return react(comment.reactions, request);
+    }),
+
+    /** Asking someone for review; the PR's author cannot be asked, as on GitHub. */
+    repoRoute("POST", "/pulls/:number/requested_reviewers", async (request, repo) => {
+      const pull = pullOf(repo, request);
+      const logins = (request.body as { reviewers?: unknown } | undefined)?.reviewers;
+      if (!Array.isArray(logins) || !logins.every((l): l is string => typeof l === "string")) {
+        throw validationFailed("PullRequest", { field: "reviewers", code: "invalid" });
+      }
+      if (logins.some((login) => login.toLowerCase() === pull.user.login.toLowerCase())) {
+        throw validationFailed("PullRequest", {
+          code: "custom",
+          message: "Review cannot be requested from pull request author.",
+        });
+      }
+      for (const login of logins) {
+        const account = state.account(login);
+        if (!pull.pull.requestedReviewers.some((a) => a.id === account.id)) pull.pull.requestedReviewers.push(account);
+      }
+      return { status: 201, body: await pullView(context, repo, pull) };
+    }),
+
+    /**
+     * Merges with a merge commit. Like GitHub: 409 when `sha` is not the head (it moved since it was
+     * approved), 405 when the PR is closed, a draft, or conflicts with its base.
+     */
+    repoRoute("PUT", "/pulls/:number/merge", async (request, repo) => {
+      const pull = pullOf(repo, request);
+      const sha = (request.body as { sha?: unknown } | undefined)?.sha;
+      const view = await pullView(context, repo, pull);
+      if (typeof sha === "string" && sha !== view.head.sha) {
+        throw new HttpError(409, "Head branch was modified. Review and try the merge again.");
+      }
+      if (pull.state !== "open" || pull.pull.draft) throw new HttpError(405, "Pull Request is not mergeable");
+      const merged = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${pull.number}`);
+      if (!merged) throw new HttpError(405, "Pull Request is not mergeable");
+      markMerged(pull, merged);
+      emitInBackground(context, () => emitPullChange(context, repo, pull, "closed", context.bot));
+      return { status: 200, body: { sha: merged, merged: true, message: "Pull Request successfully merged" } };
+    }),
   ];
+
+  function react(reactions: Reaction[], request: RouteRequest): RouteResponse {
+    const content = (request.body as { content?: unknown } | undefined)?.content;
+    if (typeof content !== "string" || !REACTIONS.includes(content)) {
+      throw validationFailed("Reaction", { field: "content", code: "invalid" });
+    }
+    const existing = reactions.find((r) => r.content === content && r.user.id === context.bot.id);
+    const reaction = existing ?? { id: state.nextId(), content, user: context.bot as Account, createdAt: now() };
+    if (!existing) reactions.push(reaction);
+    return {
+      status: existing ? 200 : 201,
+      body: { id: reaction.id, content, user: accountJson(reaction.user, context.links()), created_at: reaction.createdAt },
+    };
+  }
+}
+
+/** A merged pull request is closed and keeps its merge commit. */
+export function markMerged(pull: PullRequest, mergeCommitSha: string): void {
+  pull.state = "closed";
+  pull.closedAt = now();
+  pull.pull.merged = true;
+  pull.pull.mergedAt = pull.closedAt;
+  pull.pull.mergeCommitSha = mergeCommitSha;
 }
 
 function installationJson(context: EmulatorContext) {

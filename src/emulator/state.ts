@@ -7,6 +7,8 @@
 export type Role = "admin" | "maintain" | "write" | "triage" | "read";
 export type AccountType = "User" | "Bot" | "Organization";
 export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
+/** A review's state as the API shows it: a dismissed review keeps its record but counts for nothing. */
+export type ShownReviewState = ReviewState | "DISMISSED";
 
 export interface Account {
   login: string;
@@ -29,10 +31,29 @@ export interface Reaction {
 
 export interface Review {
   id: number;
-  state: ReviewState;
+  state: ShownReviewState;
   body: string;
   user: Account;
   submittedAt: string;
+  /** The head the reviewer saw, fixed at submission: a later push does not move it. */
+  commitId: string;
+}
+
+/** An inline comment on a line of a pull request's diff, in a review or a reply in its thread. */
+export interface ReviewComment {
+  id: number;
+  reviewId: number | null;
+  pullNumber: number;
+  path: string;
+  line: number;
+  body: string;
+  user: Account;
+  commitId: string;
+  diffHunk: string;
+  inReplyTo: number | null;
+  reactions: Reaction[];
+  createdAt: string;
+  updatedAt: string;
 }
 
 /** What a pull request adds to its issue. */
@@ -45,6 +66,10 @@ export interface PullFields {
   headSha: string;
   baseSha: string;
   reviews: Review[];
+  merged: boolean;
+  mergedAt: string | null;
+  mergeCommitSha: string | null;
+  requestedReviewers: Account[];
 }
 
 /** An issue or, with `pull`, a pull request: GitHub numbers both in one sequence per repository. */
@@ -71,6 +96,7 @@ export interface Comment {
   user: Account;
   createdAt: string;
   updatedAt: string;
+  reactions?: Reaction[];
 }
 
 export interface Repo {
@@ -89,6 +115,9 @@ export interface Repo {
   labels: Map<string, Label>;
   issues: Map<number, Issue>;
   comments: Map<number, Comment>;
+  reviewComments: Map<number, ReviewComment>;
+  /** False: the plan refuses draft pull requests (a private repository on GitHub Free). */
+  draftPullRequests: boolean;
   nextNumber: number;
   createdAt: string;
 }

@@ -37,6 +37,9 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
   const [first] = ctx.config.providers;
   const provider = first ? providers[first.name] : undefined;
   if (!first || !provider?.nativeWorktree) return undefined;
+  // A CLI makes its worktree from the repository's default branch, not from the step's branch: once
+  // the branch holds earlier passes (or human commits), only Lisa's checkout starts from them.
+  if (ctx.pass.number > 1 || step.pr_number !== null) return undefined;
   // Work already done in Lisa's checkout this pass (a fallback provider's, or before a restart) stays there.
   const thisPass = ctx.deps.store.sessions(step.id).filter((s) => s.iteration > step.iteration_base);
   if (thisPass.length > 0 && !step.native_worktree) return undefined;

@@ -16,8 +16,23 @@ export async function openPackage(ctx: RunContext, stepId: number): Promise<void
 }
 
 export async function finishPackage(ctx: RunContext, stepId: number, phase: PackageView["phase"]): Promise<void> {
+  recordGuidanceStatus(ctx, stepId);
   await writePackage(ctx, stepId, phase);
   await replyInThreads(ctx, stepId);
+}
+
+/**
+ * Keeps what the agent said of each guidance item (`g1`, `g2`, … numbered over the whole pass, as
+ * the prompt numbered them) for the package, the thread replies and the final report.
+ */
+function recordGuidanceStatus(ctx: RunContext, stepId: number): void {
+  const { store } = ctx.deps;
+  const record = store.stepPass(stepId, ctx.pass.id);
+  const said = currentManifest({ manifest: record?.manifest ?? null })?.guidance ?? [];
+  store.guidanceFor(ctx.pass.id).forEach((item, index) => {
+    const status = said.find((g) => g.id === `g${index + 1}`);
+    if (status) store.updateGuidance(item.id, { status: status.status, status_note: status.note ?? null });
+  });
 }
 
 async function writePackage(ctx: RunContext, stepId: number, phase: PackageView["phase"]): Promise<void> {
@@ -132,10 +147,9 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   const threads = items.filter((g) => g.github_id !== null && !g.replied);
   if (threads.length === 0) return;
   const existing = await gh.listPullComments(ref, step.pr_number);
+  const numbered = deps.store.guidanceFor(ctx.pass.id);
   for (const item of threads) {
-    const n = items.indexOf(item) + 1;
-    const said = manifest?.guidance?.find((g) => g.id === `g${n}`);
-    if (said) deps.store.updateGuidance(item.id, { status: said.status, status_note: said.note ?? null });
+    const said = manifest?.guidance?.find((g) => g.id === `g${numbered.findIndex((g) => g.id === item.id) + 1}`);
     const marker = `<!-- lisa:thread guidance=${item.id} -->`;
     if (!existing.some((c) => c.inReplyTo === item.github_id && c.body.includes(marker))) {
       const status = said ? said.status.replace(/_/g, " ") : "worked on";

@@ -6,14 +6,18 @@ import { describe, expect, it } from "vitest";
 const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
 
 describe("npm run demo", () => {
-  it("plans across two repositories with the real Claude Code CLI and ends with two linked pull requests", async () => {
+  it("plans two repositories with the real Claude Code CLI, goes round a second pass after a review, and ends accepted", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["--disable-warning=ExperimentalWarning", DEMO], {
       timeout: 90_000,
     });
-    expect(stdout).toContain("Done. Two linked pull requests:");
+    expect(stdout).toContain("Pass 1 is ready for review. Two linked pull requests:");
     expect(stdout).toMatch(/demo\/api#\d+ "Add a \/health endpoint" — branch lisa\/1-/);
     expect(stdout).toMatch(/demo\/web#\d+ "Show the API's health on the page" — branch lisa\/1-/);
     expect(stdout).toMatch(/- Step 2, `demo\/web`: http:\/\/127\.0\.0\.1:\d+\/demo\/web\/pull\/\d+/);
     expect(stdout).toContain("👀 Ready for review");
+    expect(stdout).toMatch(/Pass 2's review package on demo\/web#\d+:/);
+    expect(stdout).toContain("Make the status bold");
+    expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
+    expect(stdout).toContain("✅ Accepted");
   });
 });
