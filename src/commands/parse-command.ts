@@ -22,8 +22,8 @@ export interface ParsedCommand {
   text: string;
 }
 
-// `/lisa` then a word, at the start of any line; `/lisafoo` is no command.
-const COMMAND = /^\/lisa(?=[ \t]|$)[ \t]*([A-Za-z-]*)[ \t]*([\s\S]*)$/im;
+// `/lisa` then a word, at the start of any line; `/lisafoo` is no command, and `/lisa retry2` is no retry.
+const COMMAND = /^\/lisa(?=[ \t]|$)[ \t]*([\w-]*)[ \t]*([\s\S]*)$/im;
 
 /** The first `/lisa …` command in a body, or undefined when there is none. */
 export function parseCommand(body: string): ParsedCommand | undefined {

@@ -171,9 +171,16 @@ export const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX commands_by_event ON commands (event_key) WHERE event_key IS NOT NULL;
   CREATE INDEX steps_by_pr ON steps (owner, repo, pr_number);
   UPDATE steps SET pr_state = 'open' WHERE pr_number IS NOT NULL;
+  -- A run stopped before its planning step delivered resumes by planning, not by building no steps.
   INSERT INTO passes (run_id, number, trigger, requested_by, state, plan, config, started_at, finished_at)
     SELECT id, 1, 'initial', requested_by,
-      CASE state WHEN 'review' THEN 'at_gate' WHEN 'queued' THEN 'queued' ELSE 'building' END,
+      CASE
+        WHEN state = 'review' THEN 'at_gate'
+        WHEN state = 'queued' THEN 'queued'
+        WHEN EXISTS (SELECT 1 FROM steps s WHERE s.run_id = runs.id AND s.position = 0 AND s.state <> 'delivered')
+          THEN 'planning'
+        ELSE 'building'
+      END,
       plan, config, created_at, NULL FROM runs;
   INSERT INTO step_passes (step_id, pass_id, state, scope, start_sha, gates, summary, manifest, changed_files)
     SELECT s.id, p.id, s.state, s.scope, s.start_sha, s.gates, s.summary, s.manifest, s.changed_files

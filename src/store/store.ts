@@ -590,10 +590,16 @@ export class Store {
 
   // ── guidance ────────────────────────────────────────────────────────────────────────────────
 
+  /**
+   * One row per delivery and comment. UNIQUE (delivery_id, github_id) cannot see a NULL github_id
+   * (a command's or a review body's text), so those are matched on their text too: a command handled
+   * again after a crash adds nothing, while the refinements of one continue stay apart.
+   */
   #insertGuidance(runId: number, passId: number | null, item: NewGuidance): void {
     this.#run(
       `INSERT OR IGNORE INTO guidance (run_id, pass_id, delivery_id, source, owner, repo, pr_number, author, url, github_id, path, line, diff_hunk, outdated, body, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
+       WHERE NOT EXISTS (SELECT 1 FROM guidance WHERE delivery_id = ? AND github_id IS ? AND source = ? AND body = ?)`,
       runId,
       passId,
       item.delivery_id,
@@ -610,6 +616,10 @@ export class Store {
       item.outdated,
       item.body,
       this.#now(),
+      item.delivery_id,
+      item.github_id,
+      item.source,
+      item.body,
     );
   }
 

@@ -1,5 +1,7 @@
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { type NewRun, Store } from "../../src/store/store.ts";
+import { type NewGuidance, type NewRun, Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
 
 const newRun = (issue: number): NewRun => ({
   installation_id: 2,
@@ -63,5 +65,365 @@ describe("Store", () => {
       ["succeeded", 1_000],
       ["interrupted", 2_000],
     ]);
+  });
+});
+
+/** A store whose clock moves one second per reading, so every write has its own time. */
+const ticking = () => {
+  let now = 1_000_000;
+  return new Store(":memory:", () => (now += 1_000));
+};
+
+/** A single-repository run, claimed, whose first pass reached the gate. */
+const runInReview = (store: Store, issue = 1) => {
+  const run = store.createRun(newRun(issue), step);
+  const id = run?.id ?? 0;
+  store.transitionRun(id, "claim");
+  const pass = store.currentPass(id)?.id ?? 0;
+  for (const event of ["start", "planned", "built", "gate_open"] as const) store.transitionPass(pass, event);
+  store.transitionRun(id, "gate_open");
+  return id;
+};
+
+const guidance = (deliveryId: string, body: string, githubId: number | null = null): NewGuidance => ({
+  delivery_id: deliveryId,
+  source: githubId === null ? "command" : "inline",
+  owner: "acme",
+  repo: "api",
+  pr_number: 5,
+  author: "bob",
+  url: null,
+  github_id: githubId,
+  path: githubId === null ? null : "src/api.ts",
+  line: githubId === null ? null : 42,
+  diff_hunk: null,
+  outdated: 0,
+  body,
+});
+
+describe("Store.transitionRun", () => {
+  it("moves a run along the table and logs the event with who and why", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    expect(store.transitionRun(id, "claim")?.state).toBe("running");
+    expect(store.transitionRun(id, "abort", { actor: "ann", note: "/lisa abort" })?.state).toBe("stopped");
+    expect(store.events(id).map((e) => [e.kind, e.from_state, e.to_state, e.actor, e.detail, e.pass])).toEqual([
+      ["run_created", null, "queued", "alice", null, 1],
+      ["claim", "queued", "running", null, null, 1],
+      ["abort", "running", "stopped", "ann", "/lisa abort", 1],
+    ]);
+  });
+
+  it("refuses an event the table does not allow from the current state, and writes nothing", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    const before = store.run(id);
+    expect(store.transitionRun(id, "accept", { actor: "ann" })).toBeUndefined();
+    expect(store.transitionRun(id, "gate_open")).toBeUndefined();
+    expect(store.run(id)).toEqual(before);
+    expect(store.events(id).map((e) => e.kind)).toEqual(["run_created"]);
+  });
+
+  it("refuses every event once the run has ended", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    expect(store.transitionRun(id, "merge")?.state).toBe("merged");
+    expect(store.transitionRun(id, "next_pass")).toBeUndefined();
+    expect(store.transitionRun(id, "withdraw")).toBeUndefined();
+    expect(store.run(id)?.state).toBe("merged");
+  });
+
+  it("returns undefined for a run that does not exist", () => {
+    expect(ticking().transitionRun(42, "claim")).toBeUndefined();
+  });
+
+  it("sets finished_at only when a run ends, and clears it when it goes on", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    expect(store.run(id)?.finished_at).toBeNull();
+    expect(store.transitionRun(id, "accept")?.finished_at).toBeNull();
+    expect(store.transitionRun(id, "close")?.finished_at).toEqual(expect.any(Number));
+  });
+
+  it("compares and sets: a second writer deciding from the same state is refused", () => {
+    const file = path.join(tempDir("cas"), "lisa.db");
+    const worker = new Store(file);
+    const commands = new Store(file);
+    const id = runInReview(worker);
+    // Both saw the run in review; the worker's redirect wins, the command's accept is refused.
+    expect(commands.run(id)?.state).toBe("review");
+    expect(worker.transitionRun(id, "next_pass")?.state).toBe("queued");
+    expect(commands.transitionRun(id, "accept")).toBeUndefined();
+    expect(commands.events(id).map((e) => e.kind)).toEqual(["run_created", "claim", "gate_open", "next_pass"]);
+    worker.close();
+    commands.close();
+  });
+});
+
+describe("Store.startNextPass", () => {
+  it("supersedes the pass at the gate, starts pass 2 and queues the run", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    const pass = store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: '{"v":2}', guidance: [] });
+    expect(pass).toMatchObject({ number: 2, trigger: "redirect", requested_by: "bob", state: "queued", config: '{"v":2}' });
+    expect(store.passes(id).map((p) => [p.number, p.state])).toEqual([
+      [1, "superseded"],
+      [2, "queued"],
+    ]);
+    expect(store.pass(id, 1)?.finished_at).toEqual(expect.any(Number));
+    expect(store.run(id)).toMatchObject({ state: "queued", current_pass: 2 });
+    expect(store.events(id).at(-1)).toMatchObject({ kind: "next_pass", from_state: "review", to_state: "queued", actor: "bob" });
+  });
+
+  it("binds the guidance queued during the pass and the request's own to the new pass, in order", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    store.transitionRun(id, "claim");
+    store.addGuidance(id, [guidance("d1", "use v2")], undefined);
+    store.addGuidance(id, [guidance("d2", "add a test")], undefined);
+    expect(store.queuedGuidance(id).map((g) => g.body)).toEqual(["use v2", "add a test"]);
+    store.transitionRun(id, "gate_open");
+    const pass = store.startNextPass(id, {
+      trigger: "review",
+      requestedBy: "bob",
+      config: "{}",
+      guidance: [guidance("d3", "rename it", 77)],
+    });
+    expect(store.guidanceFor(pass?.id ?? 0).map((g) => [g.body, g.github_id])).toEqual([
+      ["use v2", null],
+      ["add a test", null],
+      ["rename it", 77],
+    ]);
+    expect(store.queuedGuidance(id)).toEqual([]);
+  });
+
+  it("refuses to start a pass while one runs, and binds nothing", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    store.transitionRun(id, "claim");
+    store.addGuidance(id, [guidance("d1", "use v2")], undefined);
+    const next = store.startNextPass(id, {
+      trigger: "redirect",
+      requestedBy: "bob",
+      config: "{}",
+      guidance: [guidance("d2", "x")],
+    });
+    expect(next).toBeUndefined();
+    expect(store.passes(id).map((p) => p.number)).toEqual([1]);
+    expect(store.run(id)).toMatchObject({ state: "running", current_pass: 1 });
+    expect(store.queuedGuidance(id).map((g) => g.body)).toEqual(["use v2"]);
+  });
+
+  it("starts the queued pass as a running pass ends (queued_pass)", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    store.transitionRun(id, "claim");
+    store.addGuidance(id, [guidance("d1", "use v2")], undefined);
+    const pass = store.startNextPass(id, {
+      trigger: "redirect",
+      requestedBy: "bob",
+      config: "{}",
+      guidance: [],
+      event: "queued_pass",
+    });
+    expect(pass?.number).toBe(2);
+    expect(store.run(id)?.state).toBe("queued");
+    expect(store.guidanceFor(pass?.id ?? 0).map((g) => g.body)).toEqual(["use v2"]);
+  });
+
+  it("supersedes a blocked pass: its blocked steps become skipped", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    store.transitionRun(id, "claim");
+    const first = store.currentPass(id)?.id ?? 0;
+    for (const event of ["start", "planned", "block"] as const) store.transitionPass(first, event);
+    const [blocked] = store.steps(id);
+    store.updateStep(blocked?.id ?? 0, { state: "blocked" });
+    store.transitionRun(id, "block");
+    expect(store.startNextPass(id, { trigger: "review", requestedBy: "bob", config: "{}", guidance: [] })?.number).toBe(2);
+    expect(store.pass(id, 1)?.state).toBe("superseded");
+    expect(store.steps(id).map((s) => s.state)).toEqual(["skipped"]);
+  });
+
+  it("refuses a run that has ended", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    store.transitionRun(id, "close");
+    expect(store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] })).toBeUndefined();
+  });
+});
+
+describe("Store.addGuidance", () => {
+  it("keeps one row per delivery and comment: a redelivered webhook adds nothing", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    store.addGuidance(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
+    store.addGuidance(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
+    expect(store.queuedGuidance(id).map((g) => g.github_id)).toEqual([77, 78]);
+  });
+
+  it("keeps the same comment brought by another gesture", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    store.addGuidance(id, [guidance("d1", "use v2", 77)], undefined);
+    store.addGuidance(id, [guidance("d2", "use v2", 77)], undefined);
+    expect(store.queuedGuidance(id).map((g) => g.delivery_id)).toEqual(["d1", "d2"]);
+  });
+
+  it("adds nothing when a command without a comment id is handled again after a crash", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    store.addGuidance(id, [guidance("d1", "use the v2 endpoint")], undefined);
+    store.addGuidance(id, [guidance("d1", "use the v2 endpoint")], undefined);
+    expect(store.queuedGuidance(id).map((g) => g.body)).toEqual(["use the v2 endpoint"]);
+  });
+
+  it("keeps every item of one delivery that has no comment id, such as the refinements of a continue", () => {
+    const store = ticking();
+    const id = runInReview(store);
+    store.addGuidance(id, [guidance("d1", "add pagination"), guidance("d1", "document the endpoint")], undefined);
+    expect(store.queuedGuidance(id).map((g) => g.body)).toEqual(["add pagination", "document the endpoint"]);
+  });
+
+  it("adds to the pass it is given: guidance joins a pass whose plan is not fixed yet", () => {
+    const store = ticking();
+    const id = store.createRun(newRun(1), step)?.id ?? 0;
+    const pass = store.currentPass(id)?.id ?? 0;
+    store.addGuidance(id, [guidance("d1", "use v2")], pass);
+    expect(store.guidanceFor(pass).map((g) => g.body)).toEqual(["use v2"]);
+    expect(store.queuedGuidance(id)).toEqual([]);
+  });
+});
+
+describe("Store.recordPassPlan", () => {
+  const api = { position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: "add the endpoint" };
+  const web = { position: 2, owner: "acme", repo: "web", branch: "lisa/1-title", baseBranch: "main", scope: "call it" };
+  const mobile = { position: 1, owner: "acme", repo: "mobile", branch: "lisa/1-title", baseBranch: "main", scope: "show it" };
+
+  /** A two-repository run whose pass 1 delivered PRs api#5 and web#7, now waiting in pass 2. */
+  const secondPass = (store: Store) => {
+    const planning = [{ position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null }];
+    const id = store.createRun(newRun(1), planning)?.id ?? 0;
+    const [planner] = store.steps(id);
+    store.updateStep(planner?.id ?? 0, { state: "delivered", phase: "done" });
+    store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
+    for (const [s, pr] of store
+      .steps(id)
+      .filter((s) => s.position > 0)
+      .map((s, i) => [s, i === 0 ? 5 : 7] as const)) {
+      store.updateStep(s.id, { state: "delivered", phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
+    }
+    const [, apiStep] = store.steps(id);
+    const session = store.startSession({
+      step_id: apiStep?.id ?? 0,
+      iteration: 3,
+      purpose: "implement",
+      provider: "claude",
+      model: null,
+    });
+    store.finishSession(session, { state: "succeeded", cost_usd: 1, turns: 2, failure_kind: null, message: null });
+    store.transitionRun(id, "claim");
+    store.transitionRun(id, "gate_open");
+    store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] });
+    return id;
+  };
+
+  it("creates the steps of pass 1 at the plan's positions, each recorded in the pass", () => {
+    const store = ticking();
+    const id =
+      store.createRun(newRun(1), [{ position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null }])?.id ??
+      0;
+    store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
+    expect(store.steps(id).map((s) => [s.position, s.repo, s.pass, s.state, s.scope])).toEqual([
+      [0, "api", 1, "pending", null],
+      [1, "api", 1, "pending", "add the endpoint"],
+      [2, "web", 1, "pending", "call it"],
+    ]);
+    expect(store.run(id)?.plan).toBe('{"steps":["api","web"]}');
+    expect(store.stepPasses(store.currentPass(id)?.id ?? 0).map((r) => [r.state, r.scope])).toEqual([
+      ["pending", "add the endpoint"],
+      ["pending", "call it"],
+    ]);
+  });
+
+  it("resets a step the new pass names, on the same branch and PR, with a fresh budget", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
+    const [, apiStep] = store.steps(id);
+    expect(apiStep).toMatchObject({
+      pass: 2,
+      state: "pending",
+      phase: "workspace",
+      scope: "use v2",
+      start_sha: null,
+      branch: "lisa/1-title",
+      pr_number: 5,
+      pr_state: "open",
+      iteration_base: 3,
+    });
+    expect(store.stepHistory(apiStep?.id ?? 0).map((r) => [r.number, r.state, r.scope])).toEqual([
+      [1, "pending", "add the endpoint"],
+      [2, "pending", "use v2"],
+    ]);
+  });
+
+  it("leaves the steps the new pass does not name as they were", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    const before = store.steps(id)[2];
+    store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
+    expect(store.steps(id)[2]).toEqual(before);
+    expect(store.stepHistory(before?.id ?? 0).map((r) => r.number)).toEqual([1]);
+  });
+
+  it("gives a repository new to the plan a new step at the next position", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    store.recordPassPlan(id, 2, { steps: ["mobile"] }, [mobile]);
+    expect(store.steps(id).map((s) => [s.position, s.repo, s.pass, s.state])).toEqual([
+      [0, "api", 1, "delivered"],
+      [1, "api", 1, "delivered"],
+      [2, "web", 1, "delivered"],
+      [3, "mobile", 2, "pending"],
+    ]);
+    expect(store.stepPasses(store.currentPass(id)?.id ?? 0).map((r) => r.scope)).toEqual(["show it"]);
+  });
+
+  it("opens a follow-up step for a repository whose PR was merged", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    const [, apiStep] = store.steps(id);
+    store.updateStep(apiStep?.id ?? 0, { pr_state: "merged" });
+    store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, branch: "lisa/1-title-p2" }]);
+    expect(store.steps(id).map((s) => [s.position, s.repo, s.branch, s.pass])).toEqual([
+      [0, "api", "", 1],
+      [1, "api", "lisa/1-title", 1],
+      [2, "web", "lisa/1-title", 1],
+      [3, "api", "lisa/1-title-p2", 2],
+    ]);
+  });
+
+  it("keeps pass 1's plan on the run and records each later plan on its pass", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    store.recordPassPlan(id, 2, { steps: ["web"] }, [web]);
+    expect(store.run(id)?.plan).toBe('{"steps":["api","web"]}');
+    expect(store.pass(id, 2)?.plan).toBe('{"steps":["web"]}');
+  });
+
+  it("records the same plan twice (a restart) without new steps", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    store.recordPassPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
+    const once = { steps: store.steps(id), records: store.stepPasses(store.currentPass(id)?.id ?? 0) };
+    store.recordPassPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
+    expect({ steps: store.steps(id), records: store.stepPasses(store.currentPass(id)?.id ?? 0) }).toEqual(once);
+  });
+
+  it("refuses a pass that does not exist", () => {
+    const store = ticking();
+    const id = secondPass(store);
+    expect(() => store.recordPassPlan(id, 3, {}, [])).toThrow("run 1 has no pass 3");
   });
 });

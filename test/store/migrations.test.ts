@@ -1,0 +1,232 @@
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, expect, it } from "vitest";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { type NewRun, Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+const T0 = Date.UTC(2026, 0, 1);
+
+/**
+ * A database as the first release left it: its schema (migration 1, which is that release's schema
+ * verbatim), no `user_version`, and these runs:
+ * 1. issue 10, waiting for review (finished, as that release thought), one step delivered with PR #5;
+ * 2. issue 11, failed at its step;
+ * 3. issue 12, failed, then labeled again:
+ * 4. issue 12, queued;
+ * 5. issue 13, two repositories, failed while planning (no plan, the planning step failed);
+ * 6. issue 14, two repositories, failed at step 2 after step 1 delivered PR #8.
+ */
+function firstReleaseDatabase(): string {
+  const file = path.join(tempDir("v1"), "lisa.db");
+  const db = new DatabaseSync(file);
+  db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;");
+  db.exec(MIGRATIONS[0] ?? "");
+  const run = db.prepare(
+    `INSERT INTO runs (id, installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, plan, state, comment_id, error, created_at, updated_at, finished_at)
+     VALUES (?, 2, 'acme', 'api', ?, 'Title', 'Body', 'alice', '{"label":"lisa"}', ?, ?, 900, ?, ?, ?, ?)`,
+  );
+  run.run(1, 10, null, "review", null, T0, T0 + 5, T0 + 5);
+  run.run(2, 11, null, "failed", "Step failed: gates red", T0 + 10, T0 + 15, T0 + 15);
+  run.run(3, 12, null, "failed", "git push failed", T0 + 20, T0 + 25, T0 + 25);
+  run.run(4, 12, null, "queued", null, T0 + 30, T0 + 30, null);
+  run.run(5, 13, null, "failed", "Planning failed: no plan", T0 + 40, T0 + 45, T0 + 45);
+  run.run(6, 14, '{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}', "failed", "Step 2 failed", T0 + 50, T0 + 55, T0 + 55);
+  const step = db.prepare(
+    `INSERT INTO steps (id, run_id, position, owner, repo, base_branch, branch, scope, state, phase, start_sha, gates, summary, pr_number, pr_url, created_at, updated_at)
+     VALUES (?, ?, ?, 'acme', ?, 'main', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  step.run(
+    1,
+    1,
+    1,
+    "api",
+    "lisa/10-title",
+    null,
+    "delivered",
+    "done",
+    "aaa111",
+    '[{"command":"npm test","passed":true}]',
+    "Did it",
+    5,
+    "https://github.com/acme/api/pull/5",
+    T0,
+    T0 + 5,
+  );
+  step.run(2, 2, 1, "api", "lisa/11-title", null, "failed", "gates", "bbb222", null, null, null, null, T0 + 10, T0 + 15);
+  step.run(3, 3, 1, "api", "lisa/12-title", null, "failed", "push", null, null, null, null, null, T0 + 20, T0 + 25);
+  step.run(4, 4, 1, "api", "lisa/12-title", null, "pending", "workspace", null, null, null, null, null, T0 + 30, T0 + 30);
+  step.run(5, 5, 0, "api", "", null, "failed", "planning", null, null, null, null, null, T0 + 40, T0 + 45);
+  step.run(6, 6, 0, "api", "", null, "delivered", "done", null, null, null, null, null, T0 + 50, T0 + 51);
+  step.run(
+    7,
+    6,
+    1,
+    "api",
+    "lisa/14-title",
+    "add the endpoint",
+    "delivered",
+    "done",
+    "ccc333",
+    null,
+    null,
+    8,
+    "https://github.com/acme/api/pull/8",
+    T0 + 51,
+    T0 + 52,
+  );
+  step.run(8, 6, 2, "web", "lisa/14-title", "call it", "failed", "agent", "ddd444", null, null, null, null, T0 + 52, T0 + 55);
+  db.prepare(
+    "INSERT INTO sessions (step_id, iteration, purpose, provider, model, state, cost_usd, turns, started_at, finished_at) VALUES (1, 1, 'implement', 'claude', NULL, 'succeeded', 0.5, 3, ?, ?)",
+  ).run(T0 + 1, T0 + 4);
+  db.close();
+  return file;
+}
+
+const userVersion = (file: string) => {
+  const db = new DatabaseSync(file);
+  try {
+    return (db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version;
+  } finally {
+    db.close();
+  }
+};
+
+const newRun = (issue: number): NewRun => ({
+  installation_id: 2,
+  owner: "acme",
+  repo: "api",
+  issue_number: issue,
+  issue_title: "Title",
+  issue_body: "",
+  requested_by: "bob",
+  config: "{}",
+});
+const oneStep = (issue: number) => [
+  { position: 1, owner: "acme", repo: "api", branch: `lisa/${issue}-title`, baseBranch: "main", scope: null },
+];
+
+describe("migrate", () => {
+  it("numbers the migrations: the first release's schema, then review gates", () => {
+    expect(MIGRATIONS).toHaveLength(2);
+  });
+
+  it("opens a database of the first release and brings it to user_version 2", () => {
+    const file = firstReleaseDatabase();
+    expect(userVersion(file)).toBe(0);
+    new Store(file).close();
+    expect(userVersion(file)).toBe(2);
+  });
+
+  it("keeps every run, and closes the older run of an issue that has a newer one", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.runsIn("queued", "running", "review", "failed", "closed").map((r) => [r.id, r.issue_number, r.state])).toEqual([
+      [1, 10, "review"],
+      [2, 11, "failed"],
+      [3, 12, "closed"],
+      [4, 12, "queued"],
+      [5, 13, "failed"],
+      [6, 14, "failed"],
+    ]);
+    expect(store.run(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
+    store.close();
+  });
+
+  it("keeps a run that waits for review open: it is no longer finished", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.run(1)).toMatchObject({ state: "review", finished_at: null, report_comment_id: null });
+    store.close();
+  });
+
+  it("gives every run its first pass, in the state the run stood", () => {
+    const store = new Store(firstReleaseDatabase());
+    const firstPasses = [1, 2, 3, 4, 5, 6].map((id) => store.currentPass(id));
+    expect(firstPasses.map((p) => [p?.run_id, p?.number, p?.trigger, p?.requested_by, p?.state])).toEqual([
+      [1, 1, "initial", "alice", "at_gate"],
+      [2, 1, "initial", "alice", "building"],
+      [3, 1, "initial", "alice", "building"],
+      [4, 1, "initial", "alice", "queued"],
+      [5, 1, "initial", "alice", "planning"],
+      [6, 1, "initial", "alice", "building"],
+    ]);
+    expect(store.currentPass(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
+    expect(store.currentPass(6)?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
+    store.close();
+  });
+
+  it("marks steps with a pull request open and records them in pass 1", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.steps(1)).toEqual([
+      expect.objectContaining({ id: 1, state: "delivered", pr_number: 5, pr_state: "open", pass: 1, draft: 0, head_sha: null }),
+    ]);
+    expect(store.steps(2)[0]).toMatchObject({ pr_number: null, pr_state: null });
+    const pass = store.currentPass(1);
+    expect(store.stepPass(1, pass?.id ?? 0)).toMatchObject({
+      state: "delivered",
+      start_sha: "aaa111",
+      gates: '[{"command":"npm test","passed":true}]',
+      summary: "Did it",
+    });
+    expect(store.stepHistory(7).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
+    store.close();
+  });
+
+  it("records each repository step in pass 1, and never the planning step", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.stepPasses(store.currentPass(6)?.id ?? 0).map((r) => [r.step_id, r.state, r.scope])).toEqual([
+      [7, "delivered", "add the endpoint"],
+      [8, "failed", "call it"],
+    ]);
+    expect(store.stepPasses(store.currentPass(5)?.id ?? 0)).toEqual([]);
+    store.close();
+  });
+
+  it("keeps sessions and their cost, as sessions of pass 1", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.sessions(1)).toEqual([expect.objectContaining({ pass: 1, cost_usd: 0.5, state: "succeeded" })]);
+    expect(store.runCost(1, 1)).toBe(0.5);
+    store.close();
+  });
+
+  it("allows one open run per issue, now including runs that wait for review or failed", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.createRun(newRun(10), oneStep(10))).toBeUndefined();
+    expect(store.createRun(newRun(11), oneStep(11))).toBeUndefined();
+    expect(store.createRun(newRun(12), oneStep(12))).toBeUndefined();
+    expect(store.createRun(newRun(15), oneStep(15))?.id).toBe(7);
+    store.close();
+  });
+
+  it("resumes a failed plan by planning again: /lisa retry of run 5 re-runs its planning step", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.retryRun(5, "{}", "alice")?.state).toBe("queued");
+    expect(store.currentPass(5)?.state).toBe("planning");
+    expect(store.steps(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
+    store.close();
+  });
+
+  it("is a no-op when the database is opened again", () => {
+    const file = firstReleaseDatabase();
+    new Store(file).close();
+    const snapshot = (store: Store) =>
+      [1, 2, 3, 4, 5, 6].map((id) => ({
+        run: store.run(id),
+        passes: store.passes(id),
+        steps: store.steps(id),
+        stepPasses: store.passes(id).flatMap((p) => store.stepPasses(p.id)),
+      }));
+    const first = new Store(file);
+    const before = snapshot(first);
+    first.close();
+    const again = new Store(file);
+    expect(snapshot(again)).toEqual(before);
+    again.close();
+    expect(userVersion(file)).toBe(2);
+  });
+
+  it("creates a fresh database at the latest version", () => {
+    const file = path.join(tempDir("fresh"), "lisa.db");
+    new Store(file).close();
+    expect(userVersion(file)).toBe(2);
+  });
+});
