@@ -65,7 +65,7 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config: CONFIG,
-      routes: ["token", "comments", "comment-update", "labels", "pulls", "pull-update", "reviews", "graphql"],
+      routes: ["token", "permission", "comments", "comment-update", "labels", "pulls", "pull-update", "reviews", "graphql"],
       comments: before.comments,
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
