@@ -11,6 +11,7 @@ import { setStateLabel } from "../runs/state-labels.ts";
 import type { NewGuidance, PassRow, RunRow, StepRow } from "../store/store.ts";
 import { isWriter, replyOnce } from "./authorize.ts";
 import { HELP } from "./help.ts";
+import { parseCommand } from "./parse-command.ts";
 
 /** What the worker lets a command do to runs it is executing. */
 export interface RunControls {
@@ -118,6 +119,8 @@ async function onReview(scene: Scene, gesture: ReviewGesture): Promise<string> {
   const items: NewGuidance[] = [];
   if (gesture.body.trim()) items.push(guidanceItem(scene, "review", gesture.body, { url: gesture.url }));
   for (const comment of inline) {
+    // An inline `/lisa …` arrives as its own command too; taking it here as well would count it twice.
+    if (parseCommand(comment.body)) continue;
     items.push(
       guidanceItem(scene, "inline", comment.body, {
         url: comment.url,

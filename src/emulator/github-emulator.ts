@@ -60,6 +60,8 @@ export interface CreateRepoOptions {
   ownerType?: Extract<AccountType, "User" | "Organization">;
   /** False: `POST /pulls` with `draft: true` answers 422, as on a plan without drafts. Default true. */
   draftPullRequests?: boolean;
+  /** A branch rule requiring this many approvals: GraphQL's `reviewDecision` follows it. Default: no rule. */
+  requiredApprovals?: number;
 }
 
 /**
@@ -238,6 +240,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         comments: new Map(),
         reviewComments: new Map(),
         draftPullRequests: repoOptions.draftPullRequests ?? true,
+        requiredApprovals: repoOptions.requiredApprovals,
         nextNumber: 1,
         createdAt: now(),
       };

@@ -380,6 +380,18 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const [, token = ""] = (request.headers.authorization ?? "").split(" ");
       if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
       const { query = "", variables = {} } = (request.body ?? {}) as { query?: string; variables?: Record<string, unknown> };
+      if (/\breviewDecision\b/.test(query) && /\brepository\s*\(/.test(query)) {
+        const repo = state.findRepo(String(variables.owner ?? ""), String(variables.name ?? ""));
+        const issue = repo?.issues.get(Number(variables.number));
+        if (!repo || !issue || !isPull(issue)) {
+          return { status: 200, body: { data: { repository: repo ? { pullRequest: null } : null } } };
+        }
+        const view = await pullView(context, repo, issue);
+        return {
+          status: 200,
+          body: { data: { repository: { pullRequest: { reviewDecision: reviewDecision(repo, issue, view.head.sha) } } } },
+        };
+      }
       const mutation = /\b(markPullRequestReadyForReview|convertPullRequestToDraft)\s*\(/.exec(query)?.[1];
       if (!mutation) return { status: 200, body: { errors: [{ message: "The GitHub emulator does not support this query." }] } };
       const id = String(variables.id ?? /pullRequestId:\s*"([^"]+)"/.exec(query)?.[1] ?? "");
@@ -538,6 +550,22 @@ export function restRoutes(context: EmulatorContext): Route[] {
       body: { id: reaction.id, content, user: accountJson(reaction.user, context.links()), created_at: reaction.createdAt },
     };
   }
+}
+
+/**
+ * GitHub's `reviewDecision` under a branch rule requiring `requiredApprovals` approvals: null
+ * without a rule; a change request wins; approvals count only at the head (stale ones are dismissed).
+ */
+function reviewDecision(repo: Repo, pull: PullRequest, head: string): string | null {
+  if (!repo.requiredApprovals) return null;
+  const latest = new Map<number, { state: string; commitId: string }>();
+  for (const review of pull.pull.reviews) {
+    if (review.state !== "COMMENTED") latest.set(review.user.id, review);
+  }
+  const decisions = [...latest.values()];
+  if (decisions.some((r) => r.state === "CHANGES_REQUESTED")) return "CHANGES_REQUESTED";
+  const approvals = decisions.filter((r) => r.state === "APPROVED" && r.commitId === head).length;
+  return approvals >= repo.requiredApprovals ? "APPROVED" : "REVIEW_REQUIRED";
 }
 
 /** A merged pull request is closed and keeps its merge commit. */

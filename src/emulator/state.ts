@@ -118,6 +118,8 @@ export interface Repo {
   reviewComments: Map<number, ReviewComment>;
   /** False: the plan refuses draft pull requests (a private repository on GitHub Free). */
   draftPullRequests: boolean;
+  /** A branch rule on the default branch requiring this many approvals, for GraphQL's `reviewDecision`. */
+  requiredApprovals: number | undefined;
   nextNumber: number;
   createdAt: string;
 }

@@ -100,6 +100,8 @@ export interface GitHubPort {
   requestReviewers(ref: RepoRef, number: number, logins: string[]): Promise<void>;
   /** Marks a pull request ready for review, or turns it back into a draft (GraphQL: REST cannot). */
   setDraft(nodeId: string, draft: boolean): Promise<void>;
+  /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
+  reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
 }
@@ -254,6 +256,13 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
         ? "mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
         : "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }";
       await octokit.graphql(mutation, { id: nodeId });
+    },
+    async reviewDecision({ owner, repo }, number) {
+      const data = await octokit.graphql<{ repository: { pullRequest: { reviewDecision: string | null } | null } }>(
+        "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { reviewDecision } } }",
+        { owner, name: repo, number },
+      );
+      return data.repository.pullRequest?.reviewDecision ?? null;
     },
     async mergePullRequest({ owner, repo }, number, sha) {
       try {

@@ -34,13 +34,15 @@ export async function refreshGate(
       const key = `${step.owner}/${step.repo}:${review.user}`.toLowerCase();
       if (!roles.has(key) && review.userType !== "Bot") roles.set(key, await gh.roleOf(ref, review.user));
     }
+    const github = config.review.accept === "github" && pr.state === "open" && !pr.merged;
+    const reviewDecision = github ? await gh.reviewDecision(ref, step.pr_number) : null;
     const result = evaluatePullRequest(
-      { state: pr.state, merged: pr.merged, headSha: pr.headSha, reviews },
+      { state: pr.state, merged: pr.merged, headSha: pr.headSha, reviews, reviewDecision },
       {
         isWriter: (login) => WRITE_ROLES.has(roles.get(`${step.owner}/${step.repo}:${login}`.toLowerCase()) ?? "none"),
         requester: run.requested_by,
         excludeRequester: config.review.exclude_requester,
-        accept: "approval",
+        accept: config.review.accept,
       },
     );
     const gate: PrGate = {

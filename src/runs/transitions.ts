@@ -113,9 +113,10 @@ export type PassEvent =
 export const PASS_TRANSITIONS = {
   queued: { start: "planning", supersede: "superseded", abort: "aborted" },
   planning: { planned: "building", abort: "aborted", supersede: "superseded" },
-  building: { block: "blocked", built: "ascending", abort: "aborted" },
+  // A run that failed mid-build may be redirected instead of retried: its pass is superseded.
+  building: { block: "blocked", built: "ascending", abort: "aborted", supersede: "superseded" },
   blocked: { fix: "building", skip: "ascending", supersede: "superseded", abort: "aborted" },
-  ascending: { gate_open: "at_gate", abort: "aborted" },
+  ascending: { gate_open: "at_gate", abort: "aborted", supersede: "superseded" },
   at_gate: { accept: "accepted", supersede: "superseded" },
   accepted: { withdraw: "at_gate", supersede: "superseded" },
   superseded: {},

@@ -307,6 +307,29 @@ describe("the review loop", () => {
     expect(runOf(e).state).toBe("review");
   });
 
+  it("review.accept: github waits for GitHub's own rule (two approvals) as well as Lisa's", async () => {
+    const agent = createFakeClaude([change("health.ts", "Add GET /health")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo(REPO, {
+      files: { "README.md": "# API\n" },
+      config: `${CONFIG}review:\n  accept: github\n`,
+      requiredApprovals: 2,
+    });
+    e.github.addCollaborator(REPO, "ann", "write");
+    e.github.addCollaborator(REPO, "bob", "write");
+    const issue = await e.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+    const [pull] = e.github.pulls(REPO);
+    await e.github.submitReview(REPO, pull?.number ?? 0, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+    await e.github.submitReview(REPO, pull?.number ?? 0, { state: "APPROVED", user: "bob" });
+    await e.settle();
+    expect(runOf(e).state).toBe("accepted");
+  });
+
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {
     const {
       agent,

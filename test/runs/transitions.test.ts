@@ -106,9 +106,9 @@ const EXPECTED_RUN: Record<RunState, Partial<Record<RunEvent, RunState>>> = {
 const EXPECTED_PASS: Record<PassState, Partial<Record<PassEvent, PassState>>> = {
   queued: { start: "planning", supersede: "superseded", abort: "aborted" },
   planning: { planned: "building", supersede: "superseded", abort: "aborted" },
-  building: { block: "blocked", built: "ascending", abort: "aborted" },
+  building: { block: "blocked", built: "ascending", abort: "aborted", supersede: "superseded" },
   blocked: { fix: "building", skip: "ascending", supersede: "superseded", abort: "aborted" },
-  ascending: { gate_open: "at_gate", abort: "aborted" },
+  ascending: { gate_open: "at_gate", abort: "aborted", supersede: "superseded" },
   at_gate: { accept: "accepted", supersede: "superseded" },
   accepted: { withdraw: "at_gate", supersede: "superseded" },
   superseded: {},
