@@ -359,6 +359,116 @@ describe("the review loop", () => {
   });
 });
 
+describe("the review loop across two repositories (E2E-4)", () => {
+  const MULTI = `label: lisa
+repos:
+  - repo: acme/api
+    description: REST API
+  - repo: acme/web
+    description: front end
+`;
+  const plan = (repos: string[]) => ({
+    write: {
+      ".lisa-plan.json": JSON.stringify({
+        rationale: "API first.",
+        steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
+      }),
+    },
+    result: "Planned.",
+  });
+
+  it("accepts only when both PRs are approved, and a pass that changes one PR keeps the other's approval", async () => {
+    const agent = createFakeClaude([
+      plan(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+      plan(["acme/web"]),
+      change("Health.tsx", "Web health, in bold"),
+    ]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
+    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [api] = e.github.pulls("acme/api");
+    const [web] = e.github.pulls("acme/web");
+    if (!api || !web) throw new Error("pass 1 did not open both pull requests");
+
+    await e.github.submitReview("acme/api", api.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+    const issueTracking = () =>
+      e.github.comments("acme/api", issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(issueTracking()).toMatch(/acme\/api#\d+\]\([^)]*\) ✅/);
+
+    // A redirect on the issue: the planner changes the web only, so the API's approval still counts.
+    await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect make the web status bold", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(5);
+    expect(agent.calls()[3]?.prompt).toContain("This is pass 2");
+    expect(e.github.pulls("acme/api")[0]?.head.sha).toBe(api.head.sha);
+    expect(e.github.pulls("acme/web")[0]?.head.sha).not.toBe(web.head.sha);
+    expect(runOf(e).state).toBe("review");
+
+    await e.github.submitReview("acme/web", web.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(runOf(e).state).toBe("accepted");
+  });
+});
+
+describe("a human push while Lisa works on the pass (E2E-8)", () => {
+  async function pushDuringPass2(humanFiles: Record<string, string>) {
+    const {
+      agent,
+      github,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health"), { ...change("health.ts", "Serve v2"), run: ["sleep 3"] }]);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
+    const deadline = Date.now() + 20_000;
+    while (agent.calls().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const { sha } = await github.pushCommit(REPO, pull.head.ref, { files: humanFiles, message: "Human change", user: "bob" });
+    await e.settle();
+    return { github, pull, e, sha };
+  }
+
+  it("rebases Lisa's unpublished commit onto the human's and pushes without force", async () => {
+    const { pull, e, sha } = await pushDuringPass2({ "NOTES.md": "by bob\n" });
+    const head = headOf(e, pull.number);
+    expect(gitIn(remote(e), "merge-base", "--is-ancestor", sha, head)).toBe("");
+    expect(await e.github.readFile(REPO, "health.ts", pull.head.ref)).toBe("Serve v2\n");
+    expect(await e.github.readFile(REPO, "NOTES.md", pull.head.ref)).toBe("by bob\n");
+    expect(runOf(e).state).toBe("review");
+  });
+
+  it("blocks the step when Lisa's commit conflicts with the human's, and keeps the human's", async () => {
+    const { pull, e, sha } = await pushDuringPass2({ "health.ts": "bob's version\n" });
+    expect(runOf(e).state).toBe("blocked");
+    expect(headOf(e, pull.number)).toBe(sha);
+    expect(await e.github.readFile(REPO, "health.ts", pull.head.ref)).toBe("bob's version\n");
+    expect(tracking(e, 1)).toContain("conflict");
+  });
+});
+
+describe("drafts (E2E-20)", () => {
+  it("opens a normal PR where the repository refuses drafts, and still reaches review", async () => {
+    const agent = createFakeClaude([change("health.ts", "Add GET /health"), change("health.ts", "v2")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG, draftPullRequests: false });
+    e.github.addCollaborator(REPO, "ann", "write");
+    const issue = await e.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+    const [pull] = e.github.pulls(REPO);
+    expect(pull?.draft).toBe(false);
+    expect(runOf(e).state).toBe("review");
+  });
+});
+
 /** Pass 1 whose gates never pass: the run ends blocked, with no PR. */
 async function passOneBlocked(invocations: FakeInvocation[], config: string) {
   const agent = createFakeClaude(invocations);
