@@ -1,0 +1,122 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
+import { createFakeClaude } from "../support/fake-agent.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { isAlive } from "../support/process-alive.ts";
+
+// E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
+// pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.
+
+const LISA = fileURLToPath(new URL("../support/emulated-lisa-process.ts", import.meta.url));
+const SECRET = "crash-test-secret";
+const REPO = "acme/api";
+
+let children: ChildProcess[] = [];
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  children = [];
+  await github?.stop();
+  github = undefined;
+});
+
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 40_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Starts Lisa in its own process and points the emulator's webhooks at it. */
+async function startLisa(emulator: GitHubEmulator, dataDir: string, claudeBinary: string): Promise<ChildProcess> {
+  const portFile = path.join(tempDir("lisa-port"), "port");
+  const child = spawn(
+    process.execPath,
+    [
+      "--disable-warning=ExperimentalWarning",
+      LISA,
+      JSON.stringify({
+        emulatorUrl: emulator.url,
+        gitBaseUrl: emulator.gitBaseUrl,
+        secret: SECRET,
+        dataDir,
+        claudeBinary,
+        portFile,
+      }),
+    ],
+    { stdio: "ignore" },
+  );
+  children.push(child);
+  const port = await waitFor("Lisa to listen", () => existsSync(portFile) && readFileSync(portFile, "utf8"));
+  emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
+  return child;
+}
+
+describe("Lisa killed during pass 2", () => {
+  it("finishes the pass after a restart without a second pass, package, reply or pull request", async () => {
+    const agent = createFakeClaude([
+      { write: { "health.ts": "v1\n" }, manifest: { title: "Add health", what: "v1." } },
+      // Pass 2's first session hangs, as an agent mid-work; Lisa is killed under it.
+      { write: { "health.ts": "v2 partial\n" }, hang: true },
+      { write: { "health.ts": "v2\n" }, manifest: { title: "Add health", what: "v2." } },
+    ]);
+    github = createGitHubEmulator({ reposRoot: tempDir("crash-repos"), webhookSecret: SECRET });
+    await github.start();
+    const emulator = github;
+    await emulator.createRepo(REPO, {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    emulator.addCollaborator(REPO, "ann", "write");
+    const dataDir = path.join(tempDir("crash-data"), "lisa");
+    const first = await startLisa(emulator, dataDir, agent.binary);
+
+    const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
+    const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    await waitFor("pass 1 to reach review", () => tracking().includes("pass 1 · 👀 Ready for review"));
+    const [pull] = emulator.pulls(REPO);
+    if (!pull) throw new Error("no pull request");
+
+    await emulator.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
+    const pids = await waitFor("pass 2's agent to start", () => agent.hangingPids());
+    first.kill("SIGKILL");
+    await new Promise((resolve) => first.once("exit", resolve));
+
+    await startLisa(emulator, dataDir, agent.binary);
+    await waitFor("pass 2 to reach review", () => tracking().includes("pass 2 · 👀 Ready for review"));
+    await emulator.waitForWebhooks();
+
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(agent.calls()).toHaveLength(3);
+    expect(emulator.pulls(REPO)).toHaveLength(1);
+    expect(await emulator.readFile(REPO, "health.ts", pull.head.ref)).toBe("v2\n");
+    const comments = emulator.comments(REPO, pull.number);
+    expect(comments.filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))).toHaveLength(1);
+    expect(comments.filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))).toHaveLength(1);
+    expect(comments.filter((c) => c.body.includes("<!-- lisa:reply "))).toHaveLength(1);
+    expect(emulator.comments(REPO, issue.number).filter((c) => c.body.includes("lisa:tracking"))).toHaveLength(1);
+    for (const child of children) child.kill("SIGKILL");
+    const store = new Store(path.join(dataDir, "lisa.db"));
+    const [run] = store.runsIn("review");
+    expect(store.passes(run?.id ?? 0).map((p) => [p.number, p.state])).toEqual([
+      [1, "superseded"],
+      [2, "at_gate"],
+    ]);
+    const sessions = store.sessions(store.steps(run?.id ?? 0)[0]?.id ?? 0).filter((s) => s.pass === 2);
+    expect(sessions.map((s) => [s.purpose, s.state])).toEqual([
+      ["revise", "interrupted"],
+      ["resume", "succeeded"],
+    ]);
+    store.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+});

@@ -1,0 +1,33 @@
+// Lisa in a process of its own against a GitHub emulator running elsewhere (the test's process), so
+// a test can SIGKILL it at any point of a pass and start another on the same data directory.
+// Usage: node emulated-lisa-process.ts '<json options>'; writes the webhook port to `portFile`.
+import { writeFileSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { createLisa } from "../../src/app.ts";
+import { sandboxFor } from "./lisa-harness.ts";
+import { createTestProbot } from "./test-probot.ts";
+
+const options = JSON.parse(process.argv[2] ?? "{}") as {
+  emulatorUrl: string;
+  gitBaseUrl: string;
+  secret: string;
+  dataDir: string;
+  claudeBinary: string;
+  portFile: string;
+};
+
+const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl });
+const lisa = createLisa(probot, {
+  dataDir: options.dataDir,
+  gitBaseUrl: options.gitBaseUrl,
+  agentBinaries: { claude: options.claudeBinary },
+  agentEnvSource: process.env,
+  sandbox: sandboxFor(process.env),
+  concurrency: 1,
+});
+await lisa.start();
+const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
+const server = createServer((req, res) => void middleware(req, res));
+await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+writeFileSync(options.portFile, String((server.address() as AddressInfo).port));
