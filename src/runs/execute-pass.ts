@@ -162,6 +162,7 @@ async function ascend(ctx: RunContext): Promise<void> {
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
     store.updateStep(step.id, { draft: 0, head_sha: pr.headSha });
+    await requestReview(ctx, step.id);
     await gh.updatePullRequest(ref, step.pr_number, {
       body: composeStepPullRequest(ctx, store.step(step.id)).mergeInto(pr.body),
     });
@@ -173,6 +174,22 @@ async function ascend(ctx: RunContext): Promise<void> {
   });
   store.transitionPass(ctx.pass.id, "gate_open");
   refresh(ctx);
+}
+
+/**
+ * At the gate Lisa asks for review explicitly (drafts do not reliably request code owners): the
+ * requester, whoever gave guidance in this pass, and whoever requested changes on this PR (rule 10).
+ */
+async function requestReview(ctx: RunContext, stepId: number): Promise<void> {
+  const { store } = ctx.deps;
+  const step = store.step(stepId);
+  if (step.pr_number === null) return;
+  const blockers = step.gate ? (JSON.parse(step.gate) as { blockers: string[] }).blockers : [];
+  const people = [ctx.run.requested_by, ...store.guidanceFor(ctx.pass.id).map((g) => g.author), ...blockers];
+  const logins = [...new Set(people.filter((login) => !login.toLowerCase().endsWith("[bot]")))];
+  await ctx.gh
+    .requestReviewers({ owner: step.owner, repo: step.repo }, step.pr_number, logins)
+    .catch((error) => ctx.deps.log.warn({ err: error, stepId }, "could not request reviewers"));
 }
 
 /** Once a step of a plan has opened its pull request, the earlier ones link to it too. */

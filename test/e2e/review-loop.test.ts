@@ -157,11 +157,46 @@ describe("the review loop", () => {
     const replies = github.reviewComments(REPO, pull.number).filter((c) => c.user.login === "lisa[bot]");
     expect(replies).toHaveLength(2);
     expect(replies.every((r) => typeof r.in_reply_to_id === "number")).toBe(true);
+    // At the gate Lisa asks the requester and the reviewer who asked for changes to look again.
+    expect(
+      github
+        .pulls(REPO)[0]
+        ?.requested_reviewers.map((r) => r.login)
+        .sort(),
+    ).toEqual(["ann", "bob"]);
     // Bob's change request still stands until he approves: the gate waits.
     expect(runOf(e).state).toBe("review");
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
     await e.settle();
     expect(runOf(e).state).toBe("accepted");
+  });
+
+  it("E2E-9c: /lisa redirect as an inline comment guides pass 2 with its place in the diff, and gets 👀 and a reply", async () => {
+    const {
+      agent,
+      github,
+      pull,
+      env: e,
+    } = await passOne([
+      change("health.ts", "Add GET /health"),
+      change("health.ts", "Returns JSON", { guidance: [{ id: "g1", status: "addressed", note: "JSON now" }] }),
+    ]);
+    const inline = await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "/lisa redirect return JSON here",
+      user: "ann",
+    });
+    await e.settle();
+
+    const prompt = agent.calls()[1]?.prompt ?? "";
+    expect(prompt).toContain("return JSON here");
+    expect(prompt).toContain("`health.ts:1`");
+    const commentId = (inline.payload.comment as { id: number }).id;
+    expect(github.commentReactions(REPO, commentId)).toEqual([{ content: "eyes", user: "lisa[bot]" }]);
+    const replies = github.reviewComments(REPO, pull.number).filter((c) => c.in_reply_to_id === commentId);
+    expect(replies).toHaveLength(1);
+    expect(replies[0]?.body).toContain("addressed: JSON now");
   });
 
   it("E2E-5: a reader's approval and redirect count for nothing; a bot's review is ignored", async () => {
