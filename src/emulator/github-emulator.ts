@@ -453,16 +453,6 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return emitPullChange(context, repo, pull, "closed", state.account(user));
     },
 
-    /** `user` reopens a pull request closed without merging; sends `pull_request.reopened`. */
-    async reopenPull(fullName: string, number: number, user: string): Promise<Delivery> {
-      const repo = repoNamed(fullName);
-      const pull = pullIn(repo, number);
-      if (pull.pull.merged) throw new Error(`${fullName}#${number} is merged and cannot be reopened`);
-      pull.state = "open";
-      pull.closedAt = null;
-      return emitPullChange(context, repo, pull, "reopened", state.account(user));
-    },
-
     /** Inline comments of a pull request, replies included, oldest first. */
     reviewComments: (fullName: string, number: number) => {
       const repo = repoNamed(fullName);
