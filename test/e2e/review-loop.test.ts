@@ -365,6 +365,34 @@ describe("the review loop", () => {
     expect(runOf(e).state).toBe("accepted");
   });
 
+  it("E2E-19: an approval whose webhook was lost counts at the next event, read again from GitHub", async () => {
+    const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    // The approval's webhook never reaches Lisa.
+    const webhookUrl = e.webhookUrl;
+    github.setWebhookUrl(undefined);
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    github.setWebhookUrl(webhookUrl);
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+
+    await github.commentOnIssue(REPO, issue.number, "/lisa status", "ann");
+    await e.settle();
+    expect(runOf(e).state).toBe("accepted");
+  });
+
+  it("review.on_accept: merge merges the approved head and the run ends merged", async () => {
+    const {
+      github,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health")], `${CONFIG}review:\n  on_accept: merge\n`);
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
+    expect(await github.readFile(REPO, "health.ts")).toBe("Add GET /health\n");
+    expect(runOf(e).state).toBe("merged");
+  });
+
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {
     const {
       agent,

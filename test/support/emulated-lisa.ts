@@ -13,6 +13,8 @@ export interface EmulatedLisa {
   github: GitHubEmulator;
   lisa: Lisa;
   dataDir: string;
+  /** Where the emulator sends webhooks: Lisa's Probot middleware. */
+  webhookUrl: string;
   /** Waits until every webhook has been answered and Lisa has handled what they caused. */
   settle(): Promise<void>;
   stop(): Promise<void>;
@@ -53,7 +55,8 @@ export async function startEmulatedLisa(options: {
     void middleware(req, res);
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  github.setWebhookUrl(`http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`);
+  const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;
+  github.setWebhookUrl(webhookUrl);
 
   if (!lisa) probot.on("issues", async () => undefined);
   return {
@@ -61,6 +64,7 @@ export async function startEmulatedLisa(options: {
     // Only the benchmark's baseline runs without Lisa, and it never asks for her.
     lisa: lisa as Lisa,
     dataDir,
+    webhookUrl,
     async settle() {
       // Lisa's own API calls send webhooks too; settle until neither side has anything under way.
       for (let i = 0; i < 5; i++) {
