@@ -272,7 +272,7 @@ describe("the review loop", () => {
     expect(e.github.comments(REPO, issue.number).some((c) => c.body.includes("Queued for pass 2"))).toBe(true);
   });
 
-  it("E2E-12: gates still red block the step on a WIP branch; /lisa skip goes to review, and /lisa abort stops", async () => {
+  it("E2E-12: gates still red block the step on a WIP branch, and /lisa abort stops", async () => {
     const red = { write: { "other.ts": "x\n" }, result: "tried" };
     const {
       agent,
@@ -291,6 +291,23 @@ describe("the review loop", () => {
     await e.settle();
     expect(runOf(e).state).toBe("stopped");
     expect(agent.calls()).toHaveLength(2);
+  });
+
+  it("E2E-12c: /lisa skip leaves the blocked step as it is and goes on to review", async () => {
+    const red = { write: { "other.ts": "x\n" }, result: "tried" };
+    const {
+      agent,
+      github,
+      issue,
+      env: e,
+    } = await passOneBlocked([red], "label: lisa\ngates:\n  - test -f health.ts\nlimits:\n  max_iterations: 1\n");
+    expect(runOf(e).state).toBe("blocked");
+    await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+    expect(e.lisa.store.steps(runOf(e).id)[0]?.state).toBe("skipped");
+    expect(agent.calls()).toHaveLength(1);
+    expect(github.labels(REPO, issue.number)).toContain("lisa:review");
   });
 
   it("E2E-12b: /lisa fix runs the blocked step again with a fresh budget and delivers it", async () => {
