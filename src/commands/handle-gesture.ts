@@ -328,13 +328,14 @@ async function requestPass(
   }
   if (current.state === "running" || current.state === "queued") {
     const pass = deps.store.currentPass(run.id);
-    // Guidance joins a pass whose plan is not fixed yet; after that it waits for one next pass.
-    const joins = pass?.state === "queued" ? pass.id : undefined;
+    // Guidance joins a pass whose plan is not fixed yet (the planner runs again with it); after
+    // that it waits for one next pass.
+    const joins = pass?.state === "queued" || pass?.state === "planning" ? pass.id : undefined;
     deps.store.addGuidance(run.id, items, joins);
     const queued = deps.store.queuedGuidance(run.id).length;
     await scene.reply(
       joins
-        ? `Taken into pass ${current.current_pass}, which has not started yet.`
+        ? `Taken into pass ${current.current_pass}: its plan is not fixed yet, so the plan will include it.`
         : `Queued for pass ${current.current_pass + 1}, after the current pass (${queued} request${queued === 1 ? "" : "s"} waiting).`,
     );
     await publishTracking(deps, gh, run.id);

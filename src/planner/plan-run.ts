@@ -5,10 +5,12 @@ import { isWriter } from "../commands/authorize.ts";
 import { StepError } from "../errors.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import type { AgentResult } from "../providers/provider.ts";
+import { cleanLine } from "../reporting/untrusted.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
 import type { RunContext } from "../runs/run-context.ts";
 import { git } from "../workspace/git.ts";
 import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
+import type { Plan } from "./plan-schema.ts";
 import { readPlan } from "./validate-plan.ts";
 
 /** Planning attempts before the run fails: the first, then two with a stronger prompt. */
@@ -99,6 +101,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
           scope: step.scope,
         }));
       store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
+      await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
@@ -143,8 +146,18 @@ async function describeRepository(fullName: string, description: string, dir: st
  * decides which repositories this pass changes. Repositories it leaves out keep their PRs as they are.
  */
 function revisionSection(ctx: RunContext): string {
-  if (ctx.pass.number === 1) return "";
   const { store } = ctx.deps;
+  const given = store.guidanceFor(ctx.pass.id);
+  if (ctx.pass.number === 1) {
+    // Guidance given while the first plan was being made: the plan must follow it.
+    if (given.length === 0) return "";
+    const lines = given.map((g, i) => `g${i + 1} from ${g.author}: ${g.body.replace(/\s+/g, " ").slice(0, 1_000)}`);
+    return [
+      "## Guidance given while you planned",
+      "",
+      fenceAsData("the maintainers' guidance for this plan", lines.join("\n")),
+    ].join("\n");
+  }
   const steps = store.steps(ctx.run.id).filter((s) => s.position > 0);
   const states = steps.map((s) => {
     const gate = s.gate ? (JSON.parse(s.gate) as { status: string }).status : "pending";
@@ -156,7 +169,7 @@ function revisionSection(ctx: RunContext): string {
           : "";
     return `- \`${s.owner}/${s.repo}\`: pull request ${s.pr_url ?? "(none)"}, review status ${gate}${fixed}. Scope so far: ${(s.scope ?? "").replace(/\s+/g, " ").slice(0, 300)}`;
   });
-  const guidance = store.guidanceFor(ctx.pass.id).map((g, i) => {
+  const guidance = given.map((g, i) => {
     const where = g.owner ? ` on ${g.owner}/${g.repo}#${g.pr_number}` : " on the issue";
     return `g${i + 1} from ${g.author}${where}: ${g.body.replace(/\s+/g, " ").slice(0, 1_000)}`;
   });
@@ -170,4 +183,32 @@ function revisionSection(ctx: RunContext): string {
     "",
     "Plan only the repositories that must change for this guidance (a repository left out keeps its pull request and its approval). The scope of each step says what to change in this pass.",
   ].join("\n");
+}
+
+/**
+ * Tells the issue what the planner could not plan (E10): a repository missing from `repos` needs a
+ * config change, not another try. Posted once per pass, found again by its marker after a crash.
+ */
+async function reportOutOfScope(ctx: RunContext, items: NonNullable<Plan["out_of_scope"]>): Promise<void> {
+  if (items.length === 0) return;
+  const { gh, run, pass } = ctx;
+  const ref = { owner: run.owner, repo: run.repo };
+  const marker = `<!-- lisa:out-of-scope run=${run.id} pass=${pass.number} -->`;
+  if ((await gh.findComment(ref, run.issue_number, marker)) !== undefined) return;
+  const lines = items.map(
+    (item) =>
+      `- ${cleanLine(item.request, { secrets: ctx.secrets, max: 300 })}: ${cleanLine(item.reason, { secrets: ctx.secrets, max: 300 })}`,
+  );
+  await gh.createComment(
+    ref,
+    run.issue_number,
+    [
+      marker,
+      `Lisa left these requests out of pass ${pass.number}:`,
+      "",
+      ...lines,
+      "",
+      `A repository that is not listed under \`repos\` in \`.github/lisa.yml\` cannot be planned: add it there (and install Lisa on it), then \`/lisa redirect\` again. The other repositories go on as planned.`,
+    ].join("\n"),
+  );
 }

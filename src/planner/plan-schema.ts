@@ -22,6 +22,11 @@ export const planSchema = z.strictObject({
       }),
     )
     .min(1),
+  /** Requests the planner cannot plan (a repository not configured, a change outside the issue), with why. */
+  out_of_scope: z
+    .array(z.strictObject({ request: z.string().trim().min(1).max(1_000), reason: z.string().trim().min(1).max(1_000) }))
+    .max(20)
+    .optional(),
 });
 
 export type Plan = z.infer<typeof planSchema>;

@@ -101,21 +101,15 @@ function ensureStillRunning(ctx: RunContext): void {
 async function descend(ctx: RunContext): Promise<void> {
   const { deps, run } = ctx;
   const { store } = deps;
-  // Guidance given before the plan is fixed joins this pass.
   const planning = store.steps(run.id).find((s) => s.position === 0);
   if (planning) {
     if (ctx.pass.number > 1 && planning.pass !== ctx.pass.number) store.replanStep(planning.id, ctx.pass.number);
-    if (store.step(planning.id).state !== "delivered") {
-      await planRun(ctx, planning.id, (iteration, prompt, cwd, mirrors) =>
-        invokeAgent(ctx, planning.id, iteration, "plan", prompt, {
-          ref: { owner: run.owner, repo: run.repo },
-          host: { path: cwd, branch: "", startSha: "", reused: true },
-          native: undefined,
-          nativePath: undefined,
-          // The planner reads the repositories it may plan and changes none.
-          scope: { readOnly: mirrors },
-        }),
-      );
+    const guidanceBefore = store.guidanceFor(ctx.pass.id).length;
+    await planOnce(ctx, planning.id);
+    // Guidance that arrived while the planner worked joins this pass: plan once more with it (E6).
+    if (store.guidanceFor(ctx.pass.id).length > guidanceBefore) {
+      store.replanStep(planning.id, ctx.pass.number);
+      await planOnce(ctx, planning.id);
     }
     return;
   }
@@ -134,6 +128,22 @@ async function descend(ctx: RunContext): Promise<void> {
       },
     ]);
   }
+}
+
+/** Runs the planning step unless it has already planned this pass. */
+async function planOnce(ctx: RunContext, planningId: number): Promise<void> {
+  if (ctx.deps.store.step(planningId).state === "delivered") return;
+  const issueRepo = { owner: ctx.run.owner, repo: ctx.run.repo };
+  await planRun(ctx, planningId, (iteration, prompt, cwd, mirrors) =>
+    invokeAgent(ctx, planningId, iteration, "plan", prompt, {
+      ref: issueRepo,
+      host: { path: cwd, branch: "", startSha: "", reused: true },
+      native: undefined,
+      nativePath: undefined,
+      // The planner reads the repositories it may plan and changes none.
+      scope: { readOnly: mirrors },
+    }),
+  );
 }
 
 /**

@@ -407,6 +407,16 @@ export class Store {
       this.#update("passes", pass.id, { plan: JSON.stringify(plan) });
       if (passNumber === 1) this.#update("runs", runId, { plan: JSON.stringify(plan) });
       const existing = this.steps(runId);
+      // A later plan of the same pass (guidance came while planning) may leave out steps the first
+      // one named; those that have not started are taken back.
+      const named = new Set(steps.map((step) => `${step.owner}/${step.repo}`.toLowerCase()));
+      for (const step of existing) {
+        if (step.position === 0 || step.pass !== passNumber || step.state !== "pending") continue;
+        if (named.has(`${step.owner}/${step.repo}`.toLowerCase())) continue;
+        this.#run("DELETE FROM step_passes WHERE step_id = ? AND pass_id = ?", step.id, pass.id);
+        if (step.pr_number === null && this.sessions(step.id).length === 0) this.#run("DELETE FROM steps WHERE id = ?", step.id);
+        else this.#update("steps", step.id, { state: "unchanged" });
+      }
       for (const step of steps) {
         const found = existing.find(
           (s) =>

@@ -499,6 +499,74 @@ repos:
   });
 });
 
+describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
+  const MULTI = `label: lisa
+repos:
+  - repo: acme/api
+    description: REST API
+  - repo: acme/web
+    description: front end
+`;
+  const planOf = (repos: string[], extra: object = {}) => ({
+    write: {
+      ".lisa-plan.json": JSON.stringify({
+        rationale: "API first.",
+        steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
+        ...extra,
+      }),
+    },
+    result: "Planned.",
+  });
+
+  async function setUp(invocations: FakeInvocation[]) {
+    const agent = createFakeClaude(invocations);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
+    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    return { agent, e, issue };
+  }
+
+  it("E2E-10: a redirect while the planner works joins the pass, and the planner runs again with it", async () => {
+    const { agent, e, issue } = await setUp([
+      { ...planOf(["acme/api", "acme/web"]), run: ["sleep 2"] },
+      planOf(["acme/api"]),
+      change("health.ts", "API health"),
+    ]);
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    const deadline = Date.now() + 20_000;
+    while (agent.calls().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect the API only, please", "ann");
+    await e.settle();
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(3);
+    expect(calls[1]?.prompt).toContain("the API only, please");
+    expect(e.github.pulls("acme/web")).toEqual([]);
+    expect(e.github.pulls("acme/api")).toHaveLength(1);
+    expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(1);
+    expect(e.github.comments("acme/api", issue.number).some((c) => c.body.includes("the plan will include it"))).toBe(true);
+  });
+
+  it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {
+    const { e, issue } = await setUp([
+      planOf(["acme/api"], {
+        out_of_scope: [{ request: "Show health in acme/mobile", reason: "acme/mobile is not one of the listed repositories" }],
+      }),
+      change("health.ts", "API health"),
+    ]);
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const note = e.github.comments("acme/api", issue.number).find((c) => c.body.includes("lisa:out-of-scope"));
+    expect(note?.body).toContain("Show health in acme/mobile");
+    expect(note?.body).toContain("`repos` in `.github/lisa.yml`");
+    expect(e.github.pulls("acme/api")).toHaveLength(1);
+    expect(runOf(e).state).toBe("review");
+  });
+});
+
 describe("a human push while Lisa works on the pass (E2E-8)", () => {
   async function pushDuringPass2(humanFiles: Record<string, string>) {
     const {
