@@ -1,3 +1,4 @@
+import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
@@ -25,6 +26,12 @@ export async function executePass(ctx: RunContext): Promise<void> {
 
   // 1 + 2
   if (ctx.pass.state === "queued") {
+    // Each pass runs with the configuration on the default branch now: raising a limit is a commit.
+    if (ctx.pass.number > 1) {
+      const raw = await gh.readConfig(issue);
+      ctx.config = parseConfig(raw);
+      store.updatePass(ctx.pass.id, { config: JSON.stringify(raw ?? {}) });
+    }
     store.transitionPass(ctx.pass.id, "start");
     refresh(ctx);
   }

@@ -446,7 +446,15 @@ export class Store {
         } else {
           const taken = this.#get<{ last: number | null }>("SELECT MAX(position) AS last FROM steps WHERE run_id = ?", runId);
           const position = passNumber === 1 ? step.position : (taken?.last ?? 0) + 1;
-          const id = this.#insertStep(runId, { ...step, position }, passNumber);
+          // Work in a repository whose PR was merged goes to a follow-up branch, never the merged one.
+          const merged = existing.some(
+            (s) =>
+              s.pr_state === "merged" &&
+              s.owner.toLowerCase() === step.owner.toLowerCase() &&
+              s.repo.toLowerCase() === step.repo.toLowerCase(),
+          );
+          const branch = merged ? `${step.branch.replace(/-p\d+$/, "")}-p${passNumber}` : step.branch;
+          const id = this.#insertStep(runId, { ...step, branch, position }, passNumber);
           this.#insertStepPass(id, pass.id, step.scope);
         }
       }

@@ -567,6 +567,51 @@ repos:
   });
 });
 
+describe("a merged pull request (E2E-14)", () => {
+  it("counts as accepted, and a later pass that needs its repository opens a follow-up PR", async () => {
+    const MULTI = "label: lisa\nrepos:\n  - repo: acme/api\n  - repo: acme/web\n";
+    const planOf = (repos: string[]) => ({
+      write: {
+        ".lisa-plan.json": JSON.stringify({
+          steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
+        }),
+      },
+      result: "Planned.",
+    });
+    const agent = createFakeClaude([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+      planOf(["acme/api"]),
+      change("health.ts", "API health v2"),
+    ]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
+    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [api] = e.github.pulls("acme/api");
+    if (!api) throw new Error("no API pull request");
+
+    await e.github.mergePull("acme/api", api.number, { user: "ann" });
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+    await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect the API needs a v2 too", "ann");
+    await e.settle();
+
+    const pulls = e.github.pulls("acme/api");
+    expect(pulls).toHaveLength(2);
+    const followUp = pulls.find((p) => p.number !== api.number);
+    expect(followUp?.head.ref).toBe(`${api.head.ref}-p2`);
+    expect(followUp?.state).toBe("open");
+    // Nothing was pushed to the merged branch.
+    expect(e.github.pulls("acme/api").find((p) => p.number === api.number)?.head.sha).toBe(api.head.sha);
+  });
+});
+
 describe("a human push while Lisa works on the pass (E2E-8)", () => {
   async function pushDuringPass2(humanFiles: Record<string, string>) {
     const {
