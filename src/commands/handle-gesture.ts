@@ -210,8 +210,7 @@ async function onCommand(scene: Scene, gesture: CommandGesture): Promise<string>
     case "abort":
       return abort(scene, gesture);
     case "proceed":
-      await scene.reply("`/lisa proceed` is for a plan waiting for review; this run has none waiting.");
-      return "proceed: nothing waits";
+      return proceed(scene, gesture);
   }
 }
 
@@ -325,6 +324,20 @@ async function requestPass(
       `Run ${run.id} has ended (${current.state}). Add the \`${labelOf(raw)}\` label to the issue again to start a new one.`,
     );
     return "run ended";
+  }
+  if (current.state === "plan_review") {
+    // The plan waits for review: the same pass plans again, with this guidance.
+    const pass = deps.store.currentPass(run.id);
+    const planning = deps.store.steps(run.id).find((s) => s.position === 0);
+    if (!pass || !planning) return "no plan waits";
+    deps.store.addGuidance(run.id, items, pass.id);
+    deps.store.transitionPass(pass.id, "replan");
+    deps.store.replanStep(planning.id, pass.number);
+    if (!deps.store.transitionRun(run.id, "replan", { actor: request.by })) return "replan lost a race";
+    await setStateLabel(gh, issueRef, run.issue_number, "queued");
+    await scene.reply(`Lisa plans pass ${pass.number} again with ${request.what}.`);
+    await publishTracking(deps, gh, run.id);
+    return "plan: planning again";
   }
   if (current.state === "running" || current.state === "queued") {
     const pass = deps.store.currentPass(run.id);
@@ -457,6 +470,21 @@ async function retryFailed(scene: Scene, gesture: CommandGesture): Promise<strin
   if (!deps.store.retryRun(run.id, JSON.stringify(raw ?? {}), gesture.sender)) return "retry lost a race";
   await gh.addReaction({ owner: run.owner, repo: run.repo }, run.issue_number, "rocket").catch(() => undefined);
   return `retry: run ${run.id} queued again`;
+}
+
+/** `/lisa proceed`: the plan that waited for review is built as it is. */
+async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
+  const { deps, gh, run } = scene;
+  if (!run || run.state !== "plan_review") {
+    await scene.reply("`/lisa proceed` is for a plan waiting for review; this run has none waiting.");
+    return "proceed: nothing waits";
+  }
+  const pass = deps.store.currentPass(run.id);
+  if (pass) deps.store.transitionPass(pass.id, "planned");
+  if (!deps.store.transitionRun(run.id, "proceed", { actor: gesture.sender })) return "proceed lost a race";
+  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "queued");
+  await publishTracking(deps, gh, run.id);
+  return "proceed: building the plan";
 }
 
 async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {

@@ -94,6 +94,8 @@ export const configSchema = z.strictObject({
        * `github`: GitHub's own review decision (required approvals, code owners) must say approved too.
        */
       accept: z.enum(["approval", "github"]).default("approval"),
+      /** Show a multi-repository plan for review before building it: `/lisa proceed` builds it, `/lisa redirect` re-plans. */
+      plan: z.boolean().default(false),
       /** The requester's own approval does not count, so someone else must review. */
       exclude_requester: z.boolean().default(false),
       /** `ready`: mark the PRs ready and leave merging to people. `merge`: Lisa merges the approved heads in plan order. */

@@ -38,7 +38,7 @@ type TrackingStep = {
 /** The run as the issue's tracking comment shows it (design §5.5). */
 export interface TrackingView {
   runId: number;
-  state: "queued" | "running" | "blocked" | "review" | "accepted" | "stopped" | "failed" | "merged" | "closed";
+  state: "queued" | "running" | "plan_review" | "blocked" | "review" | "accepted" | "stopped" | "failed" | "merged" | "closed";
   pass: number;
   maxPasses: number;
   requestedBy: string;
@@ -59,6 +59,7 @@ export interface TrackingView {
 const HEADLINE: Record<TrackingView["state"], string> = {
   queued: "⏳ Queued",
   running: "🔧 Working",
+  plan_review: "📋 Plan ready for review",
   blocked: "⛔ Blocked",
   review: "👀 Ready for review",
   accepted: "✅ Accepted",
@@ -259,6 +260,8 @@ function waitingFor(view: TrackingView, gates: PrGate[]): string {
       return "a free worker";
     case "running":
       return "the agents and the gates; this comment updates as they progress";
+    case "plan_review":
+      return "you: `/lisa proceed` builds this plan, `/lisa redirect <guidance>` plans again with your guidance";
     case "blocked":
       return "you: `/lisa fix [notes]`, `/lisa skip` or `/lisa abort` for the blocked steps";
     case "review": {
@@ -288,6 +291,8 @@ function commandsFor(view: TrackingView): string[] {
     case "queued":
     case "running":
       return ["`/lisa redirect <guidance>` (queued for the next pass)", "`/lisa abort`", ...status];
+    case "plan_review":
+      return ["`/lisa proceed`", "`/lisa redirect <guidance>`", "`/lisa abort`", ...status];
     case "blocked":
       return [
         "`/lisa fix [notes]`",

@@ -37,6 +37,13 @@ export async function executePass(ctx: RunContext): Promise<void> {
   }
   if (ctx.pass.state === "planning") {
     await descend(ctx);
+    // `review.plan`: a multi-repository plan waits for `/lisa proceed` (seed 001's plan gate).
+    if (ctx.config.review.plan && store.steps(run.id).some((s) => s.position === 0)) {
+      store.transitionPass(ctx.pass.id, "plan_ready");
+      store.transitionRun(run.id, "plan_ready");
+      await setStateLabel(gh, issue, run.issue_number, "plan_review");
+      return;
+    }
     store.transitionPass(ctx.pass.id, "planned");
     refresh(ctx);
   }

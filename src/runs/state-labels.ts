@@ -13,6 +13,7 @@ export const STATE_LABELS = {
 const LABEL_OF: Partial<Record<RunState, keyof typeof STATE_LABELS>> = {
   queued: "working",
   running: "working",
+  plan_review: "review",
   review: "review",
   blocked: "blocked",
   failed: "failed",

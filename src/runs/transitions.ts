@@ -8,6 +8,7 @@
 export const RUN_STATES = [
   "queued",
   "running",
+  "plan_review",
   "blocked",
   "review",
   "accepted",
@@ -23,6 +24,12 @@ export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["merged", "cl
 export type RunEvent =
   /** A worker takes the queued run. */
   | "claim"
+  /** With `review.plan`, the plan is fixed and waits for `/lisa proceed` or a redirect. */
+  | "plan_ready"
+  /** `/lisa proceed`: build the plan that waited for review. */
+  | "proceed"
+  /** A redirect on a plan that waits for review: the same pass plans again with it. */
+  | "replan"
   /** The pass's build and ascend are done and every step delivered or was left unchanged: the gate opens. */
   | "gate_open"
   /** The build is done but a step is blocked. */
@@ -57,6 +64,7 @@ type Table<S extends string, E extends string> = Record<S, Partial<Record<E, S>>
 export const RUN_TRANSITIONS = {
   queued: { claim: "running", abort: "stopped", next_pass: "queued", close: "closed", merge: "merged" },
   running: {
+    plan_ready: "plan_review",
     gate_open: "review",
     block: "blocked",
     fail: "failed",
@@ -66,6 +74,8 @@ export const RUN_TRANSITIONS = {
     close: "closed",
     merge: "merged",
   },
+  // A redirect on a plan waiting for review re-plans the same pass.
+  plan_review: { proceed: "queued", replan: "queued", abort: "stopped", close: "closed", merge: "merged" },
   blocked: { fix: "queued", skip: "queued", next_pass: "queued", abort: "stopped", close: "closed", merge: "merged" },
   review: { next_pass: "queued", accept: "accepted", close: "closed", merge: "merged" },
   accepted: { next_pass: "queued", withdraw: "review", close: "closed", merge: "merged" },
@@ -83,6 +93,7 @@ export function nextRunState(from: RunState, event: RunEvent): RunState | undefi
 export const PASS_STATES = [
   "queued",
   "planning",
+  "plan_review",
   "building",
   "blocked",
   "ascending",
@@ -96,6 +107,8 @@ export type PassState = (typeof PASS_STATES)[number];
 export type PassEvent =
   | "start"
   | "planned"
+  | "plan_ready"
+  | "replan"
   | "block"
   | "built"
   | "gate_open"
@@ -112,7 +125,8 @@ export type PassEvent =
  */
 export const PASS_TRANSITIONS = {
   queued: { start: "planning", supersede: "superseded", abort: "aborted" },
-  planning: { planned: "building", abort: "aborted", supersede: "superseded" },
+  planning: { planned: "building", plan_ready: "plan_review", abort: "aborted", supersede: "superseded" },
+  plan_review: { planned: "building", replan: "planning", abort: "aborted", supersede: "superseded" },
   // A run that failed mid-build may be redirected instead of retried: its pass is superseded.
   building: { block: "blocked", built: "ascending", abort: "aborted", supersede: "superseded" },
   blocked: { fix: "building", skip: "ascending", supersede: "superseded", abort: "aborted" },

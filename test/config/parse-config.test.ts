@@ -20,6 +20,7 @@ describe("parseConfig", () => {
         },
         review: {
           accept: "approval",
+          plan: false,
           exclude_requester: false,
           on_accept: "ready",
           draft_until_review: true,

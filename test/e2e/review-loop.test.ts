@@ -1,5 +1,6 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { RUN_STATES } from "../../src/runs/transitions.ts";
 import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
 import { gitIn } from "../support/git-fixtures.ts";
@@ -40,17 +41,7 @@ async function passOne(invocations: FakeInvocation[], config = CONFIG) {
 }
 
 const runOf = (e: EmulatedLisa) => {
-  const [run] = e.lisa.store.runsIn(
-    "queued",
-    "running",
-    "blocked",
-    "review",
-    "accepted",
-    "stopped",
-    "failed",
-    "merged",
-    "closed",
-  );
+  const [run] = e.lisa.store.runsIn(...RUN_STATES);
   if (!run) throw new Error("no run");
   return run;
 };
@@ -548,6 +539,36 @@ repos:
     expect(e.github.pulls("acme/api")).toHaveLength(1);
     expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(1);
     expect(e.github.comments("acme/api", issue.number).some((c) => c.body.includes("the plan will include it"))).toBe(true);
+  });
+
+  it("E2E-10b: with review.plan the plan waits for review; a redirect plans again and /lisa proceed builds it", async () => {
+    const agent = createFakeClaude([planOf(["acme/api", "acme/web"]), planOf(["acme/api"]), change("health.ts", "API health")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const e = env;
+    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: `${MULTI}review:\n  plan: true\n` });
+    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const trackingBody = () =>
+      e.github.comments("acme/api", issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(runOf(e).state).toBe("plan_review");
+    expect(trackingBody()).toContain("Plan ready for review");
+    expect(agent.calls()).toHaveLength(1);
+
+    await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect leave the web alone", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(2);
+    expect(agent.calls()[1]?.prompt).toContain("leave the web alone");
+    expect(runOf(e).state).toBe("plan_review");
+
+    await e.github.commentOnIssue("acme/api", issue.number, "/lisa proceed", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(3);
+    expect(runOf(e).state).toBe("review");
+    expect(e.github.pulls("acme/api")).toHaveLength(1);
+    expect(e.github.pulls("acme/web")).toEqual([]);
   });
 
   it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {

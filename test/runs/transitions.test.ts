@@ -22,6 +22,9 @@ const RUN_EVENT_SET: Record<RunEvent, true> = {
   interrupt: true,
   next_pass: true,
   queued_pass: true,
+  plan_ready: true,
+  proceed: true,
+  replan: true,
   fix: true,
   skip: true,
   retry: true,
@@ -36,6 +39,8 @@ const RUN_EVENTS = Object.keys(RUN_EVENT_SET) as RunEvent[];
 const PASS_EVENT_SET: Record<PassEvent, true> = {
   start: true,
   planned: true,
+  plan_ready: true,
+  replan: true,
   block: true,
   built: true,
   gate_open: true,
@@ -68,6 +73,13 @@ const EXPECTED_RUN: Record<RunState, Partial<Record<RunEvent, RunState>>> = {
     fail: "failed", // infrastructure error (§4.1)
     interrupt: "queued", // Lisa stopped mid-run: resume where it stood
     queued_pass: "queued", // guidance queued during the pass starts pass N+1 at once (§4.1, decision 2)
+    plan_ready: "plan_review", // review.plan: the plan waits for `/lisa proceed` (§4.1, rule 17)
+    abort: "stopped", // rule 15
+    ...ENDINGS,
+  },
+  plan_review: {
+    proceed: "queued", // rule 17: `/lisa proceed` builds the plan
+    replan: "queued", // E6: a redirect plans the same pass again
     abort: "stopped", // rule 15
     ...ENDINGS,
   },
@@ -105,7 +117,8 @@ const EXPECTED_RUN: Record<RunState, Partial<Record<RunEvent, RunState>>> = {
 /** The pass machine of §4.2: queued → planning → building → [blocked] → ascending → at_gate → accepted | superseded | aborted. */
 const EXPECTED_PASS: Record<PassState, Partial<Record<PassEvent, PassState>>> = {
   queued: { start: "planning", supersede: "superseded", abort: "aborted" },
-  planning: { planned: "building", supersede: "superseded", abort: "aborted" },
+  planning: { planned: "building", plan_ready: "plan_review", supersede: "superseded", abort: "aborted" },
+  plan_review: { planned: "building", replan: "planning", supersede: "superseded", abort: "aborted" },
   building: { block: "blocked", built: "ascending", abort: "aborted", supersede: "superseded" },
   blocked: { fix: "building", skip: "ascending", supersede: "superseded", abort: "aborted" },
   ascending: { gate_open: "at_gate", abort: "aborted", supersede: "superseded" },
@@ -121,8 +134,8 @@ const cross = <S extends string, E extends string>(states: readonly S[], events:
 describe("nextRunState", () => {
   const pairs = cross(RUN_STATES, RUN_EVENTS);
 
-  it("covers every run state and event (9 × 15 pairs)", () => {
-    expect(pairs).toHaveLength(135);
+  it("covers every run state and event (10 × 18 pairs)", () => {
+    expect(pairs).toHaveLength(180);
     expect(Object.keys(EXPECTED_RUN).sort()).toEqual([...RUN_STATES].sort());
   });
 
@@ -213,8 +226,8 @@ describe("nextRunState", () => {
 describe("nextPassState", () => {
   const pairs = cross(PASS_STATES, PASS_EVENTS);
 
-  it("covers every pass state and event (9 × 11 pairs)", () => {
-    expect(pairs).toHaveLength(99);
+  it("covers every pass state and event (10 × 13 pairs)", () => {
+    expect(pairs).toHaveLength(130);
     expect(Object.keys(EXPECTED_PASS).sort()).toEqual([...PASS_STATES].sort());
   });
 
