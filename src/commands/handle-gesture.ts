@@ -475,7 +475,7 @@ async function retryFailed(scene: Scene, gesture: CommandGesture): Promise<strin
 /** `/lisa proceed`: the plan that waited for review is built as it is. */
 async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
   const { deps, gh, run } = scene;
-  if (!run || run.state !== "plan_review") {
+  if (run?.state !== "plan_review") {
     await scene.reply("`/lisa proceed` is for a plan waiting for review; this run has none waiting.");
     return "proceed: nothing waits";
   }
