@@ -9,6 +9,7 @@ export const HELP = [
   "- `/lisa fix [notes]`: run the blocked steps again with a fresh budget (on a pull request: that step only).",
   "- `/lisa skip`: leave the blocked steps as they are and go to review.",
   "- `/lisa abort`: stop the pass under way; the pull requests keep their verified heads.",
+  "- `/lisa proceed`: build a plan that waits for review (with `review.plan: true`).",
   "- `/lisa retry`: resume a run that failed on an infrastructure error, at the step that failed.",
   "- `/lisa status`: where the run stands.",
   "- `/lisa help`: this list.",
