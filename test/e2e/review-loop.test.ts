@@ -4,6 +4,7 @@ import { RUN_STATES } from "../../src/runs/transitions.ts";
 import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
 import { gitIn } from "../support/git-fixtures.ts";
+import { isAlive } from "../support/process-alive.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
 // emulator, people acting through the emulator's helpers, the agent a scripted stand-in.
@@ -188,6 +189,89 @@ describe("the review loop", () => {
     const replies = github.reviewComments(REPO, pull.number).filter((c) => c.in_reply_to_id === commentId);
     expect(replies).toHaveLength(1);
     expect(replies[0]?.body).toContain("addressed: JSON now");
+  });
+
+  it("rule 6: a change request with no body and no inline comment starts nothing, asks what to change, and blocks accepting", async () => {
+    const { agent, github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", user: "bob" });
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(agent.calls()).toHaveLength(1);
+    expect(github.comments(REPO, pull.number).some((c) => c.body.includes("@bob, what should change?"))).toBe(true);
+    expect(runOf(e).state).toBe("review");
+  });
+
+  it("rule 11: /lisa continue runs the agent's proposed refinements, and says so when there are none", async () => {
+    const {
+      agent,
+      github,
+      issue,
+      env: e,
+    } = await passOne([
+      change("health.ts", "Add GET /health", { recommendation: "continue", refinements: ["cache the health answer for 5 s"] }),
+      change("health.ts", "Cached health", { recommendation: "accept" }),
+    ]);
+    await github.commentOnIssue(REPO, issue.number, "/lisa continue", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(2);
+    expect(agent.calls()[1]?.prompt).toContain("cache the health answer for 5 s");
+    expect(runOf(e).current_pass).toBe(2);
+
+    await github.commentOnIssue(REPO, issue.number, "/lisa continue", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(2);
+    expect(github.comments(REPO, issue.number).some((c) => c.body.includes("The agent proposed no refinements in pass 2"))).toBe(
+      true,
+    );
+  });
+
+  it("rule 12: /lisa accept on the issue accepts without approvals, recorded as an override", async () => {
+    const { github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.commentOnIssue(REPO, issue.number, "/lisa accept", "ann");
+    await e.settle();
+    expect(runOf(e).state).toBe("accepted");
+    const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run="));
+    expect(report?.body).toContain("/lisa accept");
+    expect(e.lisa.store.passes(runOf(e).id)[0]).toMatchObject({
+      decision: "accept",
+      decided_via: "/lisa accept",
+      decided_by: "ann",
+    });
+  });
+
+  it("rule 15: /lisa abort during a pass kills the live agent's process group and stops the run", async () => {
+    const {
+      agent,
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health"), { write: { "health.ts": "half\n" }, hang: true }]);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
+    const pids = await (async () => {
+      const deadline = Date.now() + 20_000;
+      for (;;) {
+        const found = agent.hangingPids();
+        if (found || Date.now() > deadline) return found ?? [];
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    expect(pids.length).toBeGreaterThan(0);
+    await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
+    await e.settle();
+    expect(runOf(e).state).toBe("stopped");
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(github.comments(REPO, issue.number).some((c) => c.body.includes("Stopped pass 2."))).toBe(true);
+    // The PR stays at pass 1's verified head.
+    expect(await github.readFile(REPO, "health.ts", pull.head.ref)).toBe("Add GET /health\n");
+  });
+
+  it("rule 25: an unknown command gets the command list", async () => {
+    const { github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.commentOnIssue(REPO, issue.number, "/lisa frobnicate", "ann");
+    await e.settle();
+    const reply = github.comments(REPO, issue.number).find((c) => c.body.includes("Lisa does not know `/lisa frobnicate`"));
+    expect(reply?.body).toContain("`/lisa redirect <what to change>`");
   });
 
   it("E2E-5: a reader's approval and redirect count for nothing; a bot's review is ignored", async () => {
