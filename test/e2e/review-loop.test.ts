@@ -41,6 +41,49 @@ async function passOne(invocations: FakeInvocation[], config = CONFIG) {
   return { agent, github, issue, pull, env };
 }
 
+/** Polls until `probe` gives a value: an agent started, a run reached a state. */
+async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const TWO_REPOS = `label: lisa
+repos:
+  - repo: acme/api
+    description: REST API
+  - repo: acme/web
+    description: front end
+`;
+
+/** What a planning session writes: one step per repository, in order, plus any extra fields. */
+const planOf = (repos: string[], extra: object = {}): FakeInvocation => ({
+  write: {
+    ".lisa-plan.json": JSON.stringify({
+      rationale: "API first.",
+      steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
+      ...extra,
+    }),
+  },
+  result: "Planned.",
+});
+
+/** acme/api (holding the config) and acme/web, ann a writer on both, and an issue she has not labeled yet. */
+async function twoRepos(invocations: FakeInvocation[], config = TWO_REPOS) {
+  const agent = createFakeClaude(invocations);
+  env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  const e = env;
+  await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config });
+  await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+  for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+  const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+  return { agent, e, issue };
+}
+
 const runOf = (e: EmulatedLisa) => {
   const [run] = e.lisa.store.runsIn(...RUN_STATES);
   if (!run) throw new Error("no run");
@@ -248,15 +291,7 @@ describe("the review loop", () => {
       env: e,
     } = await passOne([change("health.ts", "Add GET /health"), { write: { "health.ts": "half\n" }, hang: true }]);
     await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
-    const pids = await (async () => {
-      const deadline = Date.now() + 20_000;
-      for (;;) {
-        const found = agent.hangingPids();
-        if (found || Date.now() > deadline) return found ?? [];
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    })();
-    expect(pids.length).toBeGreaterThan(0);
+    const pids = await waitFor("pass 2's agent to start", () => agent.hangingPids());
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
     await e.settle();
     expect(runOf(e).state).toBe("stopped");
@@ -332,8 +367,7 @@ describe("the review loop", () => {
     e.github.addCollaborator(REPO, "ann", "write");
     const issue = await e.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await e.github.labelIssue(REPO, issue.number, "lisa", "ann");
-    const deadline = Date.now() + 20_000;
-    while (agent.calls().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor("pass 1's agent to start", () => agent.calls().length > 0);
     await e.github.commentOnIssue(REPO, issue.number, "/lisa redirect first: log each call", "ann");
     await e.github.commentOnIssue(REPO, issue.number, "/lisa redirect second: add a test", "ann");
     await e.settle();
@@ -515,37 +549,14 @@ describe("the review loop", () => {
 });
 
 describe("the review loop across two repositories (E2E-4)", () => {
-  const MULTI = `label: lisa
-repos:
-  - repo: acme/api
-    description: REST API
-  - repo: acme/web
-    description: front end
-`;
-  const plan = (repos: string[]) => ({
-    write: {
-      ".lisa-plan.json": JSON.stringify({
-        rationale: "API first.",
-        steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
-      }),
-    },
-    result: "Planned.",
-  });
-
   it("accepts only when both PRs are approved, and a pass that changes one PR keeps the other's approval", async () => {
-    const agent = createFakeClaude([
-      plan(["acme/api", "acme/web"]),
+    const { agent, e, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
       change("health.ts", "API health"),
       change("Health.tsx", "Web health"),
-      plan(["acme/web"]),
+      planOf(["acme/web"]),
       change("Health.tsx", "Web health, in bold"),
     ]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const e = env;
-    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
-    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
-    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
-    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
     const [api] = e.github.pulls("acme/api");
@@ -575,44 +586,14 @@ repos:
 });
 
 describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
-  const MULTI = `label: lisa
-repos:
-  - repo: acme/api
-    description: REST API
-  - repo: acme/web
-    description: front end
-`;
-  const planOf = (repos: string[], extra: object = {}) => ({
-    write: {
-      ".lisa-plan.json": JSON.stringify({
-        rationale: "API first.",
-        steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
-        ...extra,
-      }),
-    },
-    result: "Planned.",
-  });
-
-  async function setUp(invocations: FakeInvocation[]) {
-    const agent = createFakeClaude(invocations);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const e = env;
-    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
-    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
-    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
-    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
-    return { agent, e, issue };
-  }
-
   it("E2E-10: a redirect while the planner works joins the pass, and the planner runs again with it", async () => {
-    const { agent, e, issue } = await setUp([
+    const { agent, e, issue } = await twoRepos([
       { ...planOf(["acme/api", "acme/web"]), run: ["sleep 2"] },
       planOf(["acme/api"]),
       change("health.ts", "API health"),
     ]);
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
-    const deadline = Date.now() + 20_000;
-    while (agent.calls().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor("the planner to start", () => agent.calls().length > 0);
     await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect the API only, please", "ann");
     await e.settle();
 
@@ -626,13 +607,10 @@ repos:
   });
 
   it("E2E-10b: with review.plan the plan waits for review; a redirect plans again and /lisa proceed builds it", async () => {
-    const agent = createFakeClaude([planOf(["acme/api", "acme/web"]), planOf(["acme/api"]), change("health.ts", "API health")]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const e = env;
-    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: `${MULTI}review:\n  plan: true\n` });
-    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
-    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
-    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    const { agent, e, issue } = await twoRepos(
+      [planOf(["acme/api", "acme/web"]), planOf(["acme/api"]), change("health.ts", "API health")],
+      `${TWO_REPOS}review:\n  plan: true\n`,
+    );
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
     const trackingBody = () =>
@@ -656,7 +634,7 @@ repos:
   });
 
   it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {
-    const { e, issue } = await setUp([
+    const { e, issue } = await twoRepos([
       planOf(["acme/api"], {
         out_of_scope: [{ request: "Show health in acme/mobile", reason: "acme/mobile is not one of the listed repositories" }],
       }),
@@ -674,28 +652,13 @@ repos:
 
 describe("a merged pull request (E2E-14)", () => {
   it("counts as accepted, and a later pass that needs its repository opens a follow-up PR", async () => {
-    const MULTI = "label: lisa\nrepos:\n  - repo: acme/api\n  - repo: acme/web\n";
-    const planOf = (repos: string[]) => ({
-      write: {
-        ".lisa-plan.json": JSON.stringify({
-          steps: repos.map((repo, i) => ({ repo, order: i + 1, scope: `Health work in ${repo}.` })),
-        }),
-      },
-      result: "Planned.",
-    });
-    const agent = createFakeClaude([
+    const { e, issue } = await twoRepos([
       planOf(["acme/api", "acme/web"]),
       change("health.ts", "API health"),
       change("Health.tsx", "Web health"),
       planOf(["acme/api"]),
       change("health.ts", "API health v2"),
     ]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const e = env;
-    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: MULTI });
-    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
-    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
-    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
     const [api] = e.github.pulls("acme/api");
@@ -726,8 +689,7 @@ describe("a human push while Lisa works on the pass (E2E-8)", () => {
       env: e,
     } = await passOne([change("health.ts", "Add GET /health"), { ...change("health.ts", "Serve v2"), run: ["sleep 3"] }]);
     await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
-    const deadline = Date.now() + 20_000;
-    while (agent.calls().length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await waitFor("pass 2's agent to start", () => agent.calls().length >= 2);
     const { sha } = await github.pushCommit(REPO, pull.head.ref, { files: humanFiles, message: "Human change", user: "bob" });
     await e.settle();
     return { github, pull, e, sha };
