@@ -8,6 +8,7 @@ import { Store } from "../../src/store/store.ts";
 import { createFakeClaude } from "../support/fake-agent.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 // E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
 // pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.
@@ -24,16 +25,6 @@ afterEach(async () => {
   await github?.stop();
   github = undefined;
 });
-
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 40_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 /** Starts Lisa in its own process and points the emulator's webhooks at it. */
 async function startLisa(emulator: GitHubEmulator, dataDir: string, claudeBinary: string): Promise<ChildProcess> {

@@ -5,6 +5,7 @@ import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.t
 import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
 // emulator, people acting through the emulator's helpers, the agent a scripted stand-in.
@@ -39,17 +40,6 @@ async function passOne(invocations: FakeInvocation[], config = CONFIG) {
   const [pull] = github.pulls(REPO);
   if (!pull) throw new Error("pass 1 opened no pull request");
   return { agent, github, issue, pull, env };
-}
-
-/** Polls until `probe` gives a value: an agent started, a run reached a state. */
-async function waitFor<T>(what: string, probe: () => T | undefined | false, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 const TWO_REPOS = `label: lisa

@@ -9,22 +9,13 @@ import { gitIn, tempDir } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, OWNER, REPO } from "../support/lisa-harness.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
 const ROUTES: Route[] = [...DELIVERY_ROUTES];
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
 
 const context = useIntegrationContext();
-
-async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe("a run interrupted by Lisa stopping", () => {
   it("resumes on restart in the same worktree, without a second pull request or tracking comment", async () => {
