@@ -453,6 +453,27 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return emitPullChange(context, repo, pull, "closed", state.account(user));
     },
 
+    /** `user` reopens a pull request closed without merging; sends `pull_request.reopened`. */
+    async reopenPull(fullName: string, number: number, user: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const pull = pullIn(repo, number);
+      if (pull.pull.merged) throw new Error(`${fullName}#${number} is merged and cannot be reopened`);
+      pull.state = "open";
+      pull.closedAt = null;
+      return emitPullChange(context, repo, pull, "reopened", state.account(user));
+    },
+
+    /** `sender` takes `label` off an issue; sends `issues.unlabeled`. */
+    async unlabelIssue(fullName: string, number: number, label: string, sender: string): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const issue = issueIn(repo, number);
+      const index = issue.labels.findIndex((name) => name.toLowerCase() === label.toLowerCase());
+      if (index === -1) throw new Error(`#${number} in ${fullName} has no label ${label}; GitHub would send no webhook`);
+      const [removed = label] = issue.labels.splice(index, 1);
+      issue.updatedAt = now();
+      return emitLabelChange(context, repo, issue, removed, "unlabeled", state.account(sender));
+    },
+
     /** Inline comments of a pull request, replies included, oldest first. */
     reviewComments: (fullName: string, number: number) => {
       const repo = repoNamed(fullName);

@@ -224,6 +224,17 @@ describe("the review loop", () => {
     expect(replies[0]?.body).toContain("addressed: JSON now");
   });
 
+  it("rule 1: labeling an issue whose run is open starts nothing and says how to steer it", async () => {
+    const { agent, github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.unlabelIssue(REPO, issue.number, "lisa", "ann");
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+    expect(agent.calls()).toHaveLength(1);
+    expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(1);
+    const reply = github.comments(REPO, issue.number).find((c) => c.body.includes("is still open (review, pass 1)"));
+    expect(reply?.body).toContain("/lisa redirect");
+  });
+
   it("rule 6: a change request with no body and no inline comment starts nothing, asks what to change, and blocks accepting", async () => {
     const { agent, github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", user: "bob" });
@@ -621,6 +632,29 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     expect(runOf(e).state).toBe("review");
     expect(e.github.pulls("acme/api")).toHaveLength(1);
     expect(e.github.pulls("acme/web")).toEqual([]);
+  });
+
+  it("rules 21 and 22: a PR closed unmerged drops out of the gate, and reopening it brings it back", async () => {
+    const { e, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API"),
+      change("Health.tsx", "Web"),
+    ]);
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [api] = e.github.pulls("acme/api");
+    const [web] = e.github.pulls("acme/web");
+    await e.github.closePull("acme/web", web?.number ?? 0, "ann");
+    await e.github.submitReview("acme/api", api?.number ?? 0, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    // The closed PR no longer holds the gate: the API's approval accepts the run.
+    expect(runOf(e).state).toBe("accepted");
+    expect(e.lisa.store.steps(runOf(e).id).find((s) => s.repo === "web")?.state).toBe("dropped");
+
+    await e.github.reopenPull("acme/web", web?.number ?? 0, "ann");
+    await e.settle();
+    expect(runOf(e).state).toBe("review");
+    expect(e.lisa.store.steps(runOf(e).id).find((s) => s.repo === "web")?.state).toBe("delivered");
   });
 
   it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {
