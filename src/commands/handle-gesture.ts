@@ -9,6 +9,7 @@ import { readConfigOf } from "../runs/pass-config.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
 import { setStateLabel } from "../runs/state-labels.ts";
 import type { NewGuidance, PassRow, RunRow, StepRow } from "../store/store.ts";
+import { isAncestor, syncMirror } from "../workspace/workspace.ts";
 import { isWriter, replyOnce } from "./authorize.ts";
 import { HELP } from "./help.ts";
 import { parseCommand } from "./parse-command.ts";
@@ -79,6 +80,13 @@ async function onPullRequestChange(scene: Scene, gesture: PullRequestGesture): P
       actor: gesture.sender,
       note: `${gesture.owner}/${gesture.repo}#${gesture.number} ${gesture.before?.slice(0, 7)}..${gesture.after?.slice(0, 7)}`,
     });
+    if (gesture.before && gesture.after && (await rewritesHistory(scene, gesture.before, gesture.after))) {
+      // Rule 20: Lisa never restores what a human force-pushed away; it says what disappeared.
+      deps.store.addEvent(run.id, "force_push", { actor: gesture.sender, note: `${gesture.before}..${gesture.after}` });
+      await scene.reply(
+        `@${gesture.sender} rewrote this branch: \`${gesture.before.slice(0, 7)}\` and the commits before it that are not in \`${gesture.after.slice(0, 7)}\` are no longer on it. Lisa does not restore them; the next pass starts from \`${gesture.after.slice(0, 7)}\`.`,
+      );
+    }
   }
   if (gesture.action === "closed" && !gesture.merged && step.state === "running") {
     // The PR was closed while Lisa worked on it: the work is not wanted, stop it now.
@@ -86,6 +94,13 @@ async function onPullRequestChange(scene: Scene, gesture: PullRequestGesture): P
   }
   const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note: `pull_request ${gesture.action}` });
   return `pull request ${gesture.action}: gate ${verdict ?? "closed"}`;
+}
+
+/** Whether a push replaced history: the old head is no longer an ancestor of the new one. */
+async function rewritesHistory(scene: Scene, before: string, after: string): Promise<boolean> {
+  const { deps, gh, ref } = scene;
+  await syncMirror(deps.workspace, ref, await gh.installationToken());
+  return !(await isAncestor(deps.workspace, ref, before, after));
 }
 
 async function onReview(scene: Scene, gesture: ReviewGesture): Promise<string> {

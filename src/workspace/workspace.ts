@@ -288,3 +288,27 @@ export async function gitLog(
       return { sha, author, subject };
     });
 }
+
+/**
+ * Whether `ancestor` is in the history of `descendant` in the mirror. An object the mirror never
+ * saw cannot have been Lisa's, so it is taken as kept.
+ */
+export async function isAncestor(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  ancestor: string,
+  descendant: string,
+): Promise<boolean> {
+  const mirror = mirrorPath(options, ref);
+  try {
+    await git(mirror, ["cat-file", "-e", `${ancestor}^{commit}`]);
+  } catch {
+    return true;
+  }
+  try {
+    await git(mirror, ["merge-base", "--is-ancestor", ancestor, descendant]);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -335,6 +335,27 @@ describe("the review loop", () => {
     await e.settle();
     expect(runOf(e).state).toBe("review");
     expect(github.labels(REPO, issue.number)).toContain("lisa:review");
+    // An ordinary push adds to the history: nothing to note.
+    expect(github.comments(REPO, pull.number).some((c) => c.body.includes("rewrote this branch"))).toBe(false);
+  });
+
+  it("rule 20: a human force-push is noted on the PR, Lisa restores nothing, and the next pass starts from it", async () => {
+    const { agent, github, pull, env: e } = await passOne([change("health.ts", "Add GET /health"), change("health.ts", "v2")]);
+    const lisaHead = headOf(e, pull.number);
+    const { sha } = await github.pushCommit(REPO, pull.head.ref, {
+      files: { "health.ts": "bob's\n" },
+      message: "Start over",
+      user: "bob",
+      force: true,
+    });
+    await e.settle();
+    expect(
+      github.comments(REPO, pull.number).some((c) => c.body.includes(`@bob rewrote this branch: \`${lisaHead.slice(0, 7)}\``)),
+    ).toBe(true);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
+    await e.settle();
+    expect(gitIn(remote(e), "merge-base", "--is-ancestor", sha, headOf(e, pull.number))).toBe("");
+    expect(agent.calls()).toHaveLength(2);
   });
 
   it("E2E-7: pass 2 starts from a human commit and keeps it; the prompt names it", async () => {
