@@ -450,6 +450,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const pull = pullIn(repo, number);
       pull.state = "closed";
       pull.closedAt = now();
+      pull.updatedAt = pull.closedAt;
       return emitPullChange(context, repo, pull, "closed", state.account(user));
     },
 
@@ -460,6 +461,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (pull.pull.merged) throw new Error(`${fullName}#${number} is merged and cannot be reopened`);
       pull.state = "open";
       pull.closedAt = null;
+      pull.updatedAt = now();
       return emitPullChange(context, repo, pull, "reopened", state.account(user));
     },
 

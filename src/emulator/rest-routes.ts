@@ -572,6 +572,7 @@ function reviewDecision(repo: Repo, pull: PullRequest, head: string): string | n
 export function markMerged(pull: PullRequest, mergeCommitSha: string): void {
   pull.state = "closed";
   pull.closedAt = now();
+  pull.updatedAt = pull.closedAt;
   pull.pull.merged = true;
   pull.pull.mergedAt = pull.closedAt;
   pull.pull.mergeCommitSha = mergeCommitSha;

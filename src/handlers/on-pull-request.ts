@@ -23,7 +23,8 @@ export function onPullRequest(payload: PullRequestPayload): Triage<PullRequestGe
   if (payload.action === "synchronize" && isBot(payload.sender)) return { ignored: "Lisa's own push" };
   const pr = payload.pull_request;
   return {
-    key: `pull_request:${pr.id}:${payload.action}:${payload.after ?? pr.updated_at ?? ""}`,
+    // A push is its new head; a close or reopen is its time, so closing the same head twice is two events.
+    key: `pull_request:${pr.id}:${payload.action}:${payload.action === "synchronize" ? payload.after : (pr.updated_at ?? "")}`,
     command: {
       kind: "pull_request",
       installationId: payload.installation.id,

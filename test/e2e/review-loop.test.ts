@@ -227,6 +227,9 @@ describe("the review loop", () => {
   it("rule 1: labeling an issue whose run is open starts nothing and says how to steer it", async () => {
     const { agent, github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.unlabelIssue(REPO, issue.number, "lisa", "ann");
+    // Lisa keys a label event on the issue's `updated_at`, which GitHub gives in whole seconds:
+    // a relabel in the same second would be taken for the same event redelivered.
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await e.settle();
     expect(agent.calls()).toHaveLength(1);
