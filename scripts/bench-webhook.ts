@@ -2,8 +2,8 @@
 // Both answer the same signed `issues.labeled` deliveries from the GitHub emulator over HTTP; the
 // time is measured at the server, from the request's arrival to the end of the answer.
 
-import { startEmulatedLisa } from "../test/support/emulated-lisa.ts";
-import { createFakeClaude } from "../test/support/fake-agent.ts";
+import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
+import { createFakeClaude } from "../dev/fake-agent.ts";
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 300);
 const WARMUP = 20;

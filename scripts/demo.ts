@@ -4,10 +4,10 @@
 import { userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { startEmulatedLisa } from "../test/support/emulated-lisa.ts";
-import { tempDir } from "../test/support/git-fixtures.ts";
+import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
 // @ts-expect-error: a plain ESM module without type declarations.
-import { startScriptedModelServer } from "../test/support/scripted-model-server.mjs";
+import { startScriptedModelServer } from "../dev/scripted-model-server.mjs";
+import { tempDir } from "../dev/temp-dir.ts";
 
 const CLAUDE = fileURLToPath(new URL("../node_modules/.bin/claude", import.meta.url));
 const started = Date.now();

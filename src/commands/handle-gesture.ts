@@ -1,6 +1,5 @@
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import type { GitHubPort, RepoRef } from "../github/github-port.ts";
-import type { CommandGesture, Gesture, PullRequestGesture, ReviewGesture } from "../handlers/gesture.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 import { acceptRun } from "../review/accept-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
@@ -11,6 +10,7 @@ import { setStateLabel } from "../runs/state-labels.ts";
 import type { NewGuidance, PassRow, RunRow, StepRow } from "../store/store.ts";
 import { isAncestor, syncMirror } from "../workspace/workspace.ts";
 import { isWriter, replyOnce } from "./authorize.ts";
+import type { CommandGesture, Gesture, PullRequestGesture, ReviewGesture } from "./gesture.ts";
 import { HELP } from "./help.ts";
 import { parseCommand } from "./parse-command.ts";
 

@@ -2,11 +2,11 @@ import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
 import { parseRepoRef } from "../github/github-port.ts";
-import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import { replyOnce, WRITE_ROLES } from "./authorize.ts";
+import type { LabeledCommand } from "./gesture.ts";
 
 /**
  * The steps a run starts with: a planning step when the config lists several repositories, else

@@ -1,5 +1,6 @@
+import type { CommandGesture } from "../commands/gesture.ts";
 import { parseCommand } from "../commands/parse-command.ts";
-import { type CommandGesture, isBot, type Triage } from "./gesture.ts";
+import { isBot, type Triage } from "./payload-filters.ts";
 
 interface CommentPayload {
   action: string;

@@ -1,16 +1,5 @@
-import { isBot, type Triage } from "./gesture.ts";
-
-/** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
-export interface LabeledCommand {
-  installationId: number;
-  owner: string;
-  repo: string;
-  /** The repository's default branch when the label was added: the base unless the config names one. */
-  defaultBranch: string;
-  issue: { number: number; title: string; body: string };
-  label: string;
-  sender: string;
-}
+import type { LabeledCommand } from "../commands/gesture.ts";
+import { isBot, type Triage } from "./payload-filters.ts";
 
 interface LabeledPayload {
   installation?: { id: number };

@@ -1,5 +1,6 @@
+import type { CommandGesture } from "../commands/gesture.ts";
 import { parseCommand } from "../commands/parse-command.ts";
-import { type CommandGesture, isBot, isLisaPullRequest, type PullRequestPayloadPart, type Triage } from "./gesture.ts";
+import { isBot, isLisaPullRequest, type PullRequestPayloadPart, type Triage } from "./payload-filters.ts";
 
 interface ReviewCommentPayload {
   action: string;

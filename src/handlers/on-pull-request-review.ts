@@ -1,12 +1,6 @@
+import type { CommandGesture, ReviewGesture } from "../commands/gesture.ts";
 import { parseCommand } from "../commands/parse-command.ts";
-import {
-  type CommandGesture,
-  isBot,
-  isLisaPullRequest,
-  type PullRequestPayloadPart,
-  type ReviewGesture,
-  type Triage,
-} from "./gesture.ts";
+import { isBot, isLisaPullRequest, type PullRequestPayloadPart, type Triage } from "./payload-filters.ts";
 
 interface ReviewPayload {
   action: string;

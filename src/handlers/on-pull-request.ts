@@ -1,4 +1,5 @@
-import { isBot, isLisaPullRequest, type PullRequestGesture, type PullRequestPayloadPart, type Triage } from "./gesture.ts";
+import type { PullRequestGesture } from "../commands/gesture.ts";
+import { isBot, isLisaPullRequest, type PullRequestPayloadPart, type Triage } from "./payload-filters.ts";
 
 interface PullRequestPayload {
   action: string;

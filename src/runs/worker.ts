@@ -1,7 +1,6 @@
+import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
-import type { Gesture } from "../handlers/gesture.ts";
-import type { LabeledCommand } from "../handlers/on-issue-labeled.ts";
 import { killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";

@@ -1,8 +1,8 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
-import { type EmulatedLisa, startEmulatedLisa } from "../support/emulated-lisa.ts";
-import { createFakeClaude, type FakeInvocation } from "../support/fake-agent.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { waitFor } from "../support/wait-for.ts";

@@ -1,9 +1,9 @@
-import type { PullRequestPayloadPart } from "../../src/handlers/gesture.ts";
 import type { onIssueComment } from "../../src/handlers/on-issue-comment.ts";
 import type { onIssueLabeled } from "../../src/handlers/on-issue-labeled.ts";
 import type { onPullRequest } from "../../src/handlers/on-pull-request.ts";
 import type { onPullRequestReview } from "../../src/handlers/on-pull-request-review.ts";
 import type { onPullRequestReviewComment } from "../../src/handlers/on-pull-request-review-comment.ts";
+import type { PullRequestPayloadPart } from "../../src/handlers/payload-filters.ts";
 
 const { default: examples } = await import("@octokit/webhooks-examples/api.github.com/index.json", { with: { type: "json" } });
 

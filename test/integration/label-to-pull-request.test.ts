@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createFakeClaude } from "../support/fake-agent.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
 import type { Route } from "../support/fake-github.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { createFakeClaude } from "../support/fake-agent.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
 import type { FakeComment, Route } from "../support/fake-github.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { processesMatching } from "../../dev/processes-matching.ts";
 import { clampTimer, MAX_TIMER_MS, runWithDeadline } from "../../src/process/run-with-deadline.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { processesMatching } from "../support/processes-matching.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 /** A `sleep` whose duration no other process on the host has, so the test can find it by its command line. */

@@ -1,12 +1,12 @@
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { processesMatching } from "../../dev/processes-matching.ts";
 import { KILL_GRACE_MS } from "../../src/process/run-with-deadline.ts";
 import { buildAgentEnv } from "../../src/providers/agent-env.ts";
 import { claudeProvider } from "../../src/providers/claude.ts";
 import { runAgent } from "../../src/providers/run-agent.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { processesMatching } from "../support/processes-matching.ts";
 
 const agent = (name: string) => fileURLToPath(new URL(`../fixtures/agents/${name}`, import.meta.url));
 const base = { provider: claudeProvider, model: undefined, env: { PATH: process.env.PATH ?? "" } };

@@ -1,11 +1,11 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { processesMatching } from "../../dev/processes-matching.ts";
 import { REDACTED } from "../../src/markdown/redact-secrets.ts";
 import { runGates } from "../../src/runs/run-gates.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { processesMatching } from "../support/processes-matching.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 const options = (cwd: string) => ({ cwd, env, timeoutMs: 10_000, secrets: [] as string[] });

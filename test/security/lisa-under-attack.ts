@@ -8,11 +8,11 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { processesMatching } from "../../dev/processes-matching.ts";
 import { buildAgentEnv } from "../../src/providers/agent-env.ts";
 import { claudeProvider } from "../../src/providers/claude.ts";
 import { runAgent } from "../../src/providers/run-agent.ts";
 import { git } from "../../src/workspace/git.ts";
-import { processesMatching } from "../support/processes-matching.ts";
 import type { AttackRun, World } from "./sandbox-cases.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {

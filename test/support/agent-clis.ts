@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
+import { startScriptedModelServer } from "../../dev/scripted-model-server.mjs";
 import { tempDir } from "./git-fixtures.ts";
 import type { useIntegrationContext } from "./integration.ts";
 import { createHarness, deliverLabeled, type Harness } from "./lisa-harness.ts";
-// @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
-import { startScriptedModelServer } from "./scripted-model-server.mjs";
 
 /** Where npm put the real agent CLIs (dev dependencies): `claude`, `gemini`, `opencode`. */
 export const AGENT_BIN = fileURLToPath(new URL("../../node_modules/.bin", import.meta.url));

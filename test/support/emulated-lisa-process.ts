@@ -4,9 +4,9 @@
 import { writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { sandboxFor } from "../../dev/emulated-lisa.ts";
+import { createTestProbot } from "../../dev/test-probot.ts";
 import { createLisa } from "../../src/app.ts";
-import { sandboxFor } from "./lisa-harness.ts";
-import { createTestProbot } from "./test-probot.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {
   emulatorUrl: string;

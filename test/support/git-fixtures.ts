@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { mkdirSync, writeFileSync } from "node:fs";
 
-export const tempDir = (prefix: string) => mkdtempSync(path.join(tmpdir(), `lisa-${prefix}-`));
+export { tempDir } from "../../dev/temp-dir.ts";
+
+import path from "node:path";
+import { tempDir } from "../../dev/temp-dir.ts";
 
 export function gitIn(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, {

@@ -1,9 +1,10 @@
 import path from "node:path";
 import type { Probot } from "probot";
+import { sandboxFor } from "../../dev/emulated-lisa.ts";
+import { createTestProbot } from "../../dev/test-probot.ts";
 import { createLisa, type Lisa } from "../../src/app.ts";
 import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./git-fixtures.ts";
-import { createTestProbot } from "./test-probot.ts";
 
 export interface Harness {
   probot: Probot;
@@ -30,14 +31,6 @@ export function createHarness(options: {
     concurrency: 1,
   });
   return { probot, lisa, dataDir };
-}
-
-/**
- * Lisa's default sandbox, with the home template the test's agent environment names in
- * `LISA_AGENT_HOME`, as an operator's environment would (it never reaches the agent).
- */
-export function sandboxFor(agentEnvSource: NodeJS.ProcessEnv | undefined): SandboxSettings {
-  return { mode: "bwrap", homeTemplate: agentEnvSource?.LISA_AGENT_HOME };
 }
 
 /** The real `issues.labeled` example payload from @octokit/webhooks-examples, delivered to installation 2. */

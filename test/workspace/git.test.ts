@@ -4,11 +4,11 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { processesMatching } from "../../dev/processes-matching.ts";
 import { GitError } from "../../src/errors.ts";
 import { assertWorktreeOf, git } from "../../src/workspace/git.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { processesMatching } from "../support/processes-matching.ts";
 
 const TOKEN = "ghs_gitTokenThatOnlyTheRemoteMaySee0000000000";
 

@@ -3,10 +3,10 @@ import { chmodSync, copyFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { tempDir } from "./git-fixtures.ts";
 import { processesMatching } from "./processes-matching.ts";
+import { tempDir } from "./temp-dir.ts";
 
-const FAKE_CLAUDE = fileURLToPath(new URL("../fixtures/fake-claude.mjs", import.meta.url));
+const FAKE_CLAUDE = fileURLToPath(new URL("./fake-claude.mjs", import.meta.url));
 
 /** What the stand-in does on one invocation. */
 export interface FakeInvocation {

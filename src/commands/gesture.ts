@@ -1,4 +1,4 @@
-import type { ParsedCommand } from "../commands/parse-command.ts";
+import type { ParsedCommand } from "./parse-command.ts";
 
 /** Where a webhook happened: an installation's repository, and an issue or pull request in it. */
 export interface GestureOrigin {
@@ -51,27 +51,14 @@ export interface PullRequestGesture extends GestureOrigin {
 
 export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture;
 
-export type Triage<T> = { command: T; key: string } | { ignored: string };
-
-interface Account {
-  login: string;
-  type?: string;
-}
-
-/** Bots, Lisa included, never steer Lisa. */
-export const isBot = (account: Account | null | undefined) =>
-  account?.type === "Bot" || Boolean(account?.login.toLowerCase().endsWith("[bot]"));
-
-/** Fields every `pull_request*` payload shares that Lisa filters on. */
-export interface PullRequestPayloadPart {
-  number: number;
-  head: { ref: string; sha: string; repo: { full_name: string } | null };
-}
-
-/**
- * Lisa's pull requests come from `lisa/…` branches of the repository itself; reviews and pushes
- * on any other pull request are none of Lisa's business.
- */
-export function isLisaPullRequest(pr: PullRequestPayloadPart, repository: { full_name: string }): boolean {
-  return pr.head.ref.startsWith("lisa/") && pr.head.repo?.full_name.toLowerCase() === repository.full_name.toLowerCase();
+/** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
+export interface LabeledCommand {
+  installationId: number;
+  owner: string;
+  repo: string;
+  /** The repository's default branch when the label was added: the base unless the config names one. */
+  defaultBranch: string;
+  issue: { number: number; title: string; body: string };
+  label: string;
+  sender: string;
 }

@@ -1,10 +1,10 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { createLisa, type Lisa } from "../../src/app.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
-import { tempDir } from "./git-fixtures.ts";
-import { sandboxFor } from "./lisa-harness.ts";
+import { createLisa, type Lisa } from "../src/app.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../src/emulator/github-emulator.ts";
+import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
+import { tempDir } from "./temp-dir.ts";
 import { createTestProbot } from "./test-probot.ts";
 
 const SECRET = "emulated-webhook-secret";
@@ -78,4 +78,12 @@ export async function startEmulatedLisa(options: {
       await github.stop();
     },
   };
+}
+
+/**
+ * Lisa's default sandbox, with the home template the test's agent environment names in
+ * `LISA_AGENT_HOME`, as an operator's environment would (it never reaches the agent).
+ */
+export function sandboxFor(agentEnvSource: NodeJS.ProcessEnv | undefined): SandboxSettings {
+  return { mode: "bwrap", homeTemplate: agentEnvSource?.LISA_AGENT_HOME };
 }
