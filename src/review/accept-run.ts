@@ -4,6 +4,7 @@ import type { PrGate } from "../reporting/views.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
 import { setStateLabel } from "../runs/state-labels.ts";
+import { PASS_OUTCOME } from "../runs/transitions.ts";
 import type { Store } from "../store/store.ts";
 import { guidanceView } from "./guidance-view.ts";
 
@@ -130,7 +131,7 @@ function reportView(store: Store, runId: number, decision: { by: string; via: st
         }),
         gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
         costUsd: store.runCost(runId, pass.number),
-        outcome: pass.state,
+        outcome: PASS_OUTCOME[pass.state],
       };
     }),
     humanCommits: steps.flatMap((s) =>

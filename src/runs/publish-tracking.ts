@@ -4,6 +4,7 @@ import type { PrGate } from "../reporting/views.ts";
 import type { Store } from "../store/store.ts";
 import type { CoreDeps } from "./deps.ts";
 import { readConfigOf } from "./pass-config.ts";
+import { PASS_OUTCOME } from "./transitions.ts";
 
 /** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
 export function trackingView(store: Store, runId: number, now: number, secrets: string[]): TrackingView {
@@ -75,7 +76,7 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
       pass: p.number,
       trigger: p.trigger,
       by: p.requested_by,
-      outcome: p.state,
+      outcome: PASS_OUTCOME[p.state],
       costUsd: store.runCost(runId, p.number),
     })),
     ...(run.error ? { error: run.error } : {}),

@@ -140,3 +140,17 @@ export const PASS_TRANSITIONS = {
 export function nextPassState(from: PassState, event: PassEvent): PassState | undefined {
   return (PASS_TRANSITIONS[from] as Partial<Record<PassEvent, PassState>>)[event];
 }
+
+/** A pass's state in words, for the history people read. */
+export const PASS_OUTCOME: Record<PassState, string> = {
+  queued: "queued",
+  planning: "planning",
+  plan_review: "plan waiting for review",
+  building: "building",
+  blocked: "blocked",
+  ascending: "finishing",
+  at_gate: "ready for review",
+  accepted: "accepted",
+  superseded: "followed by the next pass",
+  aborted: "stopped",
+};
