@@ -1,0 +1,33 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Breach, HostileGroup } from "./hostile/hostile-input.ts";
+
+// Each group's inputs live in ./hostile/<group>.ts; add a group here and it is counted.
+const GROUPS: HostileGroup[] = [];
+
+const total: Breach & { inputs: number } = { inputs: 0, unauthorizedRuns: 0, secretsLeaked: 0, unbounded: 0 };
+
+for (const group of GROUPS) {
+  describe(`hostile input: ${group.name}`, () => {
+    if (group.setup) beforeAll(group.setup, 180_000);
+    if (group.teardown) afterAll(group.teardown, 120_000);
+    it.each(group.inputs)("holds against $attempt ($name)", async (input) => {
+      const breach = await input.run();
+      total.inputs += 1;
+      total.unauthorizedRuns += breach.unauthorizedRuns;
+      total.secretsLeaked += breach.secretsLeaked;
+      total.unbounded += breach.unbounded;
+      expect(breach).toEqual({ unauthorizedRuns: 0, secretsLeaked: 0, unbounded: 0 });
+    });
+  });
+}
+
+describe("the hostile-input summary", () => {
+  it("counts at least 40 inputs across the six groups, all held", () => {
+    const line = `${total.inputs} inputs, ${total.unauthorizedRuns} unauthorized runs, ${total.secretsLeaked} secrets leaked, ${total.unbounded} unbounded`;
+    console.log(line);
+    expect(new Set(GROUPS.map((g) => g.name)).size).toBe(6);
+    expect(total.inputs).toBe(GROUPS.reduce((n, g) => n + g.inputs.length, 0));
+    expect(total.inputs).toBeGreaterThanOrEqual(40);
+    expect(line).toMatch(/^\d+ inputs, 0 unauthorized runs, 0 secrets leaked, 0 unbounded$/);
+  });
+});
