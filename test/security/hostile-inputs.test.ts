@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Breach, HostileGroup } from "./hostile/hostile-input.ts";
+import { sandboxGroup } from "./hostile/sandbox.ts";
 
 // Each group's inputs live in ./hostile/<group>.ts; add a group here and it is counted.
-const GROUPS: HostileGroup[] = [];
+const GROUPS: HostileGroup[] = [sandboxGroup];
 
 const total: Breach & { inputs: number } = { inputs: 0, unauthorizedRuns: 0, secretsLeaked: 0, unbounded: 0 };
 

@@ -1,135 +1,20 @@
-import { execFile } from "node:child_process";
-import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { promisify } from "node:util";
+import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createRemote, gitIn } from "../support/git-fixtures.ts";
-import { type AttackRun, type HostFacts, outcomeOf, SANDBOX_CASES, type World } from "./sandbox-cases.ts";
+import { attack, createWorld, HOST, removeWorlds, SECRETS } from "./attack-world.ts";
+import { type AttackRun, outcomeOf, SANDBOX_CASES, type World } from "./sandbox-cases.ts";
 
-const LISA_UNDER_ATTACK = fileURLToPath(new URL("./lisa-under-attack.ts", import.meta.url));
-const HOSTILE_AGENT = fileURLToPath(new URL("../fixtures/agents/hostile-agent.sh", import.meta.url));
+// The hostile agent's attempts inside the sandbox are inputs of the hostile-input suite
+// (hostile/sandbox.ts). Here the same agent runs without it: every attempt must succeed, so that
+// none of those inputs holds merely because the agent could not have got through anyway.
 
-/** Values only Lisa holds; none may reach the agent's worktree. */
-const SECRETS = {
-  privateKey: `-----BEGIN RSA PRIVATE KEY-----app-key-${randomUUID()}`,
-  webhook: `webhook-secret-${randomUUID()}`,
-  db: `db-row-${randomUUID()}`,
-  vault: `vault-secret-${randomUUID()}`,
-  envFile: `env-file-secret-${randomUUID()}`,
-  homeKey: `ssh-key-${randomUUID()}`,
-  token: `ghs_${randomUUID().replaceAll("-", "")}`,
-};
-
-const HOST: HostFacts = {
-  root: process.getuid?.() === 0,
-  ptraceAny:
-    !existsSync("/proc/sys/kernel/yama/ptrace_scope") ||
-    readFileSync("/proc/sys/kernel/yama/ptrace_scope", "utf8").trim() === "0",
-};
-
-const bases: string[] = [];
-
-/**
- * Lisa's files for one step, laid out as in production. Under /var/tmp, not /tmp: the sandbox's
- * /tmp is a private, writable tmpfs, so a write to a Lisa path under /tmp would land there, unseen,
- * instead of failing as it does for a data directory like /data.
- */
-function createWorld(): World {
-  const base = mkdtempSync("/var/tmp/lisa-security-");
-  bases.push(base);
-  const lisaCwd = path.join(base, "lisa");
-  mkdirSync(lisaCwd);
-  writeFileSync(path.join(lisaCwd, ".env"), `WEBHOOK_SECRET=${SECRETS.envFile}\n`);
-  const lisaHome = path.join(base, "home");
-  mkdirSync(path.join(lisaHome, ".ssh"), { recursive: true });
-  writeFileSync(path.join(lisaHome, ".ssh", "id_ed25519"), `${SECRETS.homeKey}\n`);
-  const dataDir = path.join(base, "data");
-  mkdirSync(dataDir);
-  writeFileSync(path.join(dataDir, "lisa.db"), `issue body of another repository: ${SECRETS.db}\n`);
-  const mirror = createRemote(path.join(dataDir, "mirrors"), "acme/api", "main", { "README.md": "# API\n" });
-  const vault = createRemote(path.join(dataDir, "mirrors"), "acme/vault", "main", { "secret.txt": `${SECRETS.vault}\n` });
-  const worktree = path.join(dataDir, "worktrees", "run-1-step-1");
-  gitIn(mirror, "worktree", "add", "--quiet", "-b", "lisa/1", worktree, "main");
-  return {
-    lisaCwd,
-    lisaHome,
-    dataDir,
-    mirror,
-    vault,
-    worktree,
-    mirrorConfig: readFileSync(path.join(mirror, "config"), "utf8"),
-    dotGit: readFileSync(path.join(worktree, ".git"), "utf8"),
-  };
-}
-
-/** Runs Lisa's stand-in, with real secrets in its environment, against the hostile agent. */
-async function attack(world: World, mode: "bwrap" | "off"): Promise<AttackRun> {
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    [
-      "--disable-warning=ExperimentalWarning",
-      LISA_UNDER_ATTACK,
-      JSON.stringify({ world, mode, agent: HOSTILE_AGENT, token: SECRETS.token, marker: randomUUID() }),
-    ],
-    {
-      cwd: world.lisaCwd,
-      env: {
-        PATH: process.env.PATH,
-        HOME: world.lisaHome,
-        PRIVATE_KEY: SECRETS.privateKey,
-        WEBHOOK_SECRET: SECRETS.webhook,
-        ANTHROPIC_API_KEY: "sk-ant-api03-the-agents-own-key",
-      },
-      timeout: 90_000,
-    },
-  );
-  return JSON.parse(stdout) as AttackRun;
-}
-
-/** Every file in `dir` but git's own data, read as text. */
-function filesIn(dir: string): string[] {
-  return readdirSync(dir, { recursive: true, encoding: "utf8" })
-    .filter((name) => !name.split(path.sep).includes(".git"))
-    .map((name) => path.join(dir, name))
-    .filter((file) => statSync(file).isFile())
-    .map((file) => readFileSync(file, "utf8"));
-}
-
-let sandboxed: { world: World; run: AttackRun };
 let unconfined: { world: World; run: AttackRun };
 
 beforeAll(async () => {
   const world = createWorld();
-  sandboxed = { world, run: await attack(world, "bwrap") };
-  const other = createWorld();
-  unconfined = { world: other, run: await attack(other, "off") };
+  unconfined = { world, run: await attack(world, "off") };
 }, 120_000);
 
-afterAll(() => {
-  for (const base of bases) rmSync(base, { recursive: true, force: true });
-});
-
-describe("a hostile agent in Lisa's sandbox", () => {
-  it.each(SANDBOX_CASES)("cannot $attempt ($name)", (sandboxCase) => {
-    expect(outcomeOf(sandboxed.run, sandboxCase)).toMatch(/^blocked/);
-    expect(sandboxCase.hostCheck?.(sandboxed.world)).toBeUndefined();
-  });
-
-  it("still does its work: the session succeeds and git works in its worktree", () => {
-    expect(sandboxed.run.ok).toBe(true);
-    expect(sandboxed.run.report).toMatch(/^worktree-git\tleaked\twork$/m);
-    expect(gitIn(sandboxed.world.worktree, "log", "--format=%s", "-1")).toBe("work\n");
-  });
-
-  it("leaves no process behind and nothing of Lisa's secrets in its worktree", () => {
-    expect(sandboxed.run.survivors).toEqual([]);
-    expect(sandboxed.run.stolen).toBeNull();
-    const written = filesIn(sandboxed.world.worktree).join("\n");
-    for (const secret of Object.values(SECRETS)) expect(written).not.toContain(secret);
-  });
-});
+afterAll(removeWorlds);
 
 describe("the same agent with LISA_SANDBOX=off (the control: every probe above can succeed)", () => {
   it.each(SANDBOX_CASES.filter((c) => c.leaksWithoutSandbox(HOST)))("can $attempt ($name)", (sandboxCase) => {
@@ -139,5 +24,10 @@ describe("the same agent with LISA_SANDBOX=off (the control: every probe above c
 
   it("reads the installation token from Lisa's later git command through its setsid child", () => {
     expect(unconfined.run.stolen).toContain(`Basic ${Buffer.from(`x-access-token:${SECRETS.token}`).toString("base64")}`);
+  });
+
+  it("signs a webhook with Lisa's own secret, which Lisa would take as GitHub's", () => {
+    const signature = createHmac("sha256", SECRETS.webhook).update('{"action":"labeled"}').digest("hex");
+    expect(unconfined.run.report).toContain(`forge-webhook\tleaked\tX-Hub-Signature-256: sha256=${signature}`);
   });
 });
