@@ -1,3 +1,4 @@
+import { repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
@@ -6,6 +7,9 @@ import { refreshGate } from "../review/refresh-gate.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
+
+/** How many earlier commands a command is compared with, to find one it repeats. */
+const RECENT_COMMANDS = 500;
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
 export const MAX_RESTARTS = 2;
@@ -134,8 +138,10 @@ export class Worker {
       let outcome: string;
       try {
         const payload = JSON.parse(command.payload);
-        outcome =
-          command.kind === "start_run"
+        const repeated = repeatedCommand(command, store.commandsBefore(command.id, RECENT_COMMANDS));
+        outcome = repeated
+          ? `coalesced into command ${repeated.id}`
+          : command.kind === "start_run"
             ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand)
             : command.kind === "gesture"
               ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)

@@ -195,6 +195,10 @@ export const MIGRATIONS: readonly string[] = [
   CREATE UNIQUE INDEX one_open_run_per_issue
     ON runs (owner, repo, issue_number) WHERE state NOT IN ('merged', 'closed');
   `,
+  // 3: when a command was answered, so a repeat that arrived before the answer joins it (coalesce.ts).
+  `
+  ALTER TABLE commands ADD COLUMN finished_at INTEGER;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

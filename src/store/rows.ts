@@ -194,4 +194,5 @@ export interface CommandRow {
   state: "pending" | "done";
   outcome: string | null;
   created_at: number;
+  finished_at: number | null;
 }

@@ -117,8 +117,13 @@ export class Store {
     return this.#get("SELECT * FROM commands WHERE state = 'pending' ORDER BY id LIMIT 1");
   }
 
+  /** Up to `limit` commands recorded before command `id`, newest first. */
+  commandsBefore(id: number, limit: number): CommandRow[] {
+    return this.#all("SELECT * FROM commands WHERE id < ? ORDER BY id DESC LIMIT ?", id, limit);
+  }
+
   finishCommand(id: number, outcome: string): void {
-    this.#run("UPDATE commands SET state = 'done', outcome = ? WHERE id = ?", outcome, id);
+    this.#run("UPDATE commands SET state = 'done', outcome = ?, finished_at = ? WHERE id = ?", outcome, this.#now(), id);
   }
 
   // ── runs ────────────────────────────────────────────────────────────────────────────────────

@@ -83,6 +83,14 @@ describe("parseCommand", () => {
     expect(parseCommand(body)).toEqual({ name: "redirect", word: "redirect", text: "use v2\nand log it" });
   });
 
+  it("finds a command after a closed code block, and keeps code its text quotes", () => {
+    expect(parseCommand("```\n/lisa abort\n```\n/lisa redirect use this:\n```ts\nexport const x = 1;\n```")).toEqual({
+      name: "redirect",
+      word: "redirect",
+      text: "use this:\n```ts\nexport const x = 1;\n```",
+    });
+  });
+
   it("accepts a tab between /lisa and the command", () => {
     expect(parseCommand("/lisa\tabort")?.name).toBe("abort");
   });
@@ -96,6 +104,9 @@ describe("parseCommand", () => {
     ["a command after a quote marker", "> /lisa retry"],
     ["an indented command", "  /lisa retry"],
     ["a path that contains /lisa", "see docs/lisa retry"],
+    ["a fenced code block", "The bot said:\n```\n/lisa retry\n```\n"],
+    ["a tilde fence", "~~~text\n/lisa abort\n~~~"],
+    ["a fence left open to the end", "Log:\n````\n/lisa abort\n```\n/lisa retry"],
   ])("finds none in %s", (_what, body) => {
     expect(parseCommand(body)).toBeUndefined();
   });

@@ -1,0 +1,40 @@
+import type { CommandRow } from "../store/rows.ts";
+import type { CommandGesture, Gesture } from "./gesture.ts";
+
+/** Commands written this close together, same words by the same person on the same issue, may be one request. */
+export const COALESCE_WINDOW_MS = 10_000;
+
+/**
+ * The earlier command that `command` repeats, if any. A hundred `/lisa retry` comments posted at
+ * once (a script, a double-clicked button, a stuck client) are one retry with one answer: without
+ * this, the first retries and the other 99 each get a reply that the run is already running.
+ * A repeat is one written or received before the earlier command was answered: the same words
+ * said again after the answer (`/lisa continue` once the pass it started is done) are a new request.
+ * `earlier` are recent commands, newest first.
+ */
+export function repeatedCommand(command: CommandRow, earlier: readonly CommandRow[]): CommandRow | undefined {
+  const gesture = gestureOf(command);
+  if (gesture?.kind !== "command") return undefined;
+  const at = Date.parse(gesture.createdAt);
+  return earlier.find((row) => {
+    const other = gestureOf(row);
+    return (
+      other?.kind === "command" &&
+      sameRequest(gesture, other) &&
+      Math.abs(Date.parse(other.createdAt) - at) <= COALESCE_WINDOW_MS &&
+      (row.finished_at === null || Math.min(at, command.created_at) <= row.finished_at)
+    );
+  });
+}
+
+const gestureOf = (row: CommandRow): Gesture | undefined =>
+  row.kind === "gesture" ? (JSON.parse(row.payload) as Gesture) : undefined;
+
+const sameRequest = (a: CommandGesture, b: CommandGesture) =>
+  a.installationId === b.installationId &&
+  a.owner.toLowerCase() === b.owner.toLowerCase() &&
+  a.repo.toLowerCase() === b.repo.toLowerCase() &&
+  a.number === b.number &&
+  a.sender === b.sender &&
+  a.command.name === b.command.name &&
+  a.command.text === b.command.text;
