@@ -7,7 +7,8 @@ import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";
 import { createTestProbot } from "./test-probot.ts";
 
-const SECRET = "emulated-webhook-secret";
+/** The webhook secret the emulator signs with and Lisa checks; tests that forge webhooks need it. */
+export const EMULATED_WEBHOOK_SECRET = "emulated-webhook-secret";
 
 export interface EmulatedLisa {
   github: GitHubEmulator;
@@ -32,9 +33,9 @@ export async function startEmulatedLisa(options: {
   /** Told how long each webhook took to answer, in milliseconds, measured at the server. */
   onAnswered?: (ms: number) => void;
 }): Promise<EmulatedLisa> {
-  const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: SECRET });
+  const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
   await github.start();
-  const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
+  const probot = createTestProbot({ secret: EMULATED_WEBHOOK_SECRET, baseUrl: github.url });
   const dataDir = path.join(tempDir("emulated-data"), "lisa");
   const lisa =
     (options.lisa ?? true)
