@@ -8,11 +8,17 @@ export const COALESCE_WINDOW_MS = 10_000;
  * The earlier command that `command` repeats, if any. A hundred `/lisa retry` comments posted at
  * once (a script, a double-clicked button, a stuck client) are one retry with one answer: without
  * this, the first retries and the other 99 each get a reply that the run is already running.
- * A repeat is one written or received before the earlier command was answered: the same words
- * said again after the answer (`/lisa continue` once the pass it started is done) are a new request.
- * `earlier` are recent commands, newest first.
+ * The same words are a new request once what the first one started has come to rest: `/lisa
+ * continue` again after the pass it started has reached the gate, however soon. GitHub dates
+ * comments to the second, too coarse to tell a flood from a quick second request by time alone.
+ * `earlier` are recent commands, newest first; `cameToRest(from, to)` says whether the issue's run
+ * came to rest (review, blocked, failed, …) between those two times.
  */
-export function repeatedCommand(command: CommandRow, earlier: readonly CommandRow[]): CommandRow | undefined {
+export function repeatedCommand(
+  command: CommandRow,
+  earlier: readonly CommandRow[],
+  cameToRest: (from: number, to: number) => boolean,
+): CommandRow | undefined {
   const gesture = gestureOf(command);
   if (gesture?.kind !== "command") return undefined;
   const at = Date.parse(gesture.createdAt);
@@ -22,7 +28,7 @@ export function repeatedCommand(command: CommandRow, earlier: readonly CommandRo
       other?.kind === "command" &&
       sameRequest(gesture, other) &&
       Math.abs(Date.parse(other.createdAt) - at) <= COALESCE_WINDOW_MS &&
-      (row.finished_at === null || Math.min(at, command.created_at) <= row.finished_at)
+      (row.finished_at === null || !cameToRest(row.finished_at, command.created_at))
     );
   });
 }

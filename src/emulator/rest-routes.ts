@@ -212,22 +212,37 @@ export function restRoutes(context: EmulatorContext): Route[] {
       };
     }),
 
+    repoRoute("GET", "/issues/:number/labels", (request, repo) => ({
+      status: 200,
+      body: labelsOf(repo, issueOf(repo, request)),
+    })),
+
     /** Accepts `{labels: [...]}` or a bare array, of names or `{name}` objects; unknown labels are created. */
     repoRoute("POST", "/issues/:number/labels", (request, repo) => {
       const issue = issueOf(repo, request);
-      const input = Array.isArray(request.body) ? request.body : (request.body as { labels?: unknown } | undefined)?.labels;
-      if (!Array.isArray(input)) throw validationFailed("Label", { field: "labels", code: "invalid" });
-      const names = input.map((item: unknown) => (typeof item === "string" ? item : (item as { name?: unknown } | null)?.name));
-      if (!names.every((name): name is string => typeof name === "string" && name.trim() !== "")) {
-        throw validationFailed("Label", { field: "name", code: "invalid" });
-      }
-      for (const name of names) {
+      for (const name of labelNames(request.body)) {
         if (issue.labels.some((label) => label.toLowerCase() === name.toLowerCase())) continue;
         const label = state.label(repo, name);
         issue.labels.push(label.name);
         touch(issue);
         emitInBackground(context, () => emitLabelChange(context, repo, issue, label.name, "labeled", context.bot));
       }
+      return { status: 200, body: labelsOf(repo, issue) };
+    }),
+
+    /** Replaces all the labels of an issue with the given ones, each change sent as its own webhook. */
+    repoRoute("PUT", "/issues/:number/labels", (request, repo) => {
+      const issue = issueOf(repo, request);
+      const wanted = labelNames(request.body).map((name) => state.label(repo, name).name);
+      const has = (names: string[], name: string) => names.some((n) => n.toLowerCase() === name.toLowerCase());
+      const removed = issue.labels.filter((name) => !has(wanted, name));
+      const added = wanted.filter((name, i) => !has(issue.labels, name) && !has(wanted.slice(0, i), name));
+      issue.labels = issue.labels.filter((name) => has(wanted, name)).concat(added);
+      if (removed.length || added.length) touch(issue);
+      for (const name of removed)
+        emitInBackground(context, () => emitLabelChange(context, repo, issue, name, "unlabeled", context.bot));
+      for (const name of added)
+        emitInBackground(context, () => emitLabelChange(context, repo, issue, name, "labeled", context.bot));
       return { status: 200, body: labelsOf(repo, issue) };
     }),
 
@@ -653,4 +668,15 @@ function decodeJwtPayload(jwt: string): { iss?: unknown } | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Label names from `{labels: [...]}` or a bare array, of names or `{name}` objects, as GitHub accepts them. */
+function labelNames(body: unknown): string[] {
+  const input = Array.isArray(body) ? body : (body as { labels?: unknown } | undefined)?.labels;
+  if (!Array.isArray(input)) throw validationFailed("Label", { field: "labels", code: "invalid" });
+  const names = input.map((item: unknown) => (typeof item === "string" ? item : (item as { name?: unknown } | null)?.name));
+  if (!names.every((name): name is string => typeof name === "string" && name.trim() !== "")) {
+    throw validationFailed("Label", { field: "name", code: "invalid" });
+  }
+  return names;
 }

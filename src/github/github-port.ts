@@ -29,6 +29,7 @@ export interface PullRequestState extends PullRequestRef {
   baseRef: string;
   /** GraphQL id, for the draft mutations REST cannot do. */
   nodeId: string;
+  title: string;
   body: string;
 }
 
@@ -78,7 +79,11 @@ export interface GitHubPort {
   findComment(ref: RepoRef, issue: number, marker: string): Promise<number | undefined>;
   createComment(ref: RepoRef, issue: number, body: string): Promise<number>;
   updateComment(ref: RepoRef, commentId: number, body: string): Promise<void>;
+  /** The names of the labels on an issue or pull request. */
+  labelsOf(ref: RepoRef, issue: number): Promise<string[]>;
   addLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
+  /** Replaces all the labels of an issue: one write where adding one and removing another takes two. */
+  setLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
   removeLabel(ref: RepoRef, issue: number, label: string): Promise<void>;
   /** The newest pull request from `branch` into `base`, open or not: a PR a human closed is never opened again. */
   findPullRequest(ref: RepoRef, branch: string, base: string): Promise<PullRequestState | undefined>;
@@ -161,8 +166,15 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
     async updateComment({ owner, repo }, commentId, body) {
       await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body });
     },
+    async labelsOf({ owner, repo }, issue) {
+      const { data } = await octokit.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue, per_page: 100 });
+      return data.map((label) => label.name);
+    },
     async addLabels({ owner, repo }, issue, labels) {
       await octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels });
+    },
+    async setLabels({ owner, repo }, issue, labels) {
+      await octokit.rest.issues.setLabels({ owner, repo, issue_number: issue, labels });
     },
     async removeLabel({ owner, repo }, issue, name) {
       try {
@@ -285,6 +297,7 @@ interface PullJson {
   merged_at?: string | null;
   draft?: boolean;
   node_id: string;
+  title: string;
   body?: string | null;
   head: { sha: string; ref: string };
   base: { ref: string };
@@ -301,6 +314,7 @@ function pullState(pr: PullJson): PullRequestState {
     headRef: pr.head.ref,
     baseRef: pr.base.ref,
     nodeId: pr.node_id,
+    title: pr.title,
     body: pr.body ?? "",
   };
 }

@@ -48,7 +48,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
   }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
   store.updateStep(stepId, { state: "running", worktree: workspace });
-  await ctx.publish();
+  ctx.publish();
 
   const token = await gh.installationToken();
   ctx.secrets.push(token);
@@ -105,7 +105,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
-      await ctx.publish();
+      ctx.publish();
       return;
     }
     problems = check.problems;

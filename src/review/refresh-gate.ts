@@ -12,12 +12,14 @@ import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } fro
  * Reads every pull request of the run and its reviews from GitHub, records each PR's part of the
  * gate, and moves the run when the gate says so: accepted, back to review, merged or closed. It
  * reads REST each time instead of trusting webhooks, so a lost or reordered event changes nothing.
+ * `publish` edits the tracking comment; by default at once, from a run through its coalescing publisher.
  */
 export async function refreshGate(
   deps: CoreDeps,
   gh: GitHubPort,
   runId: number,
   cause: { actor?: string; note?: string } = {},
+  publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
 ): Promise<GateVerdict | undefined> {
   const { store } = deps;
   const run = store.run(runId);
@@ -85,6 +87,6 @@ export async function refreshGate(
     if (pass) store.transitionPass(pass.id, "withdraw");
     await setStateLabel(gh, ref, run.issue_number, "review");
   }
-  await publishTracking(deps, gh, runId);
+  await publish();
   return verdict;
 }

@@ -60,7 +60,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
     }
     skipAgent = false;
     store.updateStep(stepId, { phase: "gates" });
-    await ctx.publish();
+    ctx.publish();
     const results = await runGates(config.gates, {
       cwd: workDir(checkout),
       env: agentEnv(ctx, []),

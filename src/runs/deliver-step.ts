@@ -50,7 +50,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   const token = await gh.installationToken();
   ctx.secrets.push(token);
   store.updateStep(stepId, { state: "running" });
-  await ctx.publish();
+  ctx.publish();
   await syncMirror(deps.workspace, ref, token);
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
   store.updateStep(stepId, { base_branch: base });
@@ -128,12 +128,12 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, toke
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
     store.updateStep(stepId, { phase: "push" });
-    await ctx.publish();
+    ctx.publish();
   }
   if (step().phase === "push") {
     await pushReconciling(ctx, stepId, checkout, token);
     store.updateStep(stepId, { phase: "pull_request" });
-    await ctx.publish();
+    ctx.publish();
   }
   if (step().phase === "pull_request") {
     const start = step().start_sha ?? base;
@@ -175,12 +175,20 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, toke
       store.updateStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
     }
     const current = await gh.getPullRequest(ref, number);
-    await gh.updatePullRequest(ref, number, { title: pr.title, body: pr.mergeInto(current.body) });
+    // A PR opened a moment ago already says all this: write only what changed.
+    const body = pr.mergeInto(current.body);
+    if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
     store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
     finishStepPass(ctx, stepId, "delivered", current.headSha);
-    if (pass.number === 1) await openPackage(ctx, stepId);
+    // While later steps of the plan run, the package says this PR waits for them. After the last
+    // step the gate opens at once and writes the package then: writing it twice is a wasted write.
+    if (pass.number === 1 && laterSteps(ctx, step().position)) await openPackage(ctx, stepId);
   }
 }
+
+/** Whether steps after `position` are still to be built in this pass. */
+const laterSteps = (ctx: RunContext, position: number) =>
+  ctx.deps.store.steps(ctx.run.id).some((s) => s.position > position && s.state === "pending");
 
 function finishStepPass(
   ctx: RunContext,

@@ -22,7 +22,7 @@ export async function executePass(ctx: RunContext): Promise<void> {
   const { store } = deps;
   const issue = { owner: run.owner, repo: run.repo };
   await setStateLabel(gh, issue, run.issue_number, "running");
-  await ctx.publish();
+  ctx.publish();
 
   // 1 + 2
   if (ctx.pass.state === "queued") {
@@ -91,7 +91,7 @@ export async function executePass(ctx: RunContext): Promise<void> {
   await setStateLabel(gh, issue, run.issue_number, "review");
   // Approvals of PRs this pass left unchanged still count: the gate may already be open. Reading it can
   // wait for the next event or start-up if GitHub fails now; the pass itself is done.
-  await refreshGate(deps, gh, run.id).catch((error) =>
+  await refreshGate(deps, gh, run.id, {}, ctx.publish).catch((error) =>
     deps.log.warn({ err: error, runId: run.id }, "could not read the review gate"),
   );
 }
@@ -187,9 +187,8 @@ async function ascend(ctx: RunContext): Promise<void> {
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
     store.updateStep(step.id, { draft: 0, head_sha: pr.headSha });
     await requestReview(ctx, step.id);
-    await gh.updatePullRequest(ref, step.pr_number, {
-      body: composeStepPullRequest(ctx, store.step(step.id)).mergeInto(pr.body),
-    });
+    const body = composeStepPullRequest(ctx, store.step(step.id)).mergeInto(pr.body);
+    if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }
   store.updatePass(ctx.pass.id, {
     refinements: JSON.stringify(refinements),

@@ -4,7 +4,7 @@ import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
-import { publishTracking } from "./publish-tracking.ts";
+import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
 import { setStateLabel } from "./state-labels.ts";
 
@@ -15,6 +15,7 @@ import { setStateLabel } from "./state-labels.ts";
  */
 export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   let gh: GitHubPort | undefined;
+  let tracking: TrackingPublisher | undefined;
   const secrets: string[] = [];
   try {
     const run = deps.store.run(runId);
@@ -22,6 +23,8 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     if (!run || !pass) throw new Error(`run ${runId} has no current pass`);
     gh = await deps.github(run.installation_id);
     const port = gh;
+    const publisher = trackingPublisher(() => publishTracking(deps, port, runId, secrets));
+    tracking = publisher;
     const ctx: RunContext = {
       deps,
       gh: port,
@@ -29,7 +32,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       pass,
       config: parseConfig(JSON.parse(pass.config)),
       secrets,
-      publish: () => publishTracking(deps, port, runId, secrets),
+      publish: () => publisher.publish(),
     };
     await executePass(ctx);
   } catch (error) {
@@ -39,7 +42,13 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       await failRun(deps, gh, runId, error, secrets);
     }
   } finally {
-    if (gh) await publishTracking(deps, gh, runId, secrets);
+    // One last edit, after any under way, so the comment's last word is the final state.
+    if (tracking) {
+      tracking.publish();
+      await tracking.flush();
+    } else if (gh) {
+      await publishTracking(deps, gh, runId, secrets);
+    }
   }
 }
 

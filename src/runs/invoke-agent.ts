@@ -77,7 +77,7 @@ export async function invokeAgent(
       provider: provider.name,
       model: choice.model ?? null,
     });
-    await ctx.publish();
+    ctx.publish();
     // The provider that owns the native worktree is run from Lisa's checkout and told its name;
     // any other works directly in whatever directory holds the step's work.
     const native = checkout.native?.provider === provider ? checkout.native : undefined;

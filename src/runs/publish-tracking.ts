@@ -111,3 +111,69 @@ export async function publishTracking(deps: CoreDeps, gh: GitHubPort, runId: num
     deps.log.warn({ err: error, runId }, "could not update the tracking comment");
   }
 }
+
+/** The least time between two edits of a tracking comment while a run executes; the last state is always written. */
+export const TRACKING_INTERVAL_MS = 10_000;
+
+export interface TrackingPublisher {
+  /** Asks for the comment to show the run as it stands; returns at once, the edit follows (or joins a later one). */
+  publish(): void;
+  /** Writes the latest state if it is not written yet, and waits for edits under way. */
+  flush(): Promise<void>;
+}
+
+/**
+ * Tracking-comment edits off the run's critical path, coalesced. Every phase of a run asks for an
+ * edit; each edit is a GitHub write that waits in Octokit's write throttle (about one a second), so
+ * awaiting them made a run as slow as its comment and a near-instant run spent most of its writes
+ * here. The first request writes at once (the comment appears when the run starts); later ones
+ * within `intervalMs` of the last write become one edit, made when the interval has passed.
+ */
+export function trackingPublisher(
+  publishNow: () => Promise<void>,
+  intervalMs: number = TRACKING_INTERVAL_MS,
+  now: () => number = Date.now,
+): TrackingPublisher {
+  let writing: Promise<void> | undefined;
+  let lastWrite = Number.NEGATIVE_INFINITY;
+  let dirty = false;
+  let timer: NodeJS.Timeout | undefined;
+
+  const write = (): Promise<void> => {
+    dirty = false;
+    lastWrite = now();
+    writing = publishNow().finally(() => {
+      writing = undefined;
+      if (dirty) schedule();
+    });
+    return writing;
+  };
+
+  function schedule(): void {
+    if (writing || timer) return;
+    const wait = lastWrite + intervalMs - now();
+    if (wait <= 0) {
+      void write();
+      return;
+    }
+    timer = setTimeout(() => {
+      timer = undefined;
+      if (dirty) schedule();
+    }, wait);
+    // A pending edit never keeps the process alive; flush() writes it at the end of the run.
+    timer.unref();
+  }
+
+  return {
+    publish() {
+      dirty = true;
+      schedule();
+    },
+    async flush() {
+      while (writing) await writing;
+      clearTimeout(timer);
+      timer = undefined;
+      if (dirty) await write();
+    },
+  };
+}

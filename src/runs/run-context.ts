@@ -13,8 +13,8 @@ export interface RunContext {
   config: LisaConfig;
   /** Values to redact from everything Lisa writes. */
   secrets: string[];
-  /** Edits the tracking comment; never throws. */
-  publish(): Promise<void>;
+  /** Asks for the tracking comment to show the run as it stands; returns at once (see trackingPublisher). */
+  publish(): void;
 }
 
 /** A step cannot go on because of the agent's work (gates red, no change, budget spent, a conflict): the human decides. */

@@ -22,12 +22,25 @@ const LABEL_OF: Partial<Record<RunState, keyof typeof STATE_LABELS>> = {
 
 /**
  * Puts the label of `state` on the issue and takes the others off; stopped, merged and closed
- * runs have none (the tracking comment says which).
+ * runs have none (the tracking comment says which). It reads the labels first and makes one write
+ * at most: every write waits in Octokit's write throttle, and deleting four absent labels at each
+ * state change was most of a run's writes (and all of them 404s). Swapping one state label for
+ * another replaces the issue's labels with those read plus the new one; a label a human adds in
+ * the moment between the read and the write is lost, which GitHub's API gives no way to avoid
+ * short of two writes.
  */
 export async function setStateLabel(gh: GitHubPort, ref: RepoRef, issue: number, state: RunState): Promise<void> {
-  const wanted = LABEL_OF[state];
-  if (wanted) await gh.addLabels(ref, issue, [STATE_LABELS[wanted]]);
-  for (const [name, label] of Object.entries(STATE_LABELS)) {
-    if (name !== wanted) await gh.removeLabel(ref, issue, label);
+  const kind = LABEL_OF[state];
+  const wanted = kind && STATE_LABELS[kind];
+  const present = await gh.labelsOf(ref, issue);
+  const isState = (label: string) => (Object.values(STATE_LABELS) as string[]).includes(label.toLowerCase());
+  const stale = present.filter((label) => isState(label) && label.toLowerCase() !== wanted);
+  const missing = wanted !== undefined && !present.some((label) => label.toLowerCase() === wanted);
+  if (missing && stale.length > 0) {
+    await gh.setLabels(ref, issue, [...present.filter((label) => !stale.includes(label)), wanted]);
+  } else if (missing) {
+    await gh.addLabels(ref, issue, [wanted]);
+  } else {
+    for (const label of stale) await gh.removeLabel(ref, issue, label);
   }
 }

@@ -138,7 +138,9 @@ export class Worker {
       let outcome: string;
       try {
         const payload = JSON.parse(command.payload);
-        const repeated = repeatedCommand(command, store.commandsBefore(command.id, RECENT_COMMANDS));
+        const repeated = repeatedCommand(command, store.commandsBefore(command.id, RECENT_COMMANDS), (from, to) =>
+          store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
+        );
         outcome = repeated
           ? `coalesced into command ${repeated.id}`
           : command.kind === "start_run"

@@ -117,6 +117,21 @@ export class Store {
     return this.#get("SELECT * FROM commands WHERE state = 'pending' ORDER BY id LIMIT 1");
   }
 
+  /** Whether a run of the issue moved into a state other than queued or running in (`from`, `to`]. */
+  runCameToRest(owner: string, repo: string, issue: number, from: number, to: number): boolean {
+    const found = this.#get(
+      `SELECT 1 FROM events e JOIN runs r ON r.id = e.run_id
+       WHERE r.owner = ? AND r.repo = ? AND r.issue_number = ? AND e.to_state NOT IN ('queued', 'running')
+         AND e.created_at > ? AND e.created_at <= ? LIMIT 1`,
+      owner,
+      repo,
+      issue,
+      from,
+      to,
+    );
+    return found !== undefined;
+  }
+
   /** Up to `limit` commands recorded before command `id`, newest first. */
   commandsBefore(id: number, limit: number): CommandRow[] {
     return this.#all("SELECT * FROM commands WHERE id < ? ORDER BY id DESC LIMIT ?", id, limit);

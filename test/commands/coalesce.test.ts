@@ -39,39 +39,52 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
   };
 }
 
+const restless = () => false;
+
 describe("repeatedCommand", () => {
   const first = row(gesture(), T0 + 100, T0 + 900);
 
-  it("joins the same words by the same person on the same issue, written within 10 s, before the first was answered", () => {
-    const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 300).toISOString() }), T0 + 500, null);
-    expect(repeatedCommand(again, [first])).toBe(first);
+  it("joins the same words by the same person on the same issue, written within 10 s", () => {
+    const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 3_000).toISOString() }), T0 + 3_100, null);
+    expect(repeatedCommand(again, [first], restless)).toBe(first);
   });
 
-  it("joins a repeat written before the first was answered though received after (a flood of comments)", () => {
-    const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 800).toISOString() }), T0 + 2_000, null);
-    expect(repeatedCommand(again, [first])).toBe(first);
+  it("joins a repeat that arrived before the first was answered, whatever happened since", () => {
+    const pending = row(gesture(), T0 + 100, null);
+    const again = row(gesture({ commentId: 2 }), T0 + 200, null);
+    expect(repeatedCommand(again, [pending], () => true)).toBe(pending);
+  });
+
+  it("keeps the same words said again once the run came to rest after the first answer (the pass it started ended)", () => {
+    const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 1_000).toISOString() }), T0 + 1_200, null);
+    const seen: [number, number][] = [];
+    const rested = (from: number, to: number) => {
+      seen.push([from, to]);
+      return true;
+    };
+    expect(repeatedCommand(again, [first], rested)).toBeUndefined();
+    expect(seen).toEqual([[T0 + 900, T0 + 1_200]]);
   });
 
   it.each([
-    ["written and received after the first was answered", gesture({ createdAt: new Date(T0 + 3_000).toISOString() }), T0 + 3_100],
-    ["by someone else", gesture({ sender: "bob" }), T0 + 500],
-    ["on another issue", gesture({ number: 8 }), T0 + 500],
-    ["in another repository", gesture({ repo: "web" }), T0 + 500],
-    ["another command", gesture({}, "status"), T0 + 500],
-    ["written more than 10 s later", gesture({ createdAt: new Date(T0 + 10_001).toISOString() }), T0 + 500],
-  ])("keeps a command %s", (_what, payload, recorded) => {
-    expect(repeatedCommand(row(payload, recorded, null), [first])).toBeUndefined();
+    ["by someone else", gesture({ sender: "bob" })],
+    ["on another issue", gesture({ number: 8 })],
+    ["in another repository", gesture({ repo: "web" })],
+    ["another command", gesture({}, "status")],
+    ["written more than 10 s later", gesture({ createdAt: new Date(T0 + 10_001).toISOString() })],
+  ])("keeps a command %s", (_what, payload) => {
+    expect(repeatedCommand(row(payload, T0 + 500, null), [first], restless)).toBeUndefined();
   });
 
   it("keeps a redirect with other guidance", () => {
     const redirect = (text: string) => gesture({ command: { name: "redirect", word: "redirect", text } });
     const earlier = row(redirect("use v2"), T0, null);
-    expect(repeatedCommand(row(redirect("use v3"), T0 + 10, null), [earlier])).toBeUndefined();
-    expect(repeatedCommand(row(redirect("use v2"), T0 + 10, null), [earlier])).toBe(earlier);
+    expect(repeatedCommand(row(redirect("use v3"), T0 + 10, null), [earlier], restless)).toBeUndefined();
+    expect(repeatedCommand(row(redirect("use v2"), T0 + 10, null), [earlier], restless)).toBe(earlier);
   });
 
   it("never joins a label or a review: only commands repeat", () => {
     const labeled: CommandRow = { ...first, id: 99, kind: "start_run", payload: "{}" };
-    expect(repeatedCommand(labeled, [first])).toBeUndefined();
+    expect(repeatedCommand(labeled, [first], restless)).toBeUndefined();
   });
 });

@@ -105,7 +105,17 @@ describe("Claude Code failures", () => {
     const server = await model.start({ turns: [{ stall: true }] });
     const github = fakeHelloWorld({
       config: "label: bug\nlimits:\n  stall_timeout: 3s\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
@@ -124,7 +134,17 @@ describe("Claude Code failures", () => {
   it("reports a CLI that is not installed", async () => {
     const github = fakeHelloWorld({
       config: "label: bug\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const harness = context.use(
       createHarness({

@@ -86,7 +86,17 @@ describe("Gemini CLI failures", () => {
     const server = await model.start({ turns: [{ error: { status: 503, message: "The model is overloaded." } }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const _harness = await deliverWithRealClis(context, server);
 
@@ -101,7 +111,17 @@ describe("Gemini CLI failures", () => {
     const server = await model.start({ turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),

@@ -191,7 +191,7 @@ describe("the GitHub emulator", () => {
   });
 
   describe("manages labels and reactions", () => {
-    it("adds labels, removes one, and answers 404 for a label the issue does not have", async () => {
+    it("adds labels, lists them, removes one, and answers 404 for a label the issue does not have", async () => {
       const issue = await emulator.createIssue(FULL_NAME, { title: "Label me", user: "mona" });
       const { data } = await octokit.rest.issues.addLabels({
         owner: OWNER,
@@ -200,6 +200,9 @@ describe("the GitHub emulator", () => {
         labels: ["lisa:working", "bug"],
       });
       expect(data.map((label) => label.name)).toEqual(["lisa:working", "bug"]);
+
+      const listed = await octokit.rest.issues.listLabelsOnIssue({ owner: OWNER, repo: REPO, issue_number: issue.number });
+      expect(listed.data.map((label) => label.name)).toEqual(["lisa:working", "bug"]);
 
       await octokit.rest.issues.removeLabel({ owner: OWNER, repo: REPO, issue_number: issue.number, name: "lisa:working" });
       expect(emulator.labels(FULL_NAME, issue.number)).toEqual(["bug"]);

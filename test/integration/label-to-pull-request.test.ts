@@ -215,7 +215,17 @@ describe("running the gates", () => {
     const agent = createFakeClaude([{ write: { "README.md": "# still wrong\n" } }]);
     const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_iterations: 2\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
@@ -290,7 +300,17 @@ describe("limits.max_cost_usd", () => {
     const agent = createFakeClaude([{ write: { "README.md": "# nope\n" }, cost: 0.75 }]);
     const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_cost_usd: 1\n",
-      routes: ["token", "config", "permission", "reactions", "comments", "comment-update", "labels"],
+      routes: [
+        "token",
+        "config",
+        "permission",
+        "reactions",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+      ],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();

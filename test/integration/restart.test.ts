@@ -56,7 +56,19 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config: CONFIG,
-      routes: ["token", "permission", "comments", "comment-update", "labels", "pulls", "pull-update", "reviews", "graphql"],
+      routes: [
+        "token",
+        "permission",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+        "pulls",
+        "pull-update",
+        "reviews",
+        "graphql",
+      ],
       comments: before.comments,
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
@@ -113,7 +125,8 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config: CONFIG,
-      routes: ["token", "comment-update", "labels"],
+      routes: ["token", "comment-update", "label-read", "label-set"],
+      labels: ["lisa:working"],
       comments: [{ id: 77, body: "<!-- lisa:tracking run=1 -->", user: { login: "lisa[bot]", type: "Bot" } }],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));

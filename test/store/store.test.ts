@@ -23,6 +23,34 @@ describe("Store", () => {
     expect(store.nextCommand()?.delivery_id).toBe("d1");
   });
 
+  it("lists the commands before one, newest first, and when each was answered", () => {
+    let clock = 1_000;
+    const store = new Store(":memory:", () => clock);
+    for (const id of ["d1", "d2", "d3"]) store.addCommand(id, "gesture", {});
+    const [first] = [store.nextCommand()];
+    clock = 1_500;
+    store.finishCommand(first?.id ?? 0, "done");
+    expect(store.commandsBefore(3, 10).map((c) => [c.delivery_id, c.finished_at])).toEqual([
+      ["d2", null],
+      ["d1", 1_500],
+    ]);
+    expect(store.commandsBefore(3, 1)).toHaveLength(1);
+  });
+
+  it("tells whether an issue's run came to rest between two times", () => {
+    let clock = 1_000;
+    const store = new Store(":memory:", () => clock);
+    const run = store.createRun(newRun(1), step);
+    clock = 2_000;
+    store.transitionRun(run?.id ?? 0, "claim");
+    expect(store.runCameToRest("acme", "api", 1, 0, 5_000)).toBe(false);
+    clock = 3_000;
+    store.transitionRun(run?.id ?? 0, "fail");
+    expect(store.runCameToRest("acme", "api", 1, 2_500, 3_000)).toBe(true);
+    expect(store.runCameToRest("acme", "api", 1, 3_000, 5_000)).toBe(false);
+    expect(store.runCameToRest("acme", "api", 2, 0, 5_000)).toBe(false);
+  });
+
   it("allows one open run per issue, and a new one once it has ended", () => {
     const store = new Store(":memory:");
     const first = store.createRun(newRun(1), step);

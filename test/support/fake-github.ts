@@ -9,7 +9,11 @@ export type Route =
   | "reactions"
   | "comments"
   | "comment-update"
-  | "labels"
+  /** An issue's labels: reading them, adding some, replacing them all, taking one off. */
+  | "label-read"
+  | "label-add"
+  | "label-set"
+  | "label-delete"
   | "pulls"
   | "pull-update"
   | "reviews"
@@ -44,6 +48,8 @@ export interface FakeGitHubOptions {
   routes: Route[];
   comments?: FakeComment[];
   pulls?: FakePull[];
+  /** Labels already on the issue, e.g. the state label an earlier process set. */
+  labels?: string[];
 }
 
 /**
@@ -85,7 +91,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
   const base = `/repos/${owner}/${repo}`;
   const state = {
     comments: [...(options.comments ?? [])],
-    labels: new Set<string>(),
+    labels: new Set<string>(options.labels),
     reactions: [] as string[],
     pulls: [...(options.pulls ?? [])],
     requests: [] as string[],
@@ -197,7 +203,13 @@ export function fakeGitHub(options: FakeGitHubOptions) {
       )
       .persist();
   }
-  if (routes.has("labels")) {
+  if (routes.has("label-read")) {
+    scope
+      .get(new RegExp(`^${base}/issues/\\d+/labels(\\?.*)?$`))
+      .reply(respond(() => [200, [...state.labels].map((name) => ({ name }))]))
+      .persist();
+  }
+  if (routes.has("label-add")) {
     scope
       .post(new RegExp(`^${base}/issues/\\d+/labels$`))
       .reply(
@@ -208,6 +220,21 @@ export function fakeGitHub(options: FakeGitHubOptions) {
         }),
       )
       .persist();
+  }
+  if (routes.has("label-set")) {
+    scope
+      .put(new RegExp(`^${base}/issues/\\d+/labels$`))
+      .reply(
+        respond((uri, body) => {
+          record("PUT", uri);
+          state.labels.clear();
+          for (const label of (body as { labels: string[] }).labels) state.labels.add(label);
+          return [200, [...state.labels].map((name) => ({ name }))];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("label-delete")) {
     scope
       .delete(new RegExp(`^${base}/issues/\\d+/labels/.+$`))
       .reply(
