@@ -21,6 +21,8 @@ export interface FakeInvocation {
   exitCode?: number;
   hang?: boolean;
   crash?: boolean;
+  /** Written to stderr before a crash, as a CLI's last words. */
+  stderr?: string;
 }
 
 export interface RecordedCall {

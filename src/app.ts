@@ -12,6 +12,8 @@ import type { CoreDeps } from "./runs/deps.ts";
 import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
+import { heldSecrets } from "./security/held-secrets.ts";
+import { redactingLog } from "./security/redacting-log.ts";
 import { Store } from "./store/store.ts";
 
 export interface LisaOptions {
@@ -51,6 +53,7 @@ const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), ".."
  */
 export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const store = new Store(path.join(options.dataDir, "lisa.db"));
+  const held = heldSecrets(options.agentEnvSource ?? process.env);
   const deps: CoreDeps = {
     store,
     github: async (installationId) =>
@@ -68,14 +71,18 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     },
     agentBinaries: options.agentBinaries ?? {},
     agentEnvSource: options.agentEnvSource ?? process.env,
+    heldSecrets: held,
     sandbox: options.sandbox ?? { mode: "bwrap" },
     promptsDir: PROMPTS_DIR,
     // Probot creates its logger lazily, so look it up on each call.
-    log: {
-      info: (object, message) => app.log.info(object, message),
-      warn: (object, message) => app.log.warn(object, message),
-      error: (object, message) => app.log.error(object, message),
-    },
+    log: redactingLog(
+      {
+        info: (object, message) => app.log.info(object, message),
+        warn: (object, message) => app.log.warn(object, message),
+        error: (object, message) => app.log.error(object, message),
+      },
+      held,
+    ),
     now: options.now ?? Date.now,
   };
   const worker = new Worker(deps, { concurrency: options.concurrency ?? 2 });

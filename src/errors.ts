@@ -17,3 +17,8 @@ export class StepError extends Error {
 export class SandboxError extends StepError {
   override name = "SandboxError";
 }
+
+/** Lisa refused to push commits that hold a secret; the message says where and what kind, never the value. */
+export class SecretInPushError extends StepError {
+  override name = "SecretInPushError";
+}

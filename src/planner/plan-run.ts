@@ -4,6 +4,7 @@ import path from "node:path";
 import { isWriter } from "../commands/authorize.ts";
 import { StepError } from "../errors.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { AgentResult } from "../providers/provider.ts";
 import { cleanLine } from "../reporting/untrusted.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
@@ -71,8 +72,12 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     const prompt = await renderPrompt(deps.promptsDir, "plan", {
       issue_number: String(run.issue_number),
       issue_repo: `${run.owner}/${run.repo}`,
-      issue_title: run.issue_title.replace(/\s+/g, " "),
-      issue: fenceAsData(`the body of issue #${run.issue_number}, written on GitHub`, run.issue_body || "(no description)"),
+      // A secret someone pasted into the issue goes no further: not to the model vendor, not into a plan.
+      issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
+      issue: fenceAsData(
+        `the body of issue #${run.issue_number}, written on GitHub`,
+        redactSecrets(run.issue_body || "(no description)", ctx.secrets),
+      ),
       retry: retryHeader(attempt, problems),
       repos: overviews.join("\n\n"),
       repo_names: names.map((n) => `\`${n}\``).join(", "),

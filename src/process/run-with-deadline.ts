@@ -94,10 +94,13 @@ class Tail {
  * the caller past `timeoutMs + graceMs`. When the process exits on its own, whatever it left in
  * its group is killed too.
  */
+/** How much of each stream is kept by default: its last 64 MiB. */
+export const OUTPUT_LIMIT = 64 * 1024 * 1024;
+
 export function runWithDeadline(file: string, args: readonly string[], options: RunWithDeadlineOptions): Promise<DeadlineResult> {
   const started = Date.now();
   const grace = clampTimer(options.graceMs ?? KILL_GRACE_MS);
-  const limit = options.maxBuffer ?? 64 * 1024 * 1024;
+  const limit = options.maxBuffer ?? OUTPUT_LIMIT;
   const subprocess = execa(file, args, {
     cwd: options.cwd,
     env: options.env,

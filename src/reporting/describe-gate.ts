@@ -17,14 +17,14 @@ export function failedFirst(gates: GateLine[], max = MAX_GATES): { shown: GateLi
 }
 
 /** Gates on one line: `✅ \`npm ci\` · ❌ \`npm test\``, at most 20 of them. */
-export function describeGates(gates: GateLine[], pass: number, secrets: string[]): string {
+export function describeGates(gates: GateLine[], pass: number, secrets: readonly string[]): string {
   const { shown, more } = failedFirst(gates, 20);
   const line = shown.map((gate) => describeGate(gate, pass, secrets)).join(" · ");
   return more ? `${line} · ${more}` : line;
 }
 
 /** `✅ \`npm test\``, or `❌ \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
-export function describeGate(gate: GateLine, pass: number, secrets: string[]): string {
+export function describeGate(gate: GateLine, pass: number, secrets: readonly string[]): string {
   const command = code(gate.command, { secrets });
   if (gate.passed) return `✅ ${command}`;
   return gate.regressed ? `❌ ${command} · ⚠️ regression: green in pass ${pass - 1}, red now` : `❌ ${command}`;

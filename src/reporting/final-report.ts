@@ -45,7 +45,7 @@ export interface ReportView {
   skipped: { repo: string; reason: string }[];
   openQuestions: string[];
   totals: { sessions: number; durationMs: number; costUsd: number; limitUsd: number };
-  secrets: string[];
+  secrets: readonly string[];
 }
 
 const MAX_PASSES = 30;
@@ -159,7 +159,7 @@ function acceptedLines({ accepted, secrets }: ReportView): string[] {
   return lines;
 }
 
-function passBlocks(pass: ReportView["passes"][number], secrets: string[]): (string | Block)[] {
+function passBlocks(pass: ReportView["passes"][number], secrets: readonly string[]): (string | Block)[] {
   const trigger = cleanLine(pass.trigger, { secrets, max: 40 });
   const outcome = cleanLine(pass.outcome, { secrets, max: 60 });
   const blocks: (string | Block)[] = [

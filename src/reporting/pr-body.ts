@@ -49,7 +49,7 @@ export interface PrBodyView {
   inProgress?: number;
   /** Set once the run is accepted. */
   acceptedAfter?: number;
-  secrets: string[];
+  secrets: readonly string[];
 }
 
 const MAX_FILES = 30;
@@ -140,7 +140,7 @@ export function renderPrBodySection(view: PrBodyView): string {
   return fitToLimit(blocks);
 }
 
-function passRow(row: PassRowView, secrets: string[]): string {
+function passRow(row: PassRowView, secrets: readonly string[]): string {
   const match = /^(.*\S)\s+by\s+@?(\S+)$/.exec(row.startedBy.trim());
   const startedBy = match
     ? `${cleanCell(match[1] ?? "", { secrets, max: 40 })} by ${mention(match[2] ?? "").replace(/\|/g, "\\|")}`

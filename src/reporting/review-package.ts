@@ -45,7 +45,7 @@ export interface PackageView {
   /** Every pull request of the run, this one included. */
   siblings: PrGate[];
   /** Exact secret values to redact. */
-  secrets: string[];
+  secrets: readonly string[];
 }
 
 const HEADLINE: Record<PackageView["phase"], string> = {
@@ -122,7 +122,11 @@ export function renderReviewPackage(view: PackageView): string {
   return fitToLimit(blocks);
 }
 
-function blockBlocks(phase: PackageView["phase"], block: NonNullable<PackageView["block"]>, secrets: string[]): string[] {
+function blockBlocks(
+  phase: PackageView["phase"],
+  block: NonNullable<PackageView["block"]>,
+  secrets: readonly string[],
+): string[] {
   const label = phase === "skipped" ? "⏭️ Skipped" : phase === "aborted" ? "⏹️ Aborted" : "⛔ Blocked";
   const lines = [`**${label}:** ${cleanLine(block.reason, { secrets, max: 270 }) || "no reason given"}`, ""];
   const tried = cleanBlock(block.tried ?? "", { secrets, max: 2_000 });
@@ -174,7 +178,7 @@ function shaRange(from: string, to: string): string {
 }
 
 /** `` `77aa11a` @bob "fix typo" `` */
-export function describeCommit(commit: CommitView, secrets: string[]): string {
+export function describeCommit(commit: CommitView, secrets: readonly string[]): string {
   return `${shortSha(commit.sha)} ${mention(commit.author)} "${cleanLine(commit.subject, { secrets, max: 120 })}"`;
 }
 
@@ -219,7 +223,7 @@ const SOURCE: Record<GuidanceView["source"], string> = {
  * One guidance item as a numbered list entry: status (when `withStatus`), author, source, place,
  * link, the agent's note, then the human's text quoted under it.
  */
-export function describeGuidance(item: GuidanceView, withStatus: boolean, secrets: string[]): string {
+export function describeGuidance(item: GuidanceView, withStatus: boolean, secrets: readonly string[]): string {
   const marker = `${item.n}.`;
   const status = withStatus ? `${item.status ? STATUS[item.status] : "❔ no status from the agent"} · ` : "";
   const where = item.where ? ` on ${code(item.where, { secrets })}` : "";
@@ -233,7 +237,7 @@ export function describeGuidance(item: GuidanceView, withStatus: boolean, secret
   return listItem(marker, body ? `${first}\n${body}` : first);
 }
 
-function numbered(heading: string, items: string[], secrets: string[]): (string | Block)[] {
+function numbered(heading: string, items: string[], secrets: readonly string[]): (string | Block)[] {
   const cleaned: string[] = [];
   let more = 0;
   for (const item of items) {

@@ -53,7 +53,7 @@ export interface TrackingView {
   error?: string;
   /** Overrides the "Waiting for" line derived from the state. */
   waitingFor?: string;
-  secrets: string[];
+  secrets: readonly string[];
 }
 
 const HEADLINE: Record<TrackingView["state"], string> = {
@@ -207,7 +207,7 @@ export function renderTrackingComment(view: TrackingView): string {
   return fitToLimit(blocks).trimEnd();
 }
 
-function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secrets: string[]): string {
+function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secrets: readonly string[]): string {
   const summary = cleanAfter(" — ", plan.summary, { secrets, max: 160 });
   switch (plan.state) {
     case "delivered":
@@ -221,7 +221,7 @@ function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secret
   }
 }
 
-function stepLine(step: TrackingStep, numbered: boolean, secrets: string[]): string {
+function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly string[]): string {
   const mark = DONE_STATES.has(step.state) ? "[x]" : "[ ]";
   const number = numbered ? `${step.position}. ` : "";
   const state =
@@ -238,7 +238,7 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: string[]): str
   return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
 }
 
-function sessionLine(session: TrackingSession, secrets: string[]): string {
+function sessionLine(session: TrackingSession, secrets: readonly string[]): string {
   const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
   const provider = cleanLine(session.provider, { secrets, max: 40 });
   const model = session.model ? ` (${cleanLine(session.model, { secrets, max: 60 })})` : "";

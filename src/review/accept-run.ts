@@ -33,7 +33,7 @@ export async function acceptRun(
     });
   }
   const ref = { owner: run.owner, repo: run.repo };
-  const view = reportView(store, runId, decision);
+  const view = reportView(store, runId, decision, deps.heldSecrets);
   const body = renderFinalReport(view);
   if (run.report_comment_id !== null) {
     await gh.updateComment(ref, run.report_comment_id, body);
@@ -78,7 +78,12 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
   }
 }
 
-function reportView(store: Store, runId: number, decision: { by: string; via: string; note?: string }): ReportView {
+function reportView(
+  store: Store,
+  runId: number,
+  decision: { by: string; via: string; note?: string },
+  secrets: readonly string[],
+): ReportView {
   const run = store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
   const config = readConfigOf(store, runId);
@@ -150,6 +155,6 @@ function reportView(store: Store, runId: number, decision: { by: string; via: st
       costUsd: store.runCost(runId),
       limitUsd: config.limits.max_cost_usd,
     },
-    secrets: [],
+    secrets,
   };
 }

@@ -220,7 +220,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
   const step = deps.store.step(stepId);
   const dir = workDir(checkout);
   try {
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token);
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token, { secrets: ctx.secrets });
     return;
   } catch (error) {
     if (!(error instanceof GitError) || !/rejected|non-fast-forward|fetch first/i.test(error.message)) throw error;
@@ -234,7 +234,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
   }
   deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, checkout);
-  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token);
+  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token, { secrets: ctx.secrets });
 }
 
 /**
@@ -251,7 +251,7 @@ async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, to
   try {
     await commitPending(dir, `Lisa's blocked attempt, pass ${pass.number}\n\n${reason.slice(0, 500)}`);
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, token, { lease });
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, token, { lease, secrets: ctx.secrets });
     wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");

@@ -21,6 +21,8 @@ export interface CoreDeps {
   agentBinaries: Partial<Record<ProviderName, string>>;
   /** The environment agent environments are picked from (allowlisted, never passed whole). */
   agentEnvSource: NodeJS.ProcessEnv;
+  /** Secret values Lisa holds (see heldSecrets): redacted from all it writes, refused in all it pushes. */
+  heldSecrets: readonly string[];
   /** How agent sessions and gate commands are contained. */
   sandbox: SandboxSettings;
   promptsDir: string;

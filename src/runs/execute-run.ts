@@ -16,7 +16,8 @@ import { setStateLabel } from "./state-labels.ts";
 export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   let gh: GitHubPort | undefined;
   let tracking: TrackingPublisher | undefined;
-  const secrets: string[] = [];
+  // Installation tokens join these as the run mints them.
+  const secrets: string[] = [...deps.heldSecrets];
   try {
     const run = deps.store.run(runId);
     const pass = deps.store.currentPass(runId);

@@ -53,7 +53,14 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
 export function agentEnv(ctx: RunContext, providerEnv: readonly string[]): Record<string, string> {
   const { name, email } = ctx.deps.workspace.author;
   const identity = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
-  return buildAgentEnv(ctx.deps.agentEnvSource, providerEnv, identity, ctx.secrets);
+  // The provider's own key is the one secret its agent must get; every other value Lisa holds is dropped.
+  const own = new Set(providerEnv.map((name) => ctx.deps.agentEnvSource[name]?.trim()));
+  return buildAgentEnv(
+    ctx.deps.agentEnvSource,
+    providerEnv,
+    identity,
+    ctx.secrets.filter((secret) => !own.has(secret)),
+  );
 }
 
 /** One iteration: the configured providers in order, moving on only when one fails transiently. */

@@ -7,7 +7,7 @@ import { readConfigOf } from "./pass-config.ts";
 import { PASS_OUTCOME } from "./transitions.ts";
 
 /** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
-export function trackingView(store: Store, runId: number, now: number, secrets: string[]): TrackingView {
+export function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): TrackingView {
   const run = store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
   const passes = store.passes(runId);
@@ -85,7 +85,12 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
 }
 
 /** Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run. */
-export async function publishTracking(deps: CoreDeps, gh: GitHubPort, runId: number, secrets: string[] = []): Promise<void> {
+export async function publishTracking(
+  deps: CoreDeps,
+  gh: GitHubPort,
+  runId: number,
+  secrets: readonly string[] = deps.heldSecrets,
+): Promise<void> {
   const run = deps.store.run(runId);
   if (!run) return;
   const ref = { owner: run.owner, repo: run.repo };

@@ -3,6 +3,7 @@ import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { git } from "./git.ts";
 import { withRepoLock } from "./repo-lock.ts";
+import { assertNothingSecretUnpushed } from "./scan-unpushed.ts";
 
 export interface RepoRef {
   owner: string;
@@ -169,14 +170,20 @@ export function removeWorktree(
   });
 }
 
-/** Pushes the worktree's HEAD to the branch on the remote, by URL so no agent-written config applies. */
-export function pushBranch(
+/**
+ * Pushes the worktree's HEAD to the branch on the remote, by URL so no agent-written config
+ * applies, after checking that none of the commits it publishes holds one of `secrets` or
+ * anything shaped like a secret.
+ * @throws SecretInPushError, and nothing is pushed
+ */
+export async function pushBranch(
   options: WorkspaceOptions,
   ref: RepoRef,
   worktree: { path: string; branch: string },
   token: string,
-  { lease }: { lease?: string } = {},
+  { lease, secrets }: { lease?: string; secrets: readonly string[] },
 ): Promise<void> {
+  await assertNothingSecretUnpushed(worktree.path, secrets);
   return withRepoLock(lockKey(ref), async () => {
     await resetMirrorConfig(options, ref);
     // Never a plain force: only Lisa's own WIP refs are replaced, and only if they are where Lisa left them.

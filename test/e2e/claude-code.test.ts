@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
+import { AGENT_ENV_DUMP, agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -20,7 +20,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
           text: "Fixing the heading.",
           tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
         },
-        { tool_use: [{ name: "Bash", input: { command: "env > agent-env.txt", description: "Record the environment" } }] },
+        { tool_use: [{ name: "Bash", input: { command: AGENT_ENV_DUMP, description: "Record the environment" } }] },
         {
           tool_use: [
             {

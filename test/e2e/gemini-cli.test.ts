@@ -1,6 +1,13 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, deliverWithRealClis, LEAKABLE_TOKEN, useModelServer } from "../support/agent-clis.ts";
+import {
+  AGENT_ENV_DUMP,
+  agentEnvSource,
+  CLAUDE,
+  deliverWithRealClis,
+  LEAKABLE_TOKEN,
+  useModelServer,
+} from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -21,9 +28,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
           tool_use: [{ name: "write_file", input: { file_path: "README.md", content: "# Hello World\n" } }],
         },
         {
-          tool_use: [
-            { name: "run_shell_command", input: { command: "env > agent-env.txt", description: "Record the environment" } },
-          ],
+          tool_use: [{ name: "run_shell_command", input: { command: AGENT_ENV_DUMP, description: "Record the environment" } }],
         },
         {
           tool_use: [

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { deliverWithRealClis, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
+import { AGENT_ENV_DUMP, deliverWithRealClis, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -20,7 +20,7 @@ describe("OpenCode, the real CLI against a scripted model", () => {
         // OpenCode's write refuses to overwrite a file it has not read in this session.
         { text: "Reading the README.", tool_use: [{ name: "read", input: { filePath: "{{CWD}}/README.md" } }] },
         { tool_use: [{ name: "write", input: { filePath: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
-        { tool_use: [{ name: "bash", input: { command: "env > agent-env.txt" } }] },
+        { tool_use: [{ name: "bash", input: { command: AGENT_ENV_DUMP } }] },
         {
           tool_use: [
             {

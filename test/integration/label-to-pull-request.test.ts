@@ -248,7 +248,7 @@ describe("running the gates", () => {
 describe("the agent's environment", () => {
   it("holds no GitHub token, private key or webhook secret, but the provider's own key", async () => {
     const agent = createFakeClaude([{ ...fixReadme, run: ["env > agent-env.txt"] }]);
-    fakeHelloWorld({ config: CONFIG, routes: [...ALL_ROUTES] });
+    const github = fakeHelloWorld({ config: CONFIG, routes: [...ALL_ROUTES] });
     const harness = context.use(
       createHarness({
         remoteRoot: context.remoteRoot,
@@ -267,13 +267,23 @@ describe("the agent's environment", () => {
 
     await deliverLabeled(harness);
 
-    // The agent wrote its environment into the worktree; Lisa committed it, so it is on the branch.
-    const seen = remoteFile(BRANCH, "agent-env.txt");
-    expect(seen).toContain("ANTHROPIC_API_KEY=sk-ant-for-the-agent");
+    // What the agent was given: its own key, nothing of Lisa's.
+    const env = agent.calls()[0]?.env ?? {};
+    expect(env.ANTHROPIC_API_KEY).toBe("sk-ant-for-the-agent");
+    const given = Object.entries(env)
+      .map(([name, value]) => `${name}=${value}`)
+      .join("\n");
     for (const forbidden of ["GITHUB_TOKEN", "PRIVATE_KEY", "WEBHOOK_SECRET", "GEMINI_API_KEY", "GIT_CONFIG_", TOKEN]) {
-      expect(seen).not.toContain(forbidden);
+      expect(given).not.toContain(forbidden);
     }
-    expect(agent.calls()[0]?.env.GITHUB_TOKEN).toBeUndefined();
+    // It wrote that environment, its key included, into a file: Lisa committed it and refused to
+    // push it, and says why on the issue without the value.
+    expect(() => remoteFile(BRANCH, "agent-env.txt")).toThrow();
+    expect(github.state.pulls).toEqual([]);
+    const tracking = github.trackingComment();
+    expect(tracking).toContain("Lisa refused to push, so nothing was published");
+    expect(tracking).toMatch(/commit [0-9a-f]{7} adds a secret Lisa holds .* in `agent-env.txt`/);
+    expect(tracking).not.toContain("sk-ant-for-the-agent");
   });
 });
 

@@ -70,7 +70,7 @@ describe("syncMirror and createWorktree", () => {
     writeFileSync(path.join(first.path, "feature.txt"), "v1");
     await git(first.path, ["add", "."]);
     await git(first.path, ["commit", "-qm", "v1"]);
-    await pushBranch(options, ref, first, TOKEN);
+    await pushBranch(options, ref, first, TOKEN, { secrets: [TOKEN] });
     await removeWorktree(options, ref, first);
 
     await syncMirror(options, ref, TOKEN);
@@ -112,7 +112,7 @@ describe("pushBranch", () => {
     await git(worktree.path, ["add", "."]);
     await git(worktree.path, ["commit", "-qm", "change"]);
 
-    await pushBranch(options, ref, worktree, TOKEN);
+    await pushBranch(options, ref, worktree, TOKEN, { secrets: [TOKEN] });
 
     expect(gitIn(remote, "branch", "--list", "lisa/1-x").trim()).toBe("lisa/1-x");
     expect(gitIn(decoy, "branch", "--list").trim()).toBe("");

@@ -1,7 +1,9 @@
 import { randomUUID } from "node:crypto";
+import path from "node:path";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../../dev/fake-agent.ts";
 import { signature } from "../../../src/emulator/webhooks.ts";
+import { gitIn } from "../../support/git-fixtures.ts";
 
 // Lisa as deployed, against the GitHub emulator, for hostile inputs that come through GitHub:
 // signed webhooks, comments, reviews and labels by people of each role.
@@ -27,14 +29,23 @@ export interface LisaWorld {
   post(event: string, payload: object, options?: { id?: string; secret?: string | null }): Promise<number>;
   /** Comments Lisa wrote on an issue or PR. */
   lisaComments(repo: string, number: number): string[];
+  /**
+   * What Lisa published in `repo`: its pull requests' titles and bodies, its comments, and every
+   * commit message and patch on every branch of the repository.
+   */
+  published(repo: string): string;
   stop(): Promise<void>;
 }
 
 let repos = 0;
 
-export async function startWorld(invocations: FakeInvocation[] = [SMALL_CHANGE]): Promise<LisaWorld> {
+/** Lisa as deployed with a scripted agent doing `invocations` in turn; `env` is what Lisa runs with (its secrets). */
+export async function startWorld(
+  invocations: FakeInvocation[] = [SMALL_CHANGE],
+  lisaEnv?: NodeJS.ProcessEnv,
+): Promise<LisaWorld> {
   const agent = createFakeClaude(invocations);
-  const env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  const env = await startEmulatedLisa({ claudeBinary: agent.binary, ...(lisaEnv ? { agentEnvSource: lisaEnv } : {}) });
   const { github } = env;
   return {
     env,
@@ -76,6 +87,18 @@ export async function startWorld(invocations: FakeInvocation[] = [SMALL_CHANGE])
         .comments(repo, number)
         .filter((comment) => comment.user.type === "Bot")
         .map((comment) => comment.body),
+    published(repo) {
+      const texts = github.issues(repo).flatMap((issue) => [
+        ...(issue.user.type === "Bot" ? [issue.title, issue.body ?? ""] : []),
+        ...github
+          .comments(repo, issue.number)
+          .filter((comment) => comment.user.type === "Bot")
+          .map((comment) => comment.body),
+      ]);
+      const gitDir = path.join(github.gitBaseUrl.replace("file://", ""), `${repo}.git`);
+      texts.push(gitIn(gitDir, "log", "--all", "--patch", "--text", "--format=%B"));
+      return texts.join("\n");
+    },
     stop: () => env.stop(),
   };
 }
