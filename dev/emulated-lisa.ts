@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createLisa, type Lisa } from "../src/app.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../src/emulator/github-emulator.ts";
+import { GITHUB_MAX_PAYLOAD, refuseUnboundedBody } from "../src/http/body-limit.ts";
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";
 import { createTestProbot } from "./test-probot.ts";
@@ -51,6 +52,7 @@ export async function startEmulatedLisa(options: {
   await lisa?.start();
   const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
   const server: Server = createServer((req, res) => {
+    if (refuseUnboundedBody(req, res, GITHUB_MAX_PAYLOAD)) return;
     const started = process.hrtime.bigint();
     res.on("finish", () => options.onAnswered?.(Number(process.hrtime.bigint() - started) / 1e6));
     void middleware(req, res);

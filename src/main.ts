@@ -2,6 +2,7 @@ import path from "node:path";
 import { run } from "probot";
 import { createLisa } from "./app.ts";
 import type { ProviderName } from "./config/config-schema.ts";
+import { limitRequestBodies } from "./http/body-limit.ts";
 import { providers } from "./providers/registry.ts";
 import { killAllAgents } from "./providers/run-agent.ts";
 import { sandboxSettingsFromEnv } from "./sandbox/sandbox-settings.ts";
@@ -21,6 +22,9 @@ function agentBinariesFromEnv(): Partial<Record<ProviderName, string>> {
   }
   return binaries;
 }
+
+// Before Probot's server exists: its listener reads whole bodies to check their signature.
+limitRequestBodies();
 
 await run(async (app) => {
   const lisa = createLisa(app, {

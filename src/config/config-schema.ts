@@ -2,6 +2,9 @@ import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import { parseDuration } from "./parse-duration.ts";
 
+/** Longest any one limit may be: a day. Beyond 24.8 days `setTimeout` overflows and fires at once. */
+const MAX_DURATION_MS = 24 * 3_600_000;
+
 const duration = (fallback: string) =>
   z
     .union([z.string(), z.number()])
@@ -12,8 +15,18 @@ const duration = (fallback: string) =>
         ctx.addIssue({ code: "custom", message: `"${value}" is not a duration; write e.g. 45m, 90s or 1h30m` });
         return z.NEVER;
       }
+      if (ms > MAX_DURATION_MS) {
+        ctx.addIssue({ code: "custom", message: `"${value}" is longer than the most Lisa allows, 24h` });
+        return z.NEVER;
+      }
       return ms;
     });
+
+/** Gates are commands, not scripts: a few of them, each a line. A config with 95,325 gates was accepted before. */
+const MAX_GATES = 20;
+const MAX_GATE_LENGTH = 1_000;
+/** Repositories one issue's work may span. */
+const MAX_REPOS = 20;
 
 const providerOptions = z.strictObject({
   /** Model name or alias passed to the CLI; the CLI's own default when omitted. */
@@ -64,12 +77,16 @@ export const configSchema = z.strictObject({
   repos: z
     .array(repoEntry)
     .min(1)
+    .max(MAX_REPOS, `lists more than ${MAX_REPOS} repositories`)
     .refine((repos) => new Set(repos.map((r) => r.repo.toLowerCase())).size === repos.length, "lists a repository twice")
     .optional(),
   /** Branch the work starts from and pull requests target; the repository's default branch when omitted. */
   base_branch: z.string().min(1).optional(),
   /** Shell commands that must pass in the worktree before a pull request is opened or updated. */
-  gates: z.array(z.string().min(1)).default([]),
+  gates: z
+    .array(z.string().min(1).max(MAX_GATE_LENGTH, `a gate may be at most ${MAX_GATE_LENGTH} characters`))
+    .max(MAX_GATES, `at most ${MAX_GATES} gates`)
+    .default([]),
   limits: z
     .strictObject({
       /** Fresh-context agent invocations per step and pass, gate-fixing rounds included. */

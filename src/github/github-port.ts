@@ -1,5 +1,7 @@
 import type { Octokit } from "@octokit/rest";
 import { CONFIG_PATH } from "../config/parse-config.ts";
+import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
+import { cutMarkdown } from "../reporting/fit-to-limit.ts";
 
 const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);
 
@@ -160,11 +162,11 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
       return undefined;
     },
     async createComment({ owner, repo }, issue, body) {
-      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issue, body });
+      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issue, body: fit(body) });
       return data.id;
     },
     async updateComment({ owner, repo }, commentId, body) {
-      await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body });
+      await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: fit(body) });
     },
     async labelsOf({ owner, repo }, issue) {
       const { data } = await octokit.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue, per_page: 100 });
@@ -197,17 +199,23 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
     },
     async createPullRequest({ owner, repo }, pr) {
       try {
-        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr });
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fit(pr.body) });
         return { number: data.number, url: data.html_url, draft: data.draft ?? false };
       } catch (error) {
         // Drafts need a paid plan on private repositories; GitHub answers 422 and Lisa opens a normal PR.
         if (!pr.draft || (error as { status?: number }).status !== 422 || !/draft/i.test((error as Error).message)) throw error;
-        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, draft: false });
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fit(pr.body), draft: false });
         return { number: data.number, url: data.html_url, draft: false };
       }
     },
     async updatePullRequest({ owner, repo }, number, pr) {
-      await octokit.rest.pulls.update({ owner, repo, pull_number: number, ...pr });
+      await octokit.rest.pulls.update({
+        owner,
+        repo,
+        pull_number: number,
+        ...pr,
+        ...(pr.body === undefined ? {} : { body: fit(pr.body) }),
+      });
     },
     async getPullRequest({ owner, repo }, number) {
       const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
@@ -252,7 +260,7 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
         repo,
         pull_number: number,
         comment_id: commentId,
-        body,
+        body: fit(body),
       });
       return data.id;
     },
@@ -302,6 +310,12 @@ interface PullJson {
   head: { sha: string; ref: string };
   base: { ref: string };
 }
+
+/**
+ * Every body Lisa writes fits GitHub's limit: the renderers fit their own, and this cuts anything
+ * else (a reply quoting a long command, say) with a note, rather than have GitHub refuse the write.
+ */
+const fit = (body: string) => cutMarkdown(body, GITHUB_BODY_LIMIT);
 
 function pullState(pr: PullJson): PullRequestState {
   return {

@@ -6,6 +6,9 @@ export const PLAN_FILE = ".lisa-plan.json";
 /** Longest scope a step may carry; a plan is a list of pointers, not the implementation. */
 export const MAX_SCOPE_LENGTH = 2_000;
 
+/** More steps than this is no plan one issue should carry (and the configuration allows at most 20 repositories). */
+export const MAX_STEPS = 50;
+
 /** The shape of `.lisa-plan.json`. */
 export const planSchema = z.strictObject({
   /** Why the work is split this way; shown to humans, optional. */
@@ -21,7 +24,8 @@ export const planSchema = z.strictObject({
         order: z.int().min(1),
       }),
     )
-    .min(1),
+    .min(1)
+    .max(MAX_STEPS),
   /** Requests the planner cannot plan (a repository not configured, a change outside the issue), with why. */
   out_of_scope: z
     .array(z.strictObject({ request: z.string().trim().min(1).max(1_000), reason: z.string().trim().min(1).max(1_000) }))

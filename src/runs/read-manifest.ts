@@ -1,8 +1,12 @@
-import { readFile, rm } from "node:fs/promises";
+import { rm } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
+import { AgentFileError, readAgentFile } from "../workspace/read-agent-file.ts";
 
 export const MANIFEST_FILE = ".lisa-manifest.json";
+
+/** A manifest is a few lines about the work; one larger than this is not a manifest. */
+const MAX_MANIFEST_BYTES = 64 * 1024;
 
 /** What the agent may say about its change; Lisa turns it into the pull request. */
 export const manifestSchema = z.strictObject({
@@ -51,12 +55,15 @@ export type ManifestResult = { manifest: Manifest } | { manifest: undefined; pro
  */
 export async function takeManifest(worktree: string): Promise<ManifestResult> {
   const file = path.join(worktree, MANIFEST_FILE);
-  let text: string;
+  let text: string | undefined;
   try {
-    text = await readFile(file, "utf8");
-  } catch {
-    return { manifest: undefined, problem: undefined };
+    text = await readAgentFile(file, MAX_MANIFEST_BYTES);
+  } catch (error) {
+    if (!(error instanceof AgentFileError)) throw error;
+    await rm(file, { force: true });
+    return { manifest: undefined, problem: `${error.message} It was ignored.` };
   }
+  if (text === undefined) return { manifest: undefined, problem: undefined };
   await rm(file, { force: true });
   let json: unknown;
   try {

@@ -57,6 +57,12 @@ describe("parseConfig", () => {
     [{ repos: [] }, "→ at repos"],
     [{ repos: [{ repo: "../etc" }] }, "must be owner/name"],
     [{ repos: [{ repo: "a/b" }, { repo: "A/B" }] }, "lists a repository twice"],
+    [{ gates: Array.from({ length: 21 }, (_, i) => `test ${i}`) }, "at most 20 gates"],
+    [{ gates: ["x".repeat(1_001)] }, "a gate may be at most 1000 characters"],
+    [{ repos: Array.from({ length: 21 }, (_, i) => ({ repo: `acme/r${i}` })) }, "lists more than 20 repositories"],
+    [{ limits: { session_timeout: "30d" } }, "is not a duration"],
+    [{ limits: { gate_timeout: "25h" } }, '"25h" is longer than the most Lisa allows, 24h'],
+    [{ limits: { stall_timeout: 2_200_000 } }, "is longer than the most Lisa allows, 24h"],
   ])("rejects %j, naming the key: %s", (raw, expected) => {
     expect(() => parseConfig(raw)).toThrow(ConfigError);
     expect(() => parseConfig(raw)).toThrow(expected);

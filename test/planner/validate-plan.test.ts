@@ -38,4 +38,15 @@ describe("validatePlan", () => {
     const check = validatePlan({ steps: [step("acme/nope", 1), step("acme/api", 1), step("acme/api", 5)] }, repos);
     expect(check.ok ? [] : check.problems).toHaveLength(3);
   });
+
+  it("keeps a huge bad plan's answer short: at most 50 steps, at most 20 problems listed", () => {
+    const many = Array.from({ length: 5_000 }, (_, i) => ({ repo: `acme/x${i}`, scope: "", order: 0 }));
+    const check = validatePlan({ steps: many }, repos);
+    const problems = check.ok ? [] : check.problems;
+    expect(problems.length).toBeLessThanOrEqual(21);
+    expect(problems.join("\n").length).toBeLessThan(10_000);
+    const tooMany = validatePlan({ steps: many.slice(0, 30).map((s, i) => ({ ...s, scope: "x", order: i + 1 })) }, repos);
+    expect(tooMany.ok ? [] : tooMany.problems).toHaveLength(21);
+    expect(tooMany.ok ? "" : tooMany.problems.at(-1)).toBe("…and 10 more problems.");
+  });
 });

@@ -1,0 +1,121 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { request } from "node:http";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { signature } from "../../src/emulator/webhooks.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+// Lisa as `npm start` runs it (src/main.ts, Probot's own server), sent bodies GitHub never sends.
+
+const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+const SECRET = "a-webhook-secret-for-this-test";
+
+let lisa: ChildProcess;
+let port: number;
+
+beforeAll(async () => {
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs1", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  lisa = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", MAIN], {
+    cwd: tempDir("lisa-cwd"),
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      APP_ID: "1",
+      PRIVATE_KEY: privateKey,
+      WEBHOOK_SECRET: SECRET,
+      PORT: "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      LOG_FORMAT: "json",
+      LISA_DATA_DIR: path.join(tempDir("lisa-data"), "data"),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  port = await new Promise<number>((resolve, reject) => {
+    let out = "";
+    lisa.stdout?.on("data", (chunk) => {
+      out += chunk;
+      const found = /Listening on http:\/\/[^:]+:(\d+)/.exec(out);
+      if (found) resolve(Number(found[1]));
+    });
+    lisa.on("exit", (code) => reject(new Error(`Lisa exited (${code}) before listening:\n${out}`)));
+  });
+}, 30_000);
+
+afterAll(() => {
+  lisa?.kill("SIGKILL");
+});
+
+/** Lisa's resident memory, in bytes. */
+const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${lisa.pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
+
+/** POSTs `size` bytes to the webhook path, streamed in 1 MiB chunks; the status Lisa answered with. */
+function post(size: number, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/github/webhooks", headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    // Lisa may close the connection before the body is sent: what counts is the answer it gave.
+    req.on("error", (error) => (req.destroyed ? undefined : reject(error)));
+    const chunk = Buffer.alloc(1024 * 1024, "a");
+    let sent = 0;
+    const pump = () => {
+      while (sent < size && !req.destroyed) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+const WEBHOOK = { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "d-1" };
+
+describe("the webhook endpoint of `npm start`", () => {
+  it("refuses a 30 MiB body with 413 before reading it", async () => {
+    const before = rss();
+    const status = await post(30 * 1024 * 1024, {
+      ...WEBHOOK,
+      "content-length": String(30 * 1024 * 1024),
+      "x-hub-signature-256": "sha256=00",
+    });
+    expect(status).toBe(413);
+    // Reading it would have grown Lisa by more than the body itself.
+    expect(rss() - before).toBeLessThan(16 * 1024 * 1024);
+  });
+
+  it("refuses a body of undeclared length with 411", async () => {
+    expect(await post(1024 * 1024, { ...WEBHOOK, "transfer-encoding": "chunked" })).toBe(411);
+  });
+
+  it("still answers a signed webhook of ordinary size", async () => {
+    const body = JSON.stringify({ zen: "Keep it logically awesome.", hook_id: 1 });
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port,
+          method: "POST",
+          path: "/api/github/webhooks",
+          headers: { ...WEBHOOK, "x-github-event": "ping", "x-hub-signature-256": signature(SECRET, body) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+    expect(status).toBe(200);
+  });
+});
