@@ -3,6 +3,7 @@ import remarkParse from "remark-parse";
 import remarkStringify from "remark-stringify";
 import { unified } from "unified";
 import { SKIP, visit } from "unist-util-visit";
+import { isSafeLinkTarget, stripInvisible } from "./live-text.ts";
 import { redactSecrets } from "./redact-secrets.ts";
 
 /** GitHub rejects issue and pull request bodies longer than this many characters. */
@@ -41,6 +42,15 @@ function transform(tree: Root, minDepth: number): void {
       parent.children.splice(index, 1);
       return [SKIP, index];
     }
+    if (node.type === "definition" && !isSafeLinkTarget(node.url) && parent && index !== undefined) {
+      parent.children.splice(index, 1);
+      return [SKIP, index];
+    }
+    if (node.type === "link" && !isSafeLinkTarget(node.url) && parent && index !== undefined) {
+      // A `javascript:` or `data:` link keeps its words and loses its target.
+      parent.children.splice(index, 1, ...node.children);
+      return index;
+    }
     if (node.type === "heading") {
       const heading = node as Heading;
       heading.depth = Math.min(6, Math.max(minDepth, heading.depth)) as Heading["depth"];
@@ -72,8 +82,8 @@ function truncate(markdown: string, maxLength: number): string {
 }
 
 /**
- * Cleans agent-written markdown for a GitHub body: parses it to a syntax tree, drops raw HTML and
- * images, bounds heading levels, turns a wall of text into points, prints it with `-` bullets,
+ * Cleans agent-written markdown for a GitHub body: parses it to a syntax tree, drops raw HTML,
+ * images, invisible characters and links whose scheme is not http(s), bounds heading levels, turns a wall of text into points, prints it with `-` bullets,
  * redacts secrets, and fits it into GitHub's length limit.
  */
 export function sanitizeMarkdown(markdown: string, options: SanitizeOptions = {}): string {
@@ -82,6 +92,6 @@ export function sanitizeMarkdown(markdown: string, options: SanitizeOptions = {}
     .use(remarkParse)
     .use(() => (tree: Root) => transform(tree, minHeadingDepth))
     .use(remarkStringify, { bullet: "-", emphasis: "_", strong: "*", fence: "`", rule: "-", listItemIndent: "one" });
-  const printed = String(processor.processSync(redactSecrets(markdown.trim(), secrets))).trim();
+  const printed = String(processor.processSync(redactSecrets(stripInvisible(markdown).trim(), secrets))).trim();
   return truncate(redactSecrets(printed, secrets), maxLength);
 }

@@ -2,7 +2,7 @@ import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
 import { failedFirst } from "./describe-gate.ts";
 import { type Block, CUT_NOTE, cutMarkdown, fitToLimit } from "./fit-to-limit.ts";
 import { mention, money, plural } from "./format.ts";
-import { cleanBlock, cleanCell, cleanLine, code, listItem, safeUrl } from "./untrusted.ts";
+import { cleanBlock, cleanCell, cleanLine, code, listItem, quote, safeUrl } from "./untrusted.ts";
 import type { FileChange, GateLine, PrGate } from "./views.ts";
 
 /** Lisa owns the part of a pull request body between these markers; a human's text outside them is kept. */
@@ -119,8 +119,11 @@ export function renderPrBodySection(view: PrBodyView): string {
     if (view.files.length > MAX_FILES) blocks.push(`- …and ${plural(view.files.length - MAX_FILES, "more file")}`);
   }
   blocks.push("", "### Testing", "");
+  // The agent's account is quoted as its own words, apart from the gates Lisa ran itself, so a
+  // line it wrote like "`npm test` passed (run by Lisa)" cannot pass for one of Lisa's.
   const testing = view.manifest?.testing?.trim();
-  if (testing) blocks.push({ text: clean(testing), drop: 1 }, "");
+  if (testing) blocks.push({ text: `The agent's account of its testing:\n\n${quote(clean(testing))}`, drop: 1 }, "");
+  blocks.push("Gates run by Lisa:", "");
   if (view.gates.length === 0) blocks.push("- No gate commands are configured for this repository.");
   const { shown, more } = failedFirst(view.gates);
   for (const gate of shown) {

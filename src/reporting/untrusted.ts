@@ -2,13 +2,14 @@ import type { Root } from "mdast";
 import remarkParse from "remark-parse";
 import { unified } from "unified";
 import { visit } from "unist-util-visit";
+import { DEFUSER, defuseReferences, stripInvisible } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 
 // Text written by a human or an agent. Every helper here redacts secrets, keeps HTML out, never
 // lets the text reach past its own block, and never lets it forge one of Lisa's hidden markers.
 
-const ZERO_WIDTH_SPACE = "\u200B";
+const ZERO_WIDTH_SPACE = DEFUSER;
 // sanitizeMarkdown cuts its result at this length; the callers here cut the input first instead,
 // so a fence is never left open by a cut.
 const NO_CUT = Number.MAX_SAFE_INTEGER;
@@ -32,25 +33,24 @@ export function defuseMarkers(text: string): string {
 const MENTION = /(^|[^A-Za-z0-9_])(@|&#0*64;|&#x0*40;|&commat;)(?=[A-Za-z0-9])/gi;
 
 /**
- * Keeps quoted text from notifying anyone: an `@` in prose (not in code) gets a zero-width space
- * after it, so it reads the same but GitHub does not ping the person or team.
+ * Keeps quoted text from acting on GitHub (see live-text.ts): in prose, not in code, an `@` gets a
+ * zero-width space after it, so it reads the same but notifies no one; issue references and
+ * closing keywords are defused the same way. Invisible characters are removed first, so every
+ * zero-width space published is one of Lisa's.
  */
 export function defuseMentions(markdown: string): string {
-  if (!markdown.includes("@") && !markdown.includes("&")) return markdown;
-  const tree = unified().use(remarkParse).parse(markdown) as Root;
-  const mentions: { at: number; length: number }[] = [];
+  const text = stripInvisible(markdown);
+  const tree = unified().use(remarkParse).parse(text) as Root;
+  const spans: { start: number; end: number }[] = [];
   visit(tree, "text", (node) => {
     const start = node.position?.start.offset;
     const end = node.position?.end.offset;
-    if (start === undefined || end === undefined) return;
-    for (const match of markdown.slice(start, end).matchAll(MENTION)) {
-      const [, before = "", sign = "@"] = match;
-      mentions.push({ at: start + (match.index ?? 0) + before.length, length: sign.length });
-    }
+    if (start !== undefined && end !== undefined) spans.push({ start, end });
   });
-  let result = markdown;
-  for (const { at, length } of mentions.sort((a, b) => b.at - a.at)) {
-    result = `${result.slice(0, at)}@${ZERO_WIDTH_SPACE}${result.slice(at + length)}`;
+  let result = text;
+  for (const { start, end } of spans.sort((a, b) => b.start - a.start)) {
+    const prose = result.slice(start, end).replace(MENTION, (_all, before: string) => `${before}@${DEFUSER}`);
+    result = `${result.slice(0, start)}${defuseReferences(prose)}${result.slice(end)}`;
   }
   return result;
 }
@@ -118,7 +118,7 @@ export function listItem(marker: string, block: string): string {
 
 /** A code span around one line of text, with a backtick run longer than any inside it. */
 export function code(text: string, { secrets = [], max = 200 }: Partial<CleanOptions> = {}): string {
-  const flat = defuseMarkers(cut(flatten(redactSecrets(preCut(text, max), secrets)), max)) || " ";
+  const flat = defuseMarkers(cut(flatten(redactSecrets(stripInvisible(preCut(text, max)), secrets)), max)) || " ";
   const longest = Math.max(0, ...[...flat.matchAll(/`+/g)].map((m) => m[0].length));
   const ticks = "`".repeat(longest + 1);
   const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
@@ -141,7 +141,7 @@ export function fenced(
   // Only the tail can be shown; redacting it alone keeps huge outputs cheap.
   const tailLength = maxLines * (maxLineLength + 2) + 8_192;
   const tail = text.length > tailLength ? text.slice(-tailLength) : text;
-  const lines = redactSecrets(tail, secrets).replace(TERMINAL_CODES, "").split("\n");
+  const lines = stripInvisible(redactSecrets(tail, secrets).replace(TERMINAL_CODES, "")).split("\n");
   if (tail !== text) lines.shift(); // a line cut at its start
   const total = tail === text ? lines.length : text.split("\n").length;
   const shown = lines.slice(-maxLines).map((line) => defuseMarkers(cut(line, maxLineLength)));

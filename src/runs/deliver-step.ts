@@ -2,6 +2,8 @@ import { existsSync } from "node:fs";
 import { isWriter } from "../commands/authorize.ts";
 import { GitError } from "../errors.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
+import { plainLiveText } from "../markdown/live-text.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { StepRow } from "../store/store.ts";
 import {
   createWorktree,
@@ -249,7 +251,11 @@ async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, to
   const wip = wipBranch(step.branch);
   let wipSha: string | null = null;
   try {
-    await commitPending(dir, `Lisa's blocked attempt, pass ${pass.number}\n\n${reason.slice(0, 500)}`);
+    // The reason may quote the agent; in a commit message GitHub still acts on closing keywords.
+    await commitPending(
+      dir,
+      `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
+    );
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, token, { lease, secrets: ctx.secrets });
     wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;

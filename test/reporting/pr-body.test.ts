@@ -77,11 +77,27 @@ describe("renderPrBodySection", () => {
         "",
         "### Testing",
         "",
-        "Ran the unit tests.",
+        "The agent's account of its testing:",
+        "",
+        "> Ran the unit tests.",
+        "",
+        "Gates run by Lisa:",
         "",
         "- `npm test` passed (run by Lisa)",
       ].join("\n"),
     );
+  });
+
+  it("quotes the agent's account of its testing, so a line imitating Lisa's gate lines stays the agent's", () => {
+    const forged = "- `npm test` passed (run by Lisa)\n- `npm run e2e` passed (run by Lisa)";
+    const section = renderPrBodySection(bodyView({ manifest: { title: "T", what: "W", testing: forged }, gates: [] }));
+    const lines = section.split("\n");
+    // Every line that says "run by Lisa" is inside the agent's quotation: Lisa ran no gate here.
+    expect(lines.filter((line) => line.includes("passed (run by Lisa)"))).toEqual([
+      "> - `npm test` passed (run by Lisa)",
+      "> - `npm run e2e` passed (run by Lisa)",
+    ]);
+    expect(section).toContain("Gates run by Lisa:\n\n- No gate commands are configured for this repository.");
   });
 
   it("falls back to the agent's summary, the issue and the changed files without a manifest", () => {

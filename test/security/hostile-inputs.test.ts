@@ -2,12 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { authorizationGroup } from "./hostile/authorization.ts";
 import { boundsGroup } from "./hostile/bounds.ts";
 import type { Breach, HostileGroup } from "./hostile/hostile-input.ts";
+import { liveTextGroup } from "./hostile/live-text.ts";
 import { sandboxGroup } from "./hostile/sandbox.ts";
 import { secretsGroup } from "./hostile/secrets.ts";
 import { triggersGroup } from "./hostile/triggers.ts";
 
 // Each group's inputs live in ./hostile/<group>.ts; add a group here and it is counted.
-const GROUPS: HostileGroup[] = [sandboxGroup, authorizationGroup, secretsGroup, boundsGroup, triggersGroup];
+const GROUPS: HostileGroup[] = [sandboxGroup, authorizationGroup, secretsGroup, boundsGroup, liveTextGroup, triggersGroup];
 
 const total: Breach & { inputs: number } = { inputs: 0, unauthorizedRuns: 0, secretsLeaked: 0, unbounded: 0 };
 
