@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type FailureKind, failedOutput, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
 
 /** The final object `claude -p` prints: the whole output with `json`, the last event with `stream-json`. */
 const claudeResultSchema = z.looseObject({
@@ -82,8 +82,7 @@ export const claudeProvider: Provider = {
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const result = findResult(stdout);
     if (!result) {
-      const detail = (stderr.trim() || stdout.trim()).slice(-500) || "no output";
-      return failedOutput("crashed", `claude exited with ${exitCode ?? "a signal"} and printed no result: ${detail}`, exitCode);
+      return crashed("claude", exitCode ?? undefined, stderr.trim() || stdout);
     }
     const failed = result.is_error || result.subtype !== "success";
     return {

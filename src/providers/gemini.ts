@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type FailureKind, failedOutput, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
 
 const tokensSchema = z.looseObject({
   input: z.number().optional(),
@@ -127,8 +127,7 @@ export const geminiProvider: Provider = {
     // Success is printed on stdout; failures on stderr, after the CLI's own log lines.
     const output = findOutput(stdout) ?? findOutput(stderr);
     if (!output) {
-      const detail = (stderr.trim() || stdout.trim()).slice(-500) || "no output";
-      return failedOutput("crashed", `gemini exited with ${exitCode ?? "a signal"} and printed no result: ${detail}`, exitCode);
+      return crashed("gemini", exitCode ?? undefined, stderr.trim() || stdout);
     }
     const { tokens, turns } = usage(output);
     const base = { costUsd: 0, turns, tokens, sessionId: output.session_id, exitCode };

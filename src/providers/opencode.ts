@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { type FailureKind, failedOutput, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
 
 /** One line of `opencode run --format json`: `step_start`, `tool_use`, `text`, `reasoning`, `step_finish` or `error`. */
 const eventSchema = z.looseObject({
@@ -150,8 +150,7 @@ export const opencodeProvider: Provider = {
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const events = parseEvents(stdout);
     if (events.length === 0) {
-      const detail = (stderr.trim() || stdout.trim()).slice(-500) || "no output";
-      return failedOutput("crashed", `opencode exited with ${exitCode ?? "a signal"} and printed no events: ${detail}`, exitCode);
+      return crashed("opencode", exitCode ?? undefined, stderr.trim() || stdout, "printed no events");
     }
     // There is no summary event: each model step reports its own tokens and cost.
     const steps = events.filter((event) => event.type === "step_finish");
@@ -173,14 +172,8 @@ export const opencodeProvider: Provider = {
       exitCode,
     };
     if (error) return { ...base, ok: false, failure: { kind: classify(error), message: describe(error) } };
-    if (exitCode !== 0) {
-      const detail = stderr.trim().slice(-500);
-      return {
-        ...base,
-        ok: false,
-        failure: { kind: "crashed", message: `opencode exited with ${exitCode ?? "a signal"}${detail ? `: ${detail}` : ""}` },
-      };
-    }
+    if (exitCode !== 0)
+      return { ...base, ok: false, failure: crashed("opencode", exitCode ?? undefined, stderr, "failed").failure };
     return { ...base, ok: true, failure: undefined };
   },
 };

@@ -23,7 +23,11 @@ export interface AgentResult {
   turns: number | undefined;
   tokens: { input: number; output: number } | undefined;
   sessionId: string | undefined;
-  failure: { kind: FailureKind; message: string } | undefined;
+  /**
+   * Why it failed: `message` is short and fit for the issue; `detail` (the tail of the CLI's output,
+   * which can hold server paths and file contents) is for Lisa's log only.
+   */
+  failure: { kind: FailureKind; message: string; detail?: string } | undefined;
   exitCode: number | undefined;
   durationMs: number;
 }
@@ -31,7 +35,7 @@ export interface AgentResult {
 export type ParsedOutput = Omit<AgentResult, "durationMs">;
 
 /** The result of an invocation that produced nothing usable. */
-export function failedOutput(kind: FailureKind, message: string, exitCode: number | undefined): ParsedOutput {
+export function failedOutput(kind: FailureKind, message: string, exitCode: number | undefined, detail?: string): ParsedOutput {
   return {
     ok: false,
     text: "",
@@ -39,9 +43,30 @@ export function failedOutput(kind: FailureKind, message: string, exitCode: numbe
     turns: undefined,
     tokens: undefined,
     sessionId: undefined,
-    failure: { kind, message },
+    failure: { kind, message, ...(detail ? { detail } : {}) },
     exitCode,
   };
+}
+
+/**
+ * A CLI that died without a result: how it ended, with the last line it printed that is not a
+ * stack frame, absolute paths shortened to their file name, for the issue. The whole tail goes
+ * to the log as `detail`: a Node stack trace names the server's folders, and a CLI may echo the
+ * files it read.
+ */
+export function crashed(cli: string, exitCode: number | undefined, output: string, what = "printed no result"): ParsedOutput {
+  const tail = output.trim().slice(-2_000);
+  const last = tail
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line && !/^at\s/.test(line) && !/^[\^~\s]+$/.test(line))
+    .at(-1);
+  const summary = last
+    ?.replace(/(?:file:\/\/)?(?:\/[\w.@+-]+)+\/([\w.@+-]+)/g, "…/$1")
+    .replace(/\s+/g, " ")
+    .slice(0, 200);
+  const ending = exitCode === undefined ? "was ended by a signal" : `exited with ${exitCode}`;
+  return failedOutput("crashed", `${cli} ${ending} and ${what}${summary ? `; its last words: ${summary}` : ""}`, exitCode, tail);
 }
 
 export interface ProviderCapabilities {

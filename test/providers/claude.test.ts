@@ -77,8 +77,28 @@ describe("claudeProvider.parse", () => {
     expect(parsed.failure?.kind).toBe("agent_error");
   });
 
-  it("reports a crash when no result was printed, with the tail of stderr", () => {
+  it("reports a crash when no result was printed: its last words for the issue, the tail of stderr for the log", () => {
     const parsed = claudeProvider.parse({ stdout: "", stderr: "TypeError: boom\n", exitCode: 1 });
-    expect(parsed.failure).toEqual({ kind: "crashed", message: "claude exited with 1 and printed no result: TypeError: boom" });
+    expect(parsed.failure).toEqual({
+      kind: "crashed",
+      message: "claude exited with 1 and printed no result; its last words: TypeError: boom",
+      detail: "TypeError: boom",
+    });
+  });
+
+  it("keeps a stack trace's server paths and file contents out of the message for the issue", () => {
+    const stderr = [
+      "file:///srv/lisa/node_modules/@anthropic-ai/claude-code/cli.js:4201",
+      "  const secretConfig = readFileSync('/srv/lisa/.env');",
+      "Error: ENOENT: no such file or directory, open '/home/lisa/data/worktrees/run-1-step-1/x.ts'",
+      "    at Object.openSync (node:fs:573:18)",
+      "    at file:///srv/lisa/node_modules/@anthropic-ai/claude-code/cli.js:4201:9",
+    ].join("\n");
+    const failure = claudeProvider.parse({ stdout: "", stderr, exitCode: 1 }).failure;
+    expect(failure?.message).toBe(
+      "claude exited with 1 and printed no result; its last words: Error: ENOENT: no such file or directory, open '…/x.ts'",
+    );
+    expect(failure?.message).not.toMatch(/\/srv|\/home|secretConfig/);
+    expect(failure?.detail).toContain("/srv/lisa/node_modules");
   });
 });
