@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signature } from "../../src/emulator/webhooks.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { rawPost } from "../support/raw-post.ts";
 
 // Lisa as `npm start` runs it (src/main.ts, Probot's own server), sent bodies GitHub never sends.
 
@@ -56,27 +57,8 @@ afterAll(() => {
 /** Lisa's resident memory, in bytes. */
 const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${lisa.pid}/status`, "utf8"))?.[1] ?? 0) * 1024;
 
-/** POSTs `size` bytes to the webhook path, streamed in 1 MiB chunks; the status Lisa answered with. */
-function post(size: number, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, method: "POST", path: "/api/github/webhooks", headers }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    // Lisa may close the connection before the body is sent: what counts is the answer it gave.
-    req.on("error", (error) => (req.destroyed ? undefined : reject(error)));
-    const chunk = Buffer.alloc(1024 * 1024, "a");
-    let sent = 0;
-    const pump = () => {
-      while (sent < size && !req.destroyed) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once("drain", pump);
-      }
-      req.end();
-    };
-    pump();
-  });
-}
+const post = (size: number, headers: Record<string, string>) =>
+  rawPost(`http://127.0.0.1:${port}/api/github/webhooks`, headers, size);
 
 const WEBHOOK = { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "d-1" };
 

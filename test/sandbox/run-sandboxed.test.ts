@@ -7,7 +7,6 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 import { installRoot, linksOnPath } from "../../src/sandbox/bwrap-args.ts";
 import { runSandboxed } from "../../src/sandbox/run-sandboxed.ts";
-import { sandboxSettingsFromEnv } from "../../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
@@ -124,26 +123,6 @@ describe("a host where the sandbox cannot start", () => {
       const result = await runSandboxed("/bin/echo", ["unconfined"], { cwd: process.cwd(), env: {}, timeoutMs: 5000, sandbox: { mode: "off" } });
       console.log(result.stdout.trim());`);
     expect(stdout.trim()).toBe("unconfined");
-  });
-});
-
-describe("sandboxSettingsFromEnv", () => {
-  it.each([
-    [{}, { mode: "bwrap" }],
-    [{ LISA_SANDBOX: "" }, { mode: "bwrap" }],
-    [{ LISA_SANDBOX: "off" }, { mode: "off" }],
-    [
-      { LISA_SANDBOX: "bwrap", LISA_AGENT_HOME: "/etc/lisa/agent-home" },
-      { mode: "bwrap", homeTemplate: "/etc/lisa/agent-home" },
-    ],
-  ])("reads %o as %o", (source, settings) => {
-    expect(sandboxSettingsFromEnv(source)).toEqual(settings);
-  });
-
-  it("names the variable and the values it takes when it is wrong", () => {
-    expect(() => sandboxSettingsFromEnv({ LISA_SANDBOX: "docker" })).toThrow(
-      'LISA_SANDBOX must be "bwrap" or "off", not "docker"',
-    );
   });
 });
 

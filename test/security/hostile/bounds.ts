@@ -1,6 +1,6 @@
-import { request } from "node:http";
 import type { FakeInvocation } from "../../../dev/fake-agent.ts";
 import { GITHUB_BODY_LIMIT } from "../../../src/markdown/sanitize-markdown.ts";
+import { rawPost } from "../../support/raw-post.ts";
 import { breachIf, HELD, type HostileGroup, type HostileInput } from "./hostile-input.ts";
 import { type LisaWorld, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
 
@@ -62,31 +62,6 @@ function planInput(name: string, attempt: string, planner: FakeInvocation, expec
       }
     },
   };
-}
-
-/** POSTs `size` bytes to Lisa's webhook URL with a declared length; the status it answered. */
-function postBody(url: string, size: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: "POST", headers: { "content-type": "application/json", "content-length": String(size) } },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      },
-    );
-    req.on("error", (error) => (req.destroyed ? undefined : reject(error)));
-    const chunk = Buffer.alloc(1024 * 1024, "a");
-    let sent = 0;
-    const pump = () => {
-      while (sent < size && !req.destroyed) {
-        sent += chunk.length;
-        if (!req.write(chunk)) return void req.once("drain", pump);
-      }
-      req.end();
-    };
-    pump();
-  });
 }
 
 const steps = (n: number) => Array.from({ length: n }, (_, i) => ({ repo: `acme/nope-${i}`, scope: "x".repeat(200), order: 0 }));
@@ -174,7 +149,11 @@ export const boundsGroup: HostileGroup = {
       run: async () => {
         const world = await startWorld();
         try {
-          const status = await postBody(world.env.webhookUrl, 30 * 1024 * 1024);
+          const status = await rawPost(
+            world.env.webhookUrl,
+            { "content-type": "application/json", "content-length": String(30 * 1024 * 1024) },
+            30 * 1024 * 1024,
+          );
           // Lisa still answers GitHub afterwards.
           const repo = await world.repo("after-post");
           await settled(world, repo);

@@ -1,0 +1,82 @@
+import path from "node:path";
+import { z } from "zod";
+import { type ProviderName, providers } from "../providers/registry.ts";
+import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
+
+/** Environment variables Lisa reads at start-up, each with what it accepts. Probot reads its own (APP_ID, PRIVATE_KEY, …). */
+const envSchema = z.object({
+  LISA_DATA_DIR: z.string().min(1, "must name a folder").default("data"),
+  LISA_GIT_BASE_URL: z
+    .string()
+    .regex(/^(https?|file):\/\/\S+$/, "must be a URL such as https://github.com or file:///srv/repos")
+    .optional(),
+  GHE_HOST: z
+    .string()
+    .regex(/^[A-Za-z0-9.-]+(:\d+)?$/, "must be a host name such as github.example.com, without a scheme or path")
+    .optional(),
+  GHE_PROTOCOL: z.enum(["https", "http"], { error: "must be https or http" }).default("https"),
+  LISA_CONCURRENCY: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of runs, e.g. 2")
+    .transform(Number)
+    .pipe(z.int().min(1, "must be at least 1").max(64, "must be at most 64"))
+    .default(2),
+  LISA_SANDBOX: z.enum(["bwrap", "off"], { error: 'must be "bwrap" or "off"' }).default("bwrap"),
+  LISA_AGENT_HOME: z.string().min(1).optional(),
+  PORT: z
+    .string()
+    .regex(/^\d+$/, "must be a port number")
+    .transform(Number)
+    .pipe(z.int().max(65_535, "must be a port number"))
+    .optional(),
+  LOG_LEVEL: z
+    .enum(["trace", "debug", "info", "warn", "error", "fatal"], { error: "must be trace, debug, info, warn, error or fatal" })
+    .optional(),
+});
+
+/** What `npm start` runs Lisa with, from its environment. */
+export interface LisaSettings {
+  dataDir: string;
+  gitBaseUrl: string;
+  concurrency: number;
+  sandbox: SandboxSettings;
+  agentBinaries: Partial<Record<ProviderName, string>>;
+}
+
+/** Lisa cannot start with this environment; the message has one line per bad variable. */
+export class EnvError extends Error {
+  override name = "EnvError";
+}
+
+/**
+ * Reads and checks every variable Lisa takes from its environment. An empty variable counts as
+ * unset, as shells and `.env` files leave them.
+ * @throws EnvError naming each bad variable, its value and what it accepts
+ */
+export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
+  const present = Object.fromEntries(Object.keys(envSchema.shape).flatMap((name) => (env[name] ? [[name, env[name]]] : [])));
+  // An empty GHE_PROTOCOL would build `://host` URLs: refuse it rather than treat it as unset.
+  if (env.GHE_PROTOCOL === "") present.GHE_PROTOCOL = "";
+  const parsed = envSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((issue) => {
+      const name = String(issue.path[0]);
+      return `${name}=${JSON.stringify(present[name] ?? "")}: ${issue.message}`;
+    });
+    throw new EnvError(lines.join("\n"));
+  }
+  const vars = parsed.data;
+  const agentBinaries: Partial<Record<ProviderName, string>> = {};
+  for (const name of Object.keys(providers) as ProviderName[]) {
+    const value = env[`LISA_${name.toUpperCase()}_PATH`];
+    if (value) agentBinaries[name] = value;
+  }
+  return {
+    dataDir: path.resolve(vars.LISA_DATA_DIR),
+    // GHES: git lives on the same host as the API.
+    gitBaseUrl: vars.LISA_GIT_BASE_URL ?? (vars.GHE_HOST ? `${vars.GHE_PROTOCOL}://${vars.GHE_HOST}` : "https://github.com"),
+    concurrency: vars.LISA_CONCURRENCY,
+    sandbox: { mode: vars.LISA_SANDBOX, homeTemplate: vars.LISA_AGENT_HOME },
+    agentBinaries,
+  };
+}

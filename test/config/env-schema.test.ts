@@ -1,0 +1,84 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { EnvError, settingsFromEnv } from "../../src/config/env-schema.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+describe("settingsFromEnv", () => {
+  it("gives the defaults for an empty environment", () => {
+    expect(settingsFromEnv({})).toEqual({
+      dataDir: path.resolve("data"),
+      gitBaseUrl: "https://github.com",
+      concurrency: 2,
+      sandbox: { mode: "bwrap", homeTemplate: undefined },
+      agentBinaries: {},
+    });
+  });
+
+  it("reads every variable it knows", () => {
+    const settings = settingsFromEnv({
+      LISA_DATA_DIR: "/var/lib/lisa",
+      GHE_HOST: "github.example.com",
+      GHE_PROTOCOL: "http",
+      LISA_CONCURRENCY: "4",
+      LISA_SANDBOX: "off",
+      LISA_AGENT_HOME: "/etc/lisa/home",
+      LISA_CLAUDE_PATH: "/opt/claude/bin/claude",
+    });
+    expect(settings).toEqual({
+      dataDir: "/var/lib/lisa",
+      gitBaseUrl: "http://github.example.com",
+      concurrency: 4,
+      sandbox: { mode: "off", homeTemplate: "/etc/lisa/home" },
+      agentBinaries: { claude: "/opt/claude/bin/claude" },
+    });
+    expect(settingsFromEnv({ LISA_GIT_BASE_URL: "file:///srv/repos", GHE_HOST: "x.test" }).gitBaseUrl).toBe("file:///srv/repos");
+  });
+
+  it("names every bad variable at once, with its value and what it takes", () => {
+    const bad = () =>
+      settingsFromEnv({
+        LISA_CONCURRENCY: "two",
+        GHE_PROTOCOL: "",
+        LISA_SANDBOX: "docker",
+        GHE_HOST: "https://x.test/",
+        PORT: "http",
+      });
+    expect(bad).toThrow(EnvError);
+    const lines = (() => {
+      try {
+        bad();
+        return [];
+      } catch (error) {
+        return (error as Error).message.split("\n");
+      }
+    })();
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        'LISA_CONCURRENCY="two": must be a whole number of runs, e.g. 2',
+        'GHE_PROTOCOL="": must be https or http',
+        'LISA_SANDBOX="docker": must be "bwrap" or "off"',
+        'GHE_HOST="https://x.test/": must be a host name such as github.example.com, without a scheme or path',
+        'PORT="http": must be a port number',
+      ]),
+    );
+    expect(() => settingsFromEnv({ LISA_CONCURRENCY: "0" })).toThrow('LISA_CONCURRENCY="0": must be at least 1');
+  });
+});
+
+describe("`npm start` with a bad environment", () => {
+  it("exits at once with status 1 and one line per bad variable, before serving anything", () => {
+    const main = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+    const result = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", main], {
+      cwd: tempDir("bad-env"),
+      env: { PATH: process.env.PATH, LISA_CONCURRENCY: "two", GHE_PROTOCOL: "" },
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(result.status).toBe(1);
+    expect(result.stderr).toBe(
+      'Lisa cannot start; fix these environment variables:\nGHE_PROTOCOL="": must be https or http\nLISA_CONCURRENCY="two": must be a whole number of runs, e.g. 2\n',
+    );
+  });
+});
