@@ -43,6 +43,8 @@ export interface Lisa {
   idle(): Promise<void>;
   /** Stops the worker after the runs under way, and closes the store. */
   stop(): Promise<void>;
+  /** Stops for a deploy: the runs under way get `graceMs` to finish, the rest resume at the next start (Worker.shutdown). */
+  shutdown(graceMs: number): Promise<void>;
 }
 
 const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "prompts");
@@ -125,6 +127,10 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     idle: () => worker.idle(),
     async stop() {
       await worker.stop();
+      store.close();
+    },
+    async shutdown(graceMs) {
+      await worker.shutdown(graceMs);
       store.close();
     },
   };

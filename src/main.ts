@@ -20,10 +20,17 @@ limitRequestBodies();
 await run(async (app) => {
   const lisa = createLisa(app, settings);
   await lisa.start();
-  // Runs under way are resumed on the next start; agents run in their own process groups and must not outlive Lisa.
+  // A deploy: runs under way get the grace period, the rest resume at the next start; nothing is
+  // left running (agents run in their own process groups and would outlive Lisa).
   const shutdown = () => {
-    killAllAgents();
-    process.exit(0);
+    lisa.shutdown(settings.shutdownGraceMs).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        app.log.error({ err: error }, "could not shut down cleanly");
+        killAllAgents();
+        process.exit(1);
+      },
+    );
   };
   process.once("SIGTERM", shutdown);
   process.once("SIGINT", shutdown);

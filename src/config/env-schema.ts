@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
+import { parseDuration } from "./parse-duration.ts";
 
 /** Environment variables Lisa reads at start-up, each with what it accepts. Probot reads its own (APP_ID, PRIVATE_KEY, …). */
 const envSchema = z.object({
@@ -29,6 +30,17 @@ const envSchema = z.object({
     .transform(Number)
     .pipe(z.int().max(65_535, "must be a port number"))
     .optional(),
+  LISA_SHUTDOWN_GRACE: z
+    .string()
+    .transform((value, ctx) => {
+      const ms = parseDuration(value);
+      if (ms === undefined || ms > 3_600_000) {
+        ctx.addIssue({ code: "custom", message: "must be a duration of at most 1h, e.g. 8s or 2m" });
+        return z.NEVER;
+      }
+      return ms;
+    })
+    .default(8_000),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal"], { error: "must be trace, debug, info, warn, error or fatal" })
     .optional(),
@@ -39,6 +51,8 @@ export interface LisaSettings {
   dataDir: string;
   gitBaseUrl: string;
   concurrency: number;
+  /** How long runs under way may go on after SIGTERM before they are handed back (Worker.shutdown). */
+  shutdownGraceMs: number;
   sandbox: SandboxSettings;
   agentBinaries: Partial<Record<ProviderName, string>>;
 }
@@ -76,6 +90,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     // GHES: git lives on the same host as the API.
     gitBaseUrl: vars.LISA_GIT_BASE_URL ?? (vars.GHE_HOST ? `${vars.GHE_PROTOCOL}://${vars.GHE_HOST}` : "https://github.com"),
     concurrency: vars.LISA_CONCURRENCY,
+    shutdownGraceMs: vars.LISA_SHUTDOWN_GRACE,
     sandbox: { mode: vars.LISA_SANDBOX, homeTemplate: vars.LISA_AGENT_HOME },
     agentBinaries,
   };

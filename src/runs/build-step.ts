@@ -4,7 +4,7 @@ import type { FailureKind } from "../providers/provider.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { fenceAsData, renderPrompt } from "./render-prompt.ts";
-import { BlockedError, type RunContext } from "./run-context.ts";
+import { assertStillRunning, BlockedError, type RunContext } from "./run-context.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 
 /** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
@@ -24,6 +24,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
   let failedGate: GateResult | undefined;
 
   for (;;) {
+    assertStillRunning(ctx);
     if (!skipAgent) {
       const sessions = store.sessions(stepId);
       const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
@@ -51,6 +52,8 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
       store.updateStep(stepId, { phase: "agent" });
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
+      // A session ended because Lisa stopped the run is not the agent's failure.
+      assertStillRunning(ctx);
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
         const message = `The agent session failed (${kind}): ${redactSecrets(result.failure?.message ?? "no details", ctx.secrets)}`;
@@ -68,6 +71,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       secrets: ctx.secrets,
       sandbox: { ...deps.sandbox, ...checkout.scope },
     });
+    assertStillRunning(ctx);
     store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;

@@ -5,7 +5,7 @@ import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
 import { finishPackage } from "./review-package.ts";
-import { type RunContext, StoppedError } from "./run-context.ts";
+import { assertStillRunning, type RunContext } from "./run-context.ts";
 import { setStateLabel } from "./state-labels.ts";
 
 /**
@@ -53,11 +53,11 @@ export async function executePass(ctx: RunContext): Promise<void> {
     for (const step of store.steps(run.id)) {
       if (step.position === 0 || step.pass !== ctx.pass.number) continue;
       if (step.state !== "pending" && step.state !== "running") continue;
-      ensureStillRunning(ctx);
+      assertStillRunning(ctx);
       await deliverStep(ctx, step.id);
       await linkSiblingPullRequests(ctx, step.id);
     }
-    ensureStillRunning(ctx);
+    assertStillRunning(ctx);
     const blocked = store.steps(run.id).filter((s) => s.pass === ctx.pass.number && s.state === "blocked");
     // 4
     if (blocked.length > 0) {
@@ -100,12 +100,6 @@ export async function executePass(ctx: RunContext): Promise<void> {
 function refresh(ctx: RunContext): void {
   const pass = ctx.deps.store.pass(ctx.run.id, ctx.pass.number);
   if (pass) ctx.pass = pass;
-}
-
-/** A command (abort, a closed PR) may have stopped the run between two steps. */
-function ensureStillRunning(ctx: RunContext): void {
-  const state = ctx.deps.store.run(ctx.run.id)?.state;
-  if (state !== "running") throw new StoppedError(`the run is ${state} now`);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { StepError } from "../errors.ts";
 import type { RepoRef } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { processIdentity } from "../process/process-identity.ts";
 import { buildAgentEnv } from "../providers/agent-env.ts";
 import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
@@ -99,7 +100,7 @@ export async function invokeAgent(
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
       sandbox: { ...deps.sandbox, ...checkout.scope },
-      onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid),
+      onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid, processIdentity(pid)),
     });
     deps.store.finishSession(sessionId, {
       state: result.ok ? "succeeded" : "failed",

@@ -26,3 +26,13 @@ export class BlockedError extends Error {
 export class StoppedError extends Error {
   override name = "StoppedError";
 }
+
+/**
+ * Throws StoppedError when the run is no longer running: a command (abort, a closed PR) stopped it,
+ * or Lisa is shutting down and handed it back. Checked between steps and around each session and
+ * gate run, so nothing new starts, and nothing is recorded as the agent's doing, once it stopped.
+ */
+export function assertStillRunning(ctx: RunContext): void {
+  const state = ctx.deps.store.run(ctx.run.id)?.state;
+  if (state !== "running") throw new StoppedError(`the run is ${state} now`);
+}

@@ -2,7 +2,8 @@ import { repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
-import { killGroup } from "../providers/run-agent.ts";
+import { processIdentity } from "../process/process-identity.ts";
+import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
@@ -48,8 +49,13 @@ export class Worker {
     const { store, log } = this.#deps;
     const interrupted = store.interruptRunningSessions();
     // Agents run in their own process groups, so they outlive a Lisa that was killed; stop them
-    // before a resumed session works in the same worktree.
-    for (const session of interrupted) if (session.pid) killGroup(session.pid, "SIGKILL");
+    // before a resumed session works in the same worktree. Only the very process that was
+    // recorded: after a reboot, its pid may be someone else's.
+    for (const session of interrupted) {
+      if (session.pid && session.pid_identity && processIdentity(session.pid) === session.pid_identity) {
+        killGroup(session.pid, "SIGKILL");
+      }
+    }
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
         const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
@@ -103,6 +109,31 @@ export class Worker {
   async stop(): Promise<void> {
     this.#stopped = true;
     await Promise.allSettled(this.#active.values());
+  }
+
+  /**
+   * Stops for a deploy or a shutdown (SIGTERM): takes no new work, gives the runs under way
+   * `graceMs` to finish, then hands the rest back. Each is queued again as it stands, its live
+   * sessions marked interrupted and their processes (agents, gates, git) killed, so the next start
+   * resumes it. A deploy is not a crash: it does not count toward MAX_RESTARTS, which would
+   * abandon a long run after three deploys.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.#stopped = true;
+    const finished = Promise.allSettled(this.#active.values());
+    if (await settlesWithin(finished, graceMs)) return;
+    const { store, log } = this.#deps;
+    for (const runId of this.#active.keys()) {
+      store.transitionRun(runId, "interrupt", { note: "Lisa is shutting down; the run resumes when it starts again" });
+    }
+    const sessions = store.interruptRunningSessions();
+    killAllAgents();
+    log.info(
+      { runs: [...this.#active.keys()], sessions: sessions.length },
+      "shutting down: runs handed back to resume at the next start",
+    );
+    // What the runs do on their way out (a last tracking-comment edit) gets a little longer.
+    await settlesWithin(finished, 10_000);
   }
 
   #isIdle(): boolean {
@@ -183,4 +214,15 @@ export class Worker {
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();
   }
+}
+
+/** Whether `work` settles within `ms`. */
+async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), ms);
+  });
+  const settled = await Promise.race([work.then(() => true as const), timeout]);
+  clearTimeout(timer);
+  return settled;
 }

@@ -199,6 +199,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE commands ADD COLUMN finished_at INTEGER;
   `,
+  // 4: who a session's process is beyond its pid (boot and start time), so recovery after a
+  // restart kills a leftover agent and never an unrelated process that got the same pid.
+  `
+  ALTER TABLE sessions ADD COLUMN pid_identity TEXT;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

@@ -138,6 +138,8 @@ export interface SessionRow {
   turns: number | null;
   /** Process group of the agent while it runs, so a restarted Lisa can stop an orphan. */
   pid: number | null;
+  /** Boot and start time of that process (processIdentity), to tell it from a later one with the same pid. */
+  pid_identity: string | null;
   failure_kind: string | null;
   message: string | null;
   started_at: number;

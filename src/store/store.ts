@@ -583,12 +583,22 @@ export class Store {
     ).id;
   }
 
+  /** Records how a running session ended; one marked interrupted meanwhile (Lisa shutting down) stays so. */
   finishSession(id: number, changes: Pick<SessionRow, "state" | "cost_usd" | "turns" | "failure_kind" | "message">): void {
-    this.#update("sessions", id, { ...changes, finished_at: this.#now() });
+    this.#run(
+      "UPDATE sessions SET state = ?, cost_usd = ?, turns = ?, failure_kind = ?, message = ?, finished_at = ? WHERE id = ? AND state = 'running'",
+      changes.state,
+      changes.cost_usd,
+      changes.turns,
+      changes.failure_kind,
+      changes.message,
+      this.#now(),
+      id,
+    );
   }
 
-  recordSessionPid(id: number, pid: number): void {
-    this.#update("sessions", id, { pid });
+  recordSessionPid(id: number, pid: number, identity: string | undefined): void {
+    this.#update("sessions", id, { pid, pid_identity: identity ?? null });
   }
 
   sessions(stepId: number): SessionRow[] {

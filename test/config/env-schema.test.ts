@@ -11,6 +11,7 @@ describe("settingsFromEnv", () => {
       dataDir: path.resolve("data"),
       gitBaseUrl: "https://github.com",
       concurrency: 2,
+      shutdownGraceMs: 8_000,
       sandbox: { mode: "bwrap", homeTemplate: undefined },
       agentBinaries: {},
     });
@@ -22,6 +23,7 @@ describe("settingsFromEnv", () => {
       GHE_HOST: "github.example.com",
       GHE_PROTOCOL: "http",
       LISA_CONCURRENCY: "4",
+      LISA_SHUTDOWN_GRACE: "2m",
       LISA_SANDBOX: "off",
       LISA_AGENT_HOME: "/etc/lisa/home",
       LISA_CLAUDE_PATH: "/opt/claude/bin/claude",
@@ -30,6 +32,7 @@ describe("settingsFromEnv", () => {
       dataDir: "/var/lib/lisa",
       gitBaseUrl: "http://github.example.com",
       concurrency: 4,
+      shutdownGraceMs: 120_000,
       sandbox: { mode: "off", homeTemplate: "/etc/lisa/home" },
       agentBinaries: { claude: "/opt/claude/bin/claude" },
     });

@@ -1,19 +1,18 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { rmSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 // E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
 // pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.
 
-const LISA = fileURLToPath(new URL("../support/emulated-lisa-process.ts", import.meta.url));
 const SECRET = "crash-test-secret";
 const REPO = "acme/api";
 
@@ -26,28 +25,9 @@ afterEach(async () => {
   github = undefined;
 });
 
-/** Starts Lisa in its own process and points the emulator's webhooks at it. */
 async function startLisa(emulator: GitHubEmulator, dataDir: string, claudeBinary: string): Promise<ChildProcess> {
-  const portFile = path.join(tempDir("lisa-port"), "port");
-  const child = spawn(
-    process.execPath,
-    [
-      "--disable-warning=ExperimentalWarning",
-      LISA,
-      JSON.stringify({
-        emulatorUrl: emulator.url,
-        gitBaseUrl: emulator.gitBaseUrl,
-        secret: SECRET,
-        dataDir,
-        claudeBinary,
-        portFile,
-      }),
-    ],
-    { stdio: "ignore" },
-  );
+  const child = await startLisaChild(emulator, { dataDir, claudeBinary, secret: SECRET });
   children.push(child);
-  const port = await waitFor("Lisa to listen", () => existsSync(portFile) && readFileSync(portFile, "utf8"));
-  emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
   return child;
 }
 

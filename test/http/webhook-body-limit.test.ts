@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { request } from "node:http";
+import { createServer, request } from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -31,7 +32,7 @@ beforeAll(async () => {
       APP_ID: "1",
       PRIVATE_KEY: privateKey,
       WEBHOOK_SECRET: SECRET,
-      PORT: "0",
+      PORT: String(await freePort()),
       HOST: "127.0.0.1",
       LOG_LEVEL: "info",
       LOG_FORMAT: "json",
@@ -49,6 +50,15 @@ beforeAll(async () => {
     lisa.on("exit", (code) => reject(new Error(`Lisa exited (${code}) before listening:\n${out}`)));
   });
 }, 30_000);
+
+/** A port nobody listens on now (Probot takes PORT=0 for its default, 3000). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port: free } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return free;
+}
 
 afterAll(() => {
   lisa?.kill("SIGKILL");

@@ -84,15 +84,18 @@ describe("Store", () => {
     const done = store.startSession({ step_id: stepId, iteration: 1, purpose: "implement", provider: "claude", model: null });
     store.finishSession(done, { state: "succeeded", cost_usd: 0.25, turns: 3, failure_kind: null, message: null });
     const running = store.startSession({ step_id: stepId, iteration: 2, purpose: "fix_gates", provider: "claude", model: null });
-    store.recordSessionPid(running, 4242);
+    store.recordSessionPid(running, 4242, "boot-1:98765");
     now = 2_000;
 
     expect(store.runCost(run?.id ?? 0)).toBe(0.25);
-    expect(store.interruptRunningSessions().map((s) => [s.id, s.pid])).toEqual([[running, 4242]]);
+    expect(store.interruptRunningSessions().map((s) => [s.id, s.pid, s.pid_identity])).toEqual([[running, 4242, "boot-1:98765"]]);
     expect(store.sessions(stepId).map((s) => [s.state, s.finished_at])).toEqual([
       ["succeeded", 1_000],
       ["interrupted", 2_000],
     ]);
+    // The session that was still running when it was marked interrupted ends so, whatever it reports after.
+    store.finishSession(running, { state: "failed", cost_usd: 0, turns: null, failure_kind: "crashed", message: "killed" });
+    expect(store.sessions(stepId).at(-1)?.state).toBe("interrupted");
   });
 });
 

@@ -15,6 +15,8 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   dataDir: string;
   claudeBinary: string;
   portFile: string;
+  /** How long runs may go on after SIGTERM (Lisa.shutdown), as LISA_SHUTDOWN_GRACE does for `npm start`. */
+  shutdownGraceMs?: number;
 };
 
 const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl });
@@ -31,3 +33,6 @@ const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks"
 const server = createServer((req, res) => void middleware(req, res));
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 writeFileSync(options.portFile, String((server.address() as AddressInfo).port));
+process.once("SIGTERM", () => {
+  void lisa.shutdown(options.shutdownGraceMs ?? 8_000).then(() => process.exit(0));
+});

@@ -1,0 +1,76 @@
+import type { ChildProcess } from "node:child_process";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
+import { isAlive } from "../support/process-alive.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+// A deploy: Lisa gets SIGTERM while an agent works. It must exit cleanly within its grace period,
+// leave nothing running, and resume the run at the next start without counting a crash.
+
+const SECRET = "shutdown-test-secret";
+const REPO = "acme/api";
+
+let children: ChildProcess[] = [];
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  children = [];
+  await github?.stop();
+  github = undefined;
+});
+
+describe("SIGTERM during an agent session", () => {
+  it("hands the run back within the grace period, and the next start finishes it as a resume, not a restart", async () => {
+    const agent = createFakeClaude([
+      { write: { "health.ts": "half\n" }, hang: true },
+      { write: { "health.ts": "done\n" }, manifest: { title: "Add health", what: "Adds it." } },
+    ]);
+    github = createGitHubEmulator({ reposRoot: tempDir("shutdown-repos"), webhookSecret: SECRET });
+    await github.start();
+    const emulator = github;
+    await emulator.createRepo(REPO, {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    emulator.addCollaborator(REPO, "ann", "write");
+    const dataDir = path.join(tempDir("shutdown-data"), "lisa");
+    const options = { dataDir, claudeBinary: agent.binary, secret: SECRET, shutdownGraceMs: 1_000 };
+    const first = await startLisaChild(emulator, options);
+    children.push(first);
+
+    const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
+    const pids = await waitFor("the agent to start", () => agent.hangingPids());
+    first.kill("SIGTERM");
+    const code = await new Promise((resolve) => first.once("exit", resolve));
+
+    expect(code).toBe(0);
+    expect(pids.filter(isAlive)).toEqual([]);
+    const handedBack = new Store(path.join(dataDir, "lisa.db"));
+    const [run] = handedBack.runsIn("queued");
+    expect(run).toMatchObject({ restarts: 0 });
+    handedBack.close();
+
+    children.push(await startLisaChild(emulator, options));
+    const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    await waitFor("the run to reach review", () => tracking().includes("Ready for review"));
+    await emulator.waitForWebhooks();
+    for (const child of children) child.kill("SIGKILL");
+
+    expect(emulator.pulls(REPO)).toHaveLength(1);
+    const store = new Store(path.join(dataDir, "lisa.db"));
+    const [done] = store.runsIn("review");
+    expect(done?.restarts).toBe(0);
+    const sessions = store.sessions(store.steps(done?.id ?? 0)[0]?.id ?? 0);
+    expect(sessions.map((s) => [s.purpose, s.state])).toEqual([
+      ["implement", "interrupted"],
+      ["resume", "succeeded"],
+    ]);
+    store.close();
+  });
+});
