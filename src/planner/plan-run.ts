@@ -8,7 +8,7 @@ import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { AgentResult } from "../providers/provider.ts";
 import { cleanLine } from "../reporting/untrusted.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
-import type { RunContext } from "../runs/run-context.ts";
+import { freshToken, type RunContext } from "../runs/run-context.ts";
 import { git } from "../workspace/git.ts";
 import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
 import type { Plan } from "./plan-schema.ts";
@@ -51,13 +51,11 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
   store.updateStep(stepId, { state: "running", worktree: workspace });
   ctx.publish();
 
-  const token = await gh.installationToken();
-  ctx.secrets.push(token);
   const checkouts: { ref: RepoRef; path: string }[] = [];
   const overviews: string[] = [];
   for (const { repo: fullName, description } of repos) {
     const ref = parseRepoRef(fullName);
-    await syncMirror(deps.workspace, ref, token);
+    await syncMirror(deps.workspace, ref, await freshToken(ctx));
     const base = config.base_branch ?? (await gh.defaultBranch(ref));
     const dir = path.join(workspace, ref.owner, ref.repo);
     await checkoutDetached(deps.workspace, ref, { base, path: dir });

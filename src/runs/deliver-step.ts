@@ -21,7 +21,7 @@ import { composeStepPullRequest, issueRefFor } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { currentManifest, takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
-import { BlockedError, type RunContext } from "./run-context.ts";
+import { BlockedError, freshToken, type RunContext } from "./run-context.ts";
 
 /** Lisa's own branch for a blocked step's attempt, so a PR head has always passed the gates. */
 export const wipBranch = (branch: string) => `${branch}--wip`;
@@ -49,11 +49,9 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     store.addEvent(ctx.run.id, "step_refused", { actor: pass.requested_by, note: reason });
     return;
   }
-  const token = await gh.installationToken();
-  ctx.secrets.push(token);
   store.updateStep(stepId, { state: "running" });
   ctx.publish();
-  await syncMirror(deps.workspace, ref, token);
+  await syncMirror(deps.workspace, ref, await freshToken(ctx));
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
   store.updateStep(stepId, { base_branch: base });
   const record = store.stepPass(stepId, pass.id);
@@ -86,10 +84,10 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     scope: { mirrors: [mirrorPath(deps.workspace, ref)] },
   };
   try {
-    await deliver(ctx, stepId, checkout, token, base);
+    await deliver(ctx, stepId, checkout, base);
   } catch (error) {
     if (!(error instanceof BlockedError)) throw error;
-    await blockStep(ctx, stepId, checkout, token, error.message);
+    await blockStep(ctx, stepId, checkout, error.message);
   }
   if (checkout.native && checkout.nativePath) {
     await removeWorktree(deps.workspace, ref, { path: checkout.nativePath, branch: checkout.native.branch });
@@ -97,7 +95,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   await removeWorktree(deps.workspace, ref, worktree);
 }
 
-async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, token: string, base: string): Promise<void> {
+async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<void> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
   const step = () => store.step(stepId);
@@ -133,7 +131,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, toke
     ctx.publish();
   }
   if (step().phase === "push") {
-    await pushReconciling(ctx, stepId, checkout, token);
+    await pushReconciling(ctx, stepId, checkout);
     store.updateStep(stepId, { phase: "pull_request" });
     ctx.publish();
   }
@@ -217,17 +215,19 @@ function finishStepPass(
  * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
  * unpublished commits on top, runs the gates again and pushes. A conflict blocks the step.
  */
-async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout, token: string): Promise<void> {
+async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
   const { deps } = ctx;
   const step = deps.store.step(stepId);
   const dir = workDir(checkout);
   try {
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token, { secrets: ctx.secrets });
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
+      secrets: ctx.secrets,
+    });
     return;
   } catch (error) {
     if (!(error instanceof GitError) || !/rejected|non-fast-forward|fetch first/i.test(error.message)) throw error;
   }
-  await syncMirror(deps.workspace, checkout.ref, token);
+  await syncMirror(deps.workspace, checkout.ref, await freshToken(ctx));
   const rebased = await rebaseOnto(dir, `refs/remotes/origin/${step.branch}`);
   if (!rebased.ok) {
     throw new BlockedError(
@@ -236,14 +236,16 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
   }
   deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, checkout);
-  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, token, { secrets: ctx.secrets });
+  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
+    secrets: ctx.secrets,
+  });
 }
 
 /**
  * A blocked step keeps the PR at its last verified head: the attempt is committed to Lisa's WIP
  * branch (replaced only where Lisa left it, so a human push there is never clobbered).
  */
-async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, token: string, reason: string): Promise<void> {
+async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
   const { deps, pass } = ctx;
   const { store } = deps;
   const step = store.step(stepId);
@@ -257,7 +259,10 @@ async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, to
       `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
     );
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, token, { lease, secrets: ctx.secrets });
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {
+      lease,
+      secrets: ctx.secrets,
+    });
     wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");

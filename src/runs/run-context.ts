@@ -36,3 +36,14 @@ export function assertStillRunning(ctx: RunContext): void {
   const state = ctx.deps.store.run(ctx.run.id)?.state;
   if (state !== "running") throw new StoppedError(`the run is ${state} now`);
 }
+
+/**
+ * A new installation token, minted right before the git command that needs it, and added to what
+ * is redacted. Tokens live an hour and a step's agent sessions can take longer: a token minted at
+ * the start of the step made its push fail ("could not read Username … terminal prompts disabled").
+ */
+export async function freshToken(ctx: RunContext): Promise<string> {
+  const token = await ctx.gh.installationToken();
+  ctx.secrets.push(token);
+  return token;
+}
