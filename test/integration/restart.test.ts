@@ -67,6 +67,7 @@ describe("a run interrupted by Lisa stopping", () => {
         "pulls",
         "pull-update",
         "reviews",
+        "reviewers",
         "graphql",
       ],
       comments: before.comments,

@@ -17,7 +17,9 @@ export type Route =
   | "pulls"
   | "pull-update"
   | "reviews"
-  | "graphql";
+  | "graphql"
+  /** Asking for reviews at the gate. */
+  | "reviewers";
 
 export interface FakeComment {
   id: number;
@@ -314,6 +316,19 @@ export function fakeGitHub(options: FakeGitHubOptions) {
         respond((uri) => {
           record("GET", uri);
           return [200, []];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("reviewers")) {
+    scope
+      .post(new RegExp(`^${base}/pulls/\\d+/requested_reviewers$`))
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          const number = Number(uri.split("/").at(-2));
+          const reviewers = (body as { reviewers?: string[] }).reviewers ?? [];
+          return [201, { number, requested_reviewers: reviewers.map((login) => ({ login })) }];
         }),
       )
       .persist();

@@ -1,5 +1,5 @@
 import nock from "nock";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { type FakeGitHubOptions, fakeGitHub, type Route } from "./fake-github.ts";
 import { createRemote, tempDir } from "./git-fixtures.ts";
 import type { Harness } from "./lisa-harness.ts";
@@ -7,9 +7,15 @@ import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
 
 /**
  * Per-test set-up of the integration suites: no network, a fresh bare "GitHub" remote for the
- * example payload's repository, and Lisa stopped and mocks cleared afterwards.
+ * example payload's repository, and Lisa stopped and mocks cleared afterwards. A request to GitHub
+ * that no route of the fake answers fails the test, even where Lisa catches the error it gets
+ * (a tracking-comment edit, a label): a test must not pass while Lisa talks to nothing.
  */
 export function useIntegrationContext() {
+  const unmatched: string[] = [];
+  const noMatch = (request: { method?: string; path?: string; href?: string; url?: string }) => {
+    unmatched.push(`${request.method ?? "?"} ${request.path ?? request.href ?? request.url ?? "?"}`);
+  };
   const context = {
     remoteRoot: "",
     harness: undefined as Harness | undefined,
@@ -20,6 +26,8 @@ export function useIntegrationContext() {
     },
   };
   beforeEach(() => {
+    unmatched.length = 0;
+    nock.emitter.on("no match", noMatch);
     nock.disableNetConnect();
     context.remoteRoot = tempDir("remote");
     createRemote(context.remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
@@ -27,8 +35,10 @@ export function useIntegrationContext() {
   afterEach(async () => {
     await context.harness?.lisa.stop();
     context.harness = undefined;
+    nock.emitter.removeListener("no match", noMatch);
     nock.cleanAll();
     nock.enableNetConnect();
+    expect(unmatched, "requests to GitHub that the fake has no route for").toEqual([]);
   });
   return context;
 }
@@ -52,5 +62,6 @@ export const DELIVERY_ROUTES = [
   "pulls",
   "pull-update",
   "reviews",
+  "reviewers",
   "graphql",
 ] as const satisfies readonly Route[];
