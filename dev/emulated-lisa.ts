@@ -33,6 +33,8 @@ export async function startEmulatedLisa(options: {
   lisa?: boolean;
   /** Told how long each webhook took to answer, in milliseconds, measured at the server. */
   onAnswered?: (ms: number) => void;
+  /** The first pause before a command GitHub failed is tried again. */
+  commandRetryMs?: number;
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
   await github.start();
@@ -47,6 +49,7 @@ export async function startEmulatedLisa(options: {
           agentEnvSource: options.agentEnvSource ?? process.env,
           sandbox: sandboxFor(options.agentEnvSource),
           concurrency: 1,
+          ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
         })
       : undefined;
   await lisa?.start();

@@ -31,6 +31,8 @@ export interface LisaOptions {
   author?: { name: string; email: string };
   /** How agents and gate commands are contained; a bubblewrap sandbox with an empty home by default. */
   sandbox?: SandboxSettings;
+  /** The first pause before a command GitHub failed is tried again (tests shorten it). */
+  commandRetryMs?: number;
   now?: () => number;
 }
 
@@ -87,7 +89,10 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     ),
     now: options.now ?? Date.now,
   };
-  const worker = new Worker(deps, { concurrency: options.concurrency ?? 2 });
+  const worker = new Worker(deps, {
+    concurrency: options.concurrency ?? 2,
+    ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
+  });
 
   /** Stores what a handler made of a webhook, once per delivery and once per event, and wakes the worker. */
   const accept = (

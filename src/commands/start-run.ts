@@ -2,6 +2,7 @@ import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
 import { parseRepoRef } from "../github/github-port.ts";
+import { isTransientGitHubError } from "../github/transient.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
@@ -40,6 +41,8 @@ export async function startRun(deps: CoreDeps, deliveryId: string, command: Labe
     raw = await gh.readConfig(ref);
     config = parseConfig(raw);
   } catch (error) {
+    // GitHub failing is not the file's fault: the worker tries the command again later.
+    if (isTransientGitHubError(error)) throw error;
     const problem =
       error instanceof ConfigError ? error.message : `\`.github/lisa.yml\` could not be read: ${(error as Error).message}`;
     if (command.label !== labelOf(raw)) return `ignored: another label (and ${problem})`;
@@ -92,6 +95,8 @@ export async function startRun(deps: CoreDeps, deliveryId: string, command: Labe
     }
     return "ignored: the issue already has an open run";
   }
-  await gh.addReaction(ref, issue, "eyes");
+  // The run is queued whatever happens here: a failed 👀 must not make a retry of this command find
+  // its own run and call it "still open".
+  await gh.addReaction(ref, issue, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react to the label"));
   return `queued run ${run.id}`;
 }

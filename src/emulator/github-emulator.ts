@@ -48,6 +48,29 @@ export interface RecordedRequest {
   route: string | null;
 }
 
+/** A fault the emulator answers with instead of a route (injectFault). */
+export interface Fault {
+  method?: string;
+  path: RegExp;
+  kind: "server_error" | "rate_limited" | "secondary_rate_limit";
+  /** How many requests it answers; 1 by default. */
+  times?: number;
+}
+
+/** The error GitHub answers with for each kind of fault, headers included. */
+function faultError(kind: Fault["kind"]): HttpError {
+  if (kind === "server_error") return new HttpError(502, "Server Error");
+  if (kind === "rate_limited") return new HttpError(429, "API rate limit exceeded", undefined, { "retry-after": "1" });
+  return new HttpError(
+    403,
+    "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+    undefined,
+    {
+      "retry-after": "1",
+    },
+  );
+}
+
 export interface CreateRepoOptions {
   defaultBranch?: string;
   files?: Record<string, string>;
@@ -112,6 +135,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     let answer: RouteResponse;
     try {
       const body = await readJsonBody(request);
+      const fault = takeFault(method, safeDecode(url.pathname));
+      if (fault) throw fault;
       if (!match) throw notFound();
       answer = await match.route.handler({
         method,
@@ -131,6 +156,16 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       route: match?.route.pattern ?? null,
     });
     send(response, answer);
+  }
+
+  /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
+  const faults: (Fault & { left: number })[] = [];
+
+  function takeFault(method: string, path: string): HttpError | undefined {
+    const fault = faults.find((f) => f.left > 0 && (f.method ?? method) === method && f.path.test(path));
+    if (!fault) return undefined;
+    fault.left -= 1;
+    return faultError(fault.kind);
   }
 
   function repoNamed(fullName: string): Repo {
@@ -201,6 +236,14 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
       await closed;
+    },
+
+    /**
+     * Answers the next `times` requests matching `method` (any when omitted) and `path` with a
+     * fault, as GitHub does on a bad day: a 502, a 429, or a 403 for a secondary rate limit.
+     */
+    injectFault(fault: Fault): void {
+      faults.push({ ...fault, left: fault.times ?? 1 });
     },
 
     setWebhookUrl(url: string | undefined): void {

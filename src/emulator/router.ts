@@ -32,11 +32,13 @@ export interface Route {
 export class HttpError extends Error {
   readonly status: number;
   readonly details: Record<string, unknown>;
+  readonly headers: Record<string, string>;
 
-  constructor(status: number, message: string, details: Record<string, unknown> = {}) {
+  constructor(status: number, message: string, details: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
     super(message);
     this.status = status;
     this.details = details;
+    this.headers = headers;
   }
 }
 
@@ -117,5 +119,6 @@ export function errorResponse(error: HttpError): RouteResponse {
   return {
     status: error.status,
     body: { message: error.message, ...error.details, documentation_url: "https://docs.github.com/rest" },
+    headers: error.headers,
   };
 }

@@ -1,13 +1,22 @@
+import { replyOnce } from "../commands/authorize.ts";
 import { repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
+import { isTransientGitHubError } from "../github/transient.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import type { CommandRow } from "../store/rows.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
+
+/** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
+const MAX_COMMAND_ATTEMPTS = 5;
+/** The first pause before trying again; it doubles each time (2, 4, 8, 16 s). */
+const COMMAND_RETRY_MS = 2_000;
 
 /** How many earlier commands a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
@@ -23,14 +32,17 @@ export class Worker {
   readonly #deps: CoreDeps;
   readonly #concurrency: number;
   readonly #active = new Map<number, Promise<void>>();
+  readonly #retryMs: number;
+  readonly #retryTimers = new Set<NodeJS.Timeout>();
   #pumping = false;
   #again = false;
   #stopped = true;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(deps: CoreDeps, options: { concurrency: number }) {
+  constructor(deps: CoreDeps, options: { concurrency: number; commandRetryMs?: number }) {
     this.#deps = deps;
     this.#concurrency = options.concurrency;
+    this.#retryMs = options.commandRetryMs ?? COMMAND_RETRY_MS;
   }
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
@@ -108,7 +120,13 @@ export class Worker {
   /** Stops taking new work and waits for the runs under way. */
   async stop(): Promise<void> {
     this.#stopped = true;
+    this.#clearRetryTimers();
     await Promise.allSettled(this.#active.values());
+  }
+
+  #clearRetryTimers(): void {
+    for (const timer of this.#retryTimers) clearTimeout(timer);
+    this.#retryTimers.clear();
   }
 
   /**
@@ -120,6 +138,7 @@ export class Worker {
    */
   async shutdown(graceMs: number): Promise<void> {
     this.#stopped = true;
+    this.#clearRetryTimers();
     const finished = Promise.allSettled(this.#active.values());
     if (await settlesWithin(finished, graceMs)) return;
     const { store, log } = this.#deps;
@@ -141,7 +160,7 @@ export class Worker {
     return (
       this.#active.size === 0 &&
       !this.#pumping &&
-      (this.#stopped || (!store.nextCommand() && store.runsIn("queued").length === 0))
+      (this.#stopped || (store.pendingCommands() === 0 && store.runsIn("queued").length === 0))
     );
   }
 
@@ -180,11 +199,68 @@ export class Worker {
               ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
               : `ignored: unknown command kind ${command.kind}`;
       } catch (error) {
+        if (isTransientGitHubError(error) && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
+          this.#retryLater(command, error);
+          continue;
+        }
         outcome = `error: ${(error as Error).message}`;
         log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
+        await this.#tellFailure(command, error);
       }
       store.finishCommand(command.id, outcome);
       log.info({ delivery: command.delivery_id, outcome }, "command handled");
+    }
+  }
+
+  /** Tries a command again after a pause that doubles each time: GitHub's bad minutes usually pass. */
+  #retryLater(command: CommandRow, error: unknown): void {
+    const wait = Math.min(this.#retryMs * 2 ** command.attempts, 60_000);
+    this.#deps.store.retryCommandLater(command.id, this.#deps.now() + wait);
+    this.#deps.log.warn(
+      { err: error, delivery: command.delivery_id, attempt: command.attempts + 1, retryInMs: wait },
+      "GitHub failed; the command will be tried again",
+    );
+    const timer = setTimeout(() => {
+      this.#retryTimers.delete(timer);
+      this.notify();
+    }, wait);
+    this.#retryTimers.add(timer);
+  }
+
+  /**
+   * Says on the issue or pull request that a command could not be acted on, so the person who
+   * asked is not left with a 👀 and nothing else. Reviews and pushes have no one waiting for an
+   * answer: the gate is read again at the next event and at start-up.
+   */
+  async #tellFailure(command: CommandRow, error: unknown): Promise<void> {
+    const deps = this.#deps;
+    const payload = JSON.parse(command.payload) as Gesture | LabeledCommand;
+    // Octokit's message ends with a documentation link: the status and GitHub's words are enough here.
+    const said = ((error as Error).message ?? "").split(" - https://")[0];
+    const cause = isTransientGitHubError(error)
+      ? `GitHub kept failing (${(error as { status: number }).status} ${said}), ${MAX_COMMAND_ATTEMPTS} times`
+      : `it hit an unexpected error: ${said}`;
+    let where: { installationId: number; owner: string; repo: string; number: number } | undefined;
+    let text = "";
+    if (command.kind === "start_run" && "issue" in payload) {
+      where = { ...payload, number: payload.issue.number };
+      text = `Lisa could not start on this issue: ${cause}. Nothing was started; remove the \`${payload.label}\` label and add it again to try once more.`;
+    } else if ("kind" in payload && payload.kind === "command") {
+      where = payload;
+      text = `@${payload.sender}, Lisa could not act on \`/lisa ${payload.command.word}\`: ${cause}. Nothing was changed; comment it again to try once more.`;
+    }
+    if (!where) return;
+    try {
+      const gh = await deps.github(where.installationId);
+      await replyOnce(
+        gh,
+        { owner: where.owner, repo: where.repo },
+        where.number,
+        command.delivery_id,
+        redactSecrets(text, deps.heldSecrets),
+      );
+    } catch (replyError) {
+      deps.log.error({ err: replyError, delivery: command.delivery_id }, "could not say on GitHub that a command failed");
     }
   }
 

@@ -204,6 +204,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE sessions ADD COLUMN pid_identity TEXT;
   `,
+  // 5: a command GitHub failed is tried again later, a few times (worker.ts), not dropped.
+  `
+  ALTER TABLE commands ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE commands ADD COLUMN not_before INTEGER;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

@@ -197,4 +197,7 @@ export interface CommandRow {
   outcome: string | null;
   created_at: number;
   finished_at: number | null;
+  /** Tries that failed on a GitHub error worth retrying, and when the next may start. */
+  attempts: number;
+  not_before: number | null;
 }

@@ -113,8 +113,22 @@ export class Store {
     return result.changes > 0;
   }
 
+  /** The oldest pending command that may run now (one waiting to be tried again waits its turn). */
   nextCommand(): CommandRow | undefined {
-    return this.#get("SELECT * FROM commands WHERE state = 'pending' ORDER BY id LIMIT 1");
+    return this.#get(
+      "SELECT * FROM commands WHERE state = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1",
+      this.#now(),
+    );
+  }
+
+  /** Pending commands, those waiting to be tried again included. */
+  pendingCommands(): number {
+    return this.#get<{ n: number }>("SELECT COUNT(*) AS n FROM commands WHERE state = 'pending'")?.n ?? 0;
+  }
+
+  /** Counts a failed try of a command and sets when the next may start. */
+  retryCommandLater(id: number, notBefore: number): void {
+    this.#run("UPDATE commands SET attempts = attempts + 1, not_before = ? WHERE id = ?", notBefore, id);
   }
 
   /** Whether a run of the issue moved into a state other than queued or running in (`from`, `to`]. */

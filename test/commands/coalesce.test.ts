@@ -36,6 +36,8 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
     outcome: null,
     created_at: recorded,
     finished_at: finished,
+    attempts: 0,
+    not_before: null,
   };
 }
 

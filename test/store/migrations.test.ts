@@ -107,15 +107,15 @@ const oneStep = (issue: number) => [
 ];
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is", () => {
-    expect(MIGRATIONS).toHaveLength(4);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries", () => {
+    expect(MIGRATIONS).toHaveLength(5);
   });
 
-  it("opens a database of the first release and brings it to user_version 4", () => {
+  it("opens a database of the first release and brings it to user_version 5", () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     new Store(file).close();
-    expect(userVersion(file)).toBe(4);
+    expect(userVersion(file)).toBe(5);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", () => {
@@ -221,12 +221,12 @@ describe("migrate", () => {
     const again = new Store(file);
     expect(snapshot(again)).toEqual(before);
     again.close();
-    expect(userVersion(file)).toBe(4);
+    expect(userVersion(file)).toBe(5);
   });
 
   it("creates a fresh database at the latest version", () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     new Store(file).close();
-    expect(userVersion(file)).toBe(4);
+    expect(userVersion(file)).toBe(5);
   });
 });

@@ -1,0 +1,73 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { RUN_STATES } from "../../src/runs/transitions.ts";
+
+// GitHub on a bad day, as the emulator plays it: 502s, 429s and secondary rate limits. Lisa's
+// Octokit does not retry here (tests turn its plugins off), so every fault reaches Lisa's own
+// command handling: it must try again later, and say so on the issue when GitHub never recovers.
+
+const REPO = "acme/api";
+const CONFIG_PATH = /^\/repos\/acme\/api\/contents\/\.github\/lisa\.yml$/;
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+async function setUp() {
+  const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } }]);
+  env = await startEmulatedLisa({ claudeBinary: agent.binary, commandRetryMs: 20 });
+  await env.github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\n" });
+  env.github.addCollaborator(REPO, "ann", "write");
+  const issue = await env.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+  return { agent, github: env.github, issue, env };
+}
+
+const configReads = (e: EmulatedLisa) => e.github.requests().filter((r) => r.method === "GET" && CONFIG_PATH.test(r.path));
+
+describe("GitHub failing while Lisa handles a command", () => {
+  it("tries the label again after 502s and a secondary rate limit, and opens the pull request once GitHub answers", async () => {
+    const { github, issue, env: e } = await setUp();
+    github.injectFault({ method: "GET", path: CONFIG_PATH, kind: "server_error", times: 2 });
+    github.injectFault({ method: "GET", path: CONFIG_PATH, kind: "secondary_rate_limit" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+
+    expect(configReads(e).map((r) => r.status)).toEqual([502, 502, 403, 200]);
+    expect(github.pulls(REPO)).toHaveLength(1);
+    expect(github.comments(REPO, issue.number).some((c) => c.body.includes("could not start"))).toBe(false);
+  });
+
+  it("says so on the issue when GitHub keeps failing, and starts nothing", async () => {
+    const { agent, github, issue, env: e } = await setUp();
+    github.injectFault({ method: "GET", path: CONFIG_PATH, kind: "server_error", times: 100 });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+
+    expect(configReads(e)).toHaveLength(5);
+    const said = github.comments(REPO, issue.number).map((c) => c.body);
+    expect(said).toEqual([
+      expect.stringContaining(
+        "Lisa could not start on this issue: GitHub kept failing (502 Server Error), 5 times. Nothing was started; remove the `lisa` label and add it again to try once more.",
+      ),
+    ]);
+    expect(agent.calls()).toEqual([]);
+    expect(e.lisa.store.runsIn(...RUN_STATES)).toEqual([]);
+  });
+
+  it("answers a command whose permission check GitHub keeps rate-limiting, instead of leaving only 👀", async () => {
+    const { github, issue, env: e } = await setUp();
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+    github.injectFault({ method: "GET", path: /\/collaborators\/ann\/permission$/, kind: "rate_limited", times: 100 });
+    await github.commentOnIssue(REPO, issue.number, "/lisa status", "ann");
+    await e.settle();
+
+    const last = github.comments(REPO, issue.number).at(-1)?.body ?? "";
+    expect(last).toContain(
+      "@ann, Lisa could not act on `/lisa status`: GitHub kept failing (429 API rate limit exceeded), 5 times. Nothing was changed; comment it again to try once more.",
+    );
+  });
+});
