@@ -1,6 +1,7 @@
 import { run } from "probot";
 import { createLisa } from "./app.ts";
 import { EnvError, type LisaSettings, settingsFromEnv } from "./config/env-schema.ts";
+import { LisaOctokit } from "./github/lisa-octokit.ts";
 import { limitRequestBodies } from "./http/body-limit.ts";
 import { killAllAgents } from "./providers/run-agent.ts";
 
@@ -17,21 +18,24 @@ try {
 // Before Probot's server exists: its listener reads whole bodies to check their signature.
 limitRequestBodies();
 
-await run(async (app) => {
-  const lisa = createLisa(app, settings);
-  await lisa.start();
-  // A deploy: runs under way get the grace period, the rest resume at the next start; nothing is
-  // left running (agents run in their own process groups and would outlive Lisa).
-  const shutdown = () => {
-    lisa.shutdown(settings.shutdownGraceMs).then(
-      () => process.exit(0),
-      (error: unknown) => {
-        app.log.error({ err: error }, "could not shut down cleanly");
-        killAllAgents();
-        process.exit(1);
-      },
-    );
-  };
-  process.once("SIGTERM", shutdown);
-  process.once("SIGINT", shutdown);
-});
+await run(
+  async (app) => {
+    const lisa = createLisa(app, settings);
+    await lisa.start();
+    // A deploy: runs under way get the grace period, the rest resume at the next start; nothing is
+    // left running (agents run in their own process groups and would outlive Lisa).
+    const shutdown = () => {
+      lisa.shutdown(settings.shutdownGraceMs).then(
+        () => process.exit(0),
+        (error: unknown) => {
+          app.log.error({ err: error }, "could not shut down cleanly");
+          killAllAgents();
+          process.exit(1);
+        },
+      );
+    };
+    process.once("SIGTERM", shutdown);
+    process.once("SIGINT", shutdown);
+  },
+  { Octokit: LisaOctokit },
+);

@@ -1,0 +1,36 @@
+import { ProbotOctokit } from "probot";
+
+/** How often one request hit by a secondary rate limit is sent again, each after GitHub's `retry-after`. */
+export const SECONDARY_LIMIT_RETRIES = 2;
+
+interface ThrottledRequest {
+  method: string;
+  url: string;
+}
+
+/**
+ * Throttling answers for Lisa's Octokit. Probot as `npm start` runs it only logs a secondary rate
+ * limit and gives up, so one burst of writes failed a whole run; Lisa waits as GitHub says and
+ * sends the request again, twice at most, before the error reaches the run (which then fails
+ * with a comment, or a command, which is tried again later).
+ */
+export const throttleRetries = {
+  onSecondaryRateLimit: (
+    retryAfter: number,
+    options: ThrottledRequest,
+    octokit: { log: { warn(message: string): void } },
+    retryCount: number,
+  ) => {
+    octokit.log.warn(`secondary rate limit on ${options.method} ${options.url}; try ${retryCount + 1} again in ${retryAfter} s`);
+    return retryCount < SECONDARY_LIMIT_RETRIES;
+  },
+};
+
+/**
+ * ProbotOctokit with throttleRetries. Probot applies its own defaults first (the function form of
+ * `defaults` on the base class runs last), so these answers win over its.
+ */
+export const LisaOctokit = ProbotOctokit.defaults((options: { throttle?: object }) => ({
+  ...options,
+  throttle: { ...options.throttle, ...throttleRetries },
+}));
