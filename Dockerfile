@@ -30,5 +30,8 @@ ENV NODE_ENV=production \
   PORT=3000
 VOLUME ["/data"]
 EXPOSE 3000
+# Ready when the worker takes work and the store answers (src/http/operator-endpoints.ts).
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "--disable-warning=ExperimentalWarning", "src/main.ts"]

@@ -58,7 +58,11 @@ export async function startEmulatedLisa(options: {
     if (refuseUnboundedBody(req, res, GITHUB_MAX_PAYLOAD)) return;
     const started = process.hrtime.bigint();
     res.on("finish", () => options.onAnswered?.(Number(process.hrtime.bigint() - started) / 1e6));
-    void middleware(req, res);
+    // Lisa's /healthz and /metrics, as `npm start` serves them beside the webhook path.
+    void (async () => {
+      if (await lisa?.httpHandler(req, res)) return;
+      await middleware(req, res);
+    })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;

@@ -1,6 +1,7 @@
+import type { IncomingMessage, ServerResponse } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Probot } from "probot";
+import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
 import { createGitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
@@ -8,6 +9,8 @@ import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
 import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
+import { serveOperatorEndpoints } from "./http/operator-endpoints.ts";
+import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
 import type { CoreDeps } from "./runs/deps.ts";
 import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
@@ -43,6 +46,8 @@ export interface Lisa {
   start(): Promise<void>;
   /** Resolves when every stored command and run has been handled. */
   idle(): Promise<void>;
+  /** Answers `/healthz` and `/metrics` (true), or leaves the request to the next handler (false). */
+  httpHandler(request: IncomingMessage, response: ServerResponse): Promise<boolean>;
   /** Stops the worker after the runs under way, and closes the store. */
   stop(): Promise<void>;
   /** Stops for a deploy: the runs under way get `graceMs` to finish, the rest resume at the next start (Worker.shutdown). */
@@ -58,10 +63,11 @@ const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), ".."
 export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const store = new Store(path.join(options.dataDir, "lisa.db"));
   const held = heldSecrets(options.agentEnvSource ?? process.env);
+  const metrics = createLisaMetrics(store);
   const deps: CoreDeps = {
     store,
     github: async (installationId) =>
-      createGitHubPort((await app.auth(installationId)) as never, async () => {
+      createGitHubPort(counted(await app.auth(installationId), metrics) as never, async () => {
         // Asked as the App, not through the installation client's auth hook, which ignores a
         // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
         const appClient = await app.auth();
@@ -88,6 +94,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       held,
     ),
     now: options.now ?? Date.now,
+    metrics,
   };
   const worker = new Worker(deps, {
     concurrency: options.concurrency ?? 2,
@@ -104,7 +111,9 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       context.log.debug({ reason: triage.ignored }, `${context.name} ignored`);
       return;
     }
+    const started = performance.now();
     const fresh = store.addCommand(context.id, kind, triage.command, triage.key);
+    metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     worker.notify();
   };
@@ -130,6 +139,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await worker.start();
     },
     idle: () => worker.idle(),
+    httpHandler: (request, response) => serveOperatorEndpoints(request, response, { store, worker, metrics }),
     async stop() {
       await worker.stop();
       store.close();
@@ -158,4 +168,16 @@ async function reportSandbox(deps: CoreDeps): Promise<void> {
   if (problem) deps.log.error({ sandbox: deps.sandbox.mode }, `${problem} Until then Lisa refuses to run agents.`);
   else
     deps.log.info({ sandbox: deps.sandbox.mode, homeTemplate: deps.sandbox.homeTemplate }, "agents run in a bubblewrap sandbox");
+}
+
+/** An installation's Octokit whose every request to GitHub is counted, by method and status. */
+function counted<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(octokit: T, metrics: LisaMetrics): T {
+  octokit.hook.after("request", (response, options) => {
+    metrics.githubRequest(options.method, response.status);
+  });
+  octokit.hook.error("request", (error, options) => {
+    metrics.githubRequest(options.method, (error as { status?: number }).status ?? 0);
+    throw error;
+  });
+  return octokit;
 }

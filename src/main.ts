@@ -19,9 +19,10 @@ try {
 limitRequestBodies();
 
 await run(
-  async (app) => {
+  async (app, { addHandler }) => {
     const lisa = createLisa(app, settings);
     await lisa.start();
+    addHandler(lisa.httpHandler);
     // A deploy: runs under way get the grace period, the rest resume at the next start; nothing is
     // left running (agents run in their own process groups and would outlive Lisa).
     const shutdown = () => {

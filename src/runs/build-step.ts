@@ -72,6 +72,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       sandbox: { ...deps.sandbox, ...checkout.scope },
     });
     assertStillRunning(ctx);
+    for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
     store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
@@ -88,6 +89,7 @@ export async function verifyGates(ctx: RunContext, checkout: Checkout): Promise<
     secrets: ctx.secrets,
     sandbox: { ...ctx.deps.sandbox, ...checkout.scope },
   });
+  for (const gate of results) ctx.deps.metrics.gateRan(gate.passed, gate.durationMs);
   const failed = results.find((result) => !result.passed);
   if (failed) throw new BlockedError(`After taking in the commits pushed meanwhile, \`${failed.command}\` fails.`);
 }

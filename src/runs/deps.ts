@@ -1,5 +1,6 @@
 import type { ProviderName } from "../config/config-schema.ts";
 import type { GitHubPort } from "../github/github-port.ts";
+import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkspaceOptions } from "../workspace/workspace.ts";
@@ -27,5 +28,7 @@ export interface CoreDeps {
   sandbox: SandboxSettings;
   promptsDir: string;
   log: Log;
+  /** What `/metrics` shows; the core counts sessions and gates into it. */
+  metrics: LisaMetrics;
   now(): number;
 }

@@ -113,6 +113,12 @@ export async function invokeAgent(
       { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
       "agent session ended",
     );
+    deps.metrics.sessionEnded(
+      provider.name,
+      result.ok ? "succeeded" : (result.failure?.kind ?? "failed"),
+      result.durationMs,
+      result.costUsd,
+    );
     if (checkout.native && !checkout.nativePath) await settleNativeWorktree(ctx, stepId, checkout, provider, result.ok);
     if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
   }

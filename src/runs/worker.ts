@@ -105,6 +105,11 @@ export class Worker {
     }
   }
 
+  /** Whether the worker takes work: started, and not stopping. */
+  get running(): boolean {
+    return !this.#stopped;
+  }
+
   /** Wakes the worker: new commands or runs may be waiting. */
   notify(): void {
     if (this.#stopped) return;

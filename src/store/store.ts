@@ -121,6 +121,11 @@ export class Store {
     );
   }
 
+  /** How many runs are in each state. */
+  runCountsByState(): { state: RunState; n: number }[] {
+    return this.#all("SELECT state, COUNT(*) AS n FROM runs GROUP BY state ORDER BY state");
+  }
+
   /** Pending commands, those waiting to be tried again included. */
   pendingCommands(): number {
     return this.#get<{ n: number }>("SELECT COUNT(*) AS n FROM commands WHERE state = 'pending'")?.n ?? 0;

@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { signature } from "../../src/emulator/webhooks.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { parsePrometheusText } from "../support/prometheus-text.ts";
 import { rawPost } from "../support/raw-post.ts";
 
 // Lisa as `npm start` runs it (src/main.ts, Probot's own server), sent bodies GitHub never sends.
@@ -72,7 +73,7 @@ const post = (size: number, headers: Record<string, string>) =>
 
 const WEBHOOK = { "content-type": "application/json", "x-github-event": "issues", "x-github-delivery": "d-1" };
 
-describe("the webhook endpoint of `npm start`", () => {
+describe("the HTTP server of `npm start`", () => {
   it("refuses a 30 MiB body with 413 before reading it", async () => {
     const before = rss();
     const status = await post(30 * 1024 * 1024, {
@@ -109,5 +110,13 @@ describe("the webhook endpoint of `npm start`", () => {
       req.end(body);
     });
     expect(status).toBe(200);
+  });
+
+  it("serves /healthz and /metrics beside it", async () => {
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toMatchObject({ status: "ok" });
+    const { types } = parsePrometheusText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
+    expect(types.get("lisa_runs")).toBe("gauge");
   });
 });

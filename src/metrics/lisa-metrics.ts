@@ -1,0 +1,89 @@
+import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { Store } from "../store/store.ts";
+
+/**
+ * What Lisa exposes on `/metrics`, in Prometheus' text format. A registry per Lisa, not prom-client's
+ * global one, so two Lisas in one process (the tests) never count into each other. Store-backed
+ * figures (runs by state, the queue) are read at each scrape; the rest are counted as they happen.
+ */
+export function createLisaMetrics(store: Store) {
+  const registry = new Registry();
+  const runs = new Gauge({
+    name: "lisa_runs",
+    help: "Runs by state, as the store has them.",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      runs.reset();
+      for (const { state, n } of store.runCountsByState()) runs.set({ state }, n);
+    },
+  });
+  const queue = new Gauge({
+    name: "lisa_queue_depth",
+    help: "Work waiting: pending commands and queued runs.",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      queue.set({ kind: "commands" }, store.pendingCommands());
+      queue.set({ kind: "runs" }, store.runsIn("queued").length);
+    },
+  });
+  const sessions = new Counter({
+    name: "lisa_sessions_total",
+    help: "Agent sessions that ended, by provider and outcome (succeeded, or the failure kind).",
+    labelNames: ["provider", "outcome"],
+    registers: [registry],
+  });
+  const cost = new Counter({
+    name: "lisa_agent_cost_usd_total",
+    help: "What agent sessions reported they cost, in US dollars.",
+    labelNames: ["provider"],
+    registers: [registry],
+  });
+  const sessionSeconds = new Histogram({
+    name: "lisa_session_duration_seconds",
+    help: "How long agent sessions took.",
+    labelNames: ["provider"],
+    buckets: [10, 30, 60, 120, 300, 600, 1_200, 2_700, 3_600],
+    registers: [registry],
+  });
+  const gateSeconds = new Histogram({
+    name: "lisa_gate_duration_seconds",
+    help: "How long gate commands took.",
+    labelNames: ["outcome"],
+    buckets: [0.5, 1, 5, 15, 30, 60, 300, 900],
+    registers: [registry],
+  });
+  const github = new Counter({
+    name: "lisa_github_requests_total",
+    help: "Requests to GitHub's API, by method and status (0: no answer).",
+    labelNames: ["method", "status"],
+    registers: [registry],
+  });
+  const webhooks = new Histogram({
+    name: "lisa_webhook_duration_seconds",
+    help: "How long Lisa took to store what a webhook asked, from its arrival.",
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+    registers: [registry],
+  });
+
+  return {
+    registry,
+    sessionEnded(provider: string, outcome: string, durationMs: number, costUsd: number): void {
+      sessions.inc({ provider, outcome });
+      cost.inc({ provider }, costUsd);
+      sessionSeconds.observe({ provider }, durationMs / 1_000);
+    },
+    gateRan(passed: boolean, durationMs: number): void {
+      gateSeconds.observe({ outcome: passed ? "passed" : "failed" }, durationMs / 1_000);
+    },
+    githubRequest(method: string, status: number): void {
+      github.inc({ method, status: String(status) });
+    },
+    webhookStored(ms: number): void {
+      webhooks.observe(ms / 1_000);
+    },
+  };
+}
+
+export type LisaMetrics = ReturnType<typeof createLisaMetrics>;

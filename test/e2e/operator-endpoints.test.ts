@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { parsePrometheusText } from "../support/prometheus-text.ts";
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+const origin = (e: EmulatedLisa) => new URL(e.webhookUrl).origin;
+
+describe("/healthz and /metrics", () => {
+  it("reports health, and counts a run's session, gate, GitHub requests and webhook in Prometheus' format", async () => {
+    const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } }]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    await github.createRepo("acme/api", {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    github.addCollaborator("acme/api", "ann", "write");
+    const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    await github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await env.settle();
+
+    const health = await fetch(`${origin(env)}/healthz`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: "ok", pendingCommands: 0, queuedRuns: 0, runningRuns: 0 });
+
+    const response = await fetch(`${origin(env)}/metrics`);
+    expect(response.headers.get("content-type")).toContain("text/plain");
+    const { types, samples } = parsePrometheusText(await response.text());
+    const value = (name: string, labels: Record<string, string> = {}) =>
+      samples.find((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v))?.value;
+
+    expect(Object.fromEntries([...types].filter(([name]) => name.startsWith("lisa_")))).toEqual({
+      lisa_runs: "gauge",
+      lisa_queue_depth: "gauge",
+      lisa_sessions_total: "counter",
+      lisa_agent_cost_usd_total: "counter",
+      lisa_session_duration_seconds: "histogram",
+      lisa_gate_duration_seconds: "histogram",
+      lisa_github_requests_total: "counter",
+      lisa_webhook_duration_seconds: "histogram",
+    });
+    expect(value("lisa_runs", { state: "review" })).toBe(1);
+    expect(value("lisa_queue_depth", { kind: "runs" })).toBe(0);
+    expect(value("lisa_sessions_total", { provider: "claude", outcome: "succeeded" })).toBe(1);
+    expect(value("lisa_agent_cost_usd_total", { provider: "claude" })).toBeCloseTo(0.01);
+    expect(value("lisa_session_duration_seconds_count", { provider: "claude" })).toBe(1);
+    expect(value("lisa_gate_duration_seconds_count", { outcome: "passed" })).toBe(1);
+    expect(value("lisa_github_requests_total", { method: "POST", status: "201" })).toBeGreaterThan(0);
+    expect(value("lisa_webhook_duration_seconds_count")).toBeGreaterThanOrEqual(1);
+  });
+
+  it("says the worker is stopped once Lisa stops taking work", async () => {
+    const agent = createFakeClaude([]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    await env.lisa.worker.stop();
+    const health = await fetch(`${origin(env)}/healthz`);
+    expect(health.status).toBe(503);
+    expect(await health.json()).toMatchObject({ status: "stopped" });
+  });
+});
