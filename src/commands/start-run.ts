@@ -14,13 +14,14 @@ import type { LabeledCommand } from "./gesture.ts";
  * the one repository's step (the issue's own when none is listed).
  */
 function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
-  const branch = branchName(command.issue.number, command.issue.title);
   const issueRepo = `${command.owner}/${command.repo}`;
   const [only, ...more] = config.repos ?? [{ repo: issueRepo }];
   if (!only || more.length > 0) {
+    const branch = branchName(command.issue.number, command.issue.title);
     return [{ position: 0, owner: command.owner, repo: command.repo, branch, baseBranch: null, scope: null }];
   }
   const { owner, repo } = parseRepoRef(only.repo);
+  const branch = branchName(command.issue.number, command.issue.title, command, { owner, repo });
   // The payload names the issue repository's default branch; another repository's is looked up later.
   const known = only.repo.toLowerCase() === issueRepo.toLowerCase() ? command.defaultBranch : null;
   return [{ position: 1, owner, repo, branch, baseBranch: config.base_branch ?? known, scope: null }];

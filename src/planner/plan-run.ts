@@ -9,6 +9,7 @@ import type { AgentResult } from "../providers/provider.ts";
 import { cleanLine } from "../reporting/untrusted.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
 import { freshToken, type RunContext } from "../runs/run-context.ts";
+import { branchName } from "../workspace/branch-name.ts";
 import { git } from "../workspace/git.ts";
 import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
 import type { Plan } from "./plan-schema.ts";
@@ -93,16 +94,18 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
     const check = await readPlan(workspace, names);
     if (check.ok) {
-      const { branch } = store.step(stepId);
       const steps = [...check.plan.steps]
         .sort((a, b) => a.order - b.order)
-        .map((step, i) => ({
-          position: i + 1,
-          ...parseRepoRef(step.repo),
-          branch,
-          baseBranch: config.base_branch ?? null,
-          scope: step.scope,
-        }));
+        .map((step, i) => {
+          const target = parseRepoRef(step.repo);
+          return {
+            position: i + 1,
+            ...target,
+            branch: branchName(run.issue_number, run.issue_title, run, target),
+            baseBranch: config.base_branch ?? null,
+            scope: step.scope,
+          };
+        });
       store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
       await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
       store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });

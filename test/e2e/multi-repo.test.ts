@@ -63,6 +63,34 @@ const tracking = (e: EmulatedLisa, issue: number) =>
   e.github.comments("acme/api", issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
 
 describe("a multi-repository issue", () => {
+  it("gives issue acme/api#1 and issue acme/web#1 their own branches and pull requests in acme/web", async () => {
+    const agent = createFakeClaude([
+      plan([{ repo: "acme/web", order: 1 }]),
+      change("Health.tsx", "Show API health"),
+      change("Banner.tsx", "Add a banner"),
+    ]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    await github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: CONFIG });
+    await github.createRepo("acme/web", { files: { "README.md": "# Web\n" }, config: "label: lisa\n" });
+    await github.createRepo("acme/docs", { files: { "README.md": "# Docs\n" } });
+    for (const repo of ["acme/api", "acme/web", "acme/docs"]) github.addCollaborator(repo, "alice", "write");
+    const web = await github.createIssue("acme/web", { title: "Add a health endpoint", body: "", user: "alice" });
+    const api = await github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "alice" });
+    expect([api.number, web.number]).toEqual([1, 1]);
+    await github.labelIssue("acme/api", api.number, "lisa", "alice");
+    await env.settle();
+    await github.labelIssue("acme/web", web.number, "lisa", "alice");
+    await env.settle();
+
+    expect(agent.calls()).toHaveLength(3);
+    const pulls = github.pulls("acme/web");
+    expect(pulls.map((p) => [p.head.ref, p.title])).toEqual([
+      ["lisa/api-1-add-a-health-endpoint", "Show API health"],
+      ["lisa/1-add-a-health-endpoint", "Add a banner"],
+    ]);
+  });
+
   it("leaves out of the plan a repository the requester cannot write to, and says so", async () => {
     const { agent, github, issue } = await setUp(
       [plan([{ repo: "acme/api", order: 1 }]), change("health.ts", "Add GET /health")],

@@ -37,6 +37,13 @@ describe("branchName", () => {
   ])("names issue %d %j as %s", (issue, title, expected) => {
     expect(branchName(issue, title)).toBe(expected);
   });
+
+  it("names the issue's repository in another repository, so two issues #1 never share a branch there", () => {
+    const web = { owner: "acme", repo: "web" };
+    expect(branchName(1, "Add health", { owner: "acme", repo: "web" }, web)).toBe("lisa/1-add-health");
+    expect(branchName(1, "Add health", { owner: "Acme", repo: "API" }, web)).toBe("lisa/api-1-add-health");
+    expect(branchName(1, "Add health", { owner: "globex", repo: "my.api" }, web)).toBe("lisa/globex-my-api-1-add-health");
+  });
 });
 
 describe("syncMirror and createWorktree", () => {
