@@ -1,0 +1,29 @@
+import { readFile } from "node:fs/promises";
+import { CONFIG_PATH, parseConfigYaml } from "../config/parse-config.ts";
+import { ConfigError } from "../errors.ts";
+
+/**
+ * `lisa config check [path]`: validates a `.github/lisa.yml` offline with the parser Lisa uses,
+ * printing the same problem Lisa would post on an issue. Exit status 0 when valid, 1 otherwise.
+ */
+export async function configCheck(file: string = CONFIG_PATH): Promise<number> {
+  let text: string;
+  try {
+    text = await readFile(file, "utf8");
+  } catch (error) {
+    process.stderr.write(`${file}: cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})\n`);
+    return 1;
+  }
+  try {
+    const config = parseConfigYaml(text);
+    const repos = config.repos?.map((r) => r.repo).join(", ") ?? "the issue's own repository";
+    process.stdout.write(
+      `${file} is valid: label \`${config.label}\`, ${config.gates.length} gate(s), providers ${config.providers.map((p) => p.name).join(" → ")}, repositories: ${repos}.\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${file}: ${error.message}\n`);
+    return 1;
+  }
+}

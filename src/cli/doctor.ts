@@ -1,0 +1,194 @@
+import { createPrivateKey } from "node:crypto";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { execa } from "execa";
+import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
+import { installedVersion } from "../providers/installed-version.ts";
+import { type ProviderName, providers } from "../providers/registry.ts";
+import { checkSandbox } from "../sandbox/check-sandbox.ts";
+
+type Status = "ok" | "warn" | "FAIL";
+
+interface Check {
+  name: string;
+  status: Status;
+  detail: string;
+  /** What to do about it, for a warning or a failure. */
+  fix?: string;
+}
+
+/** The variables that give each agent CLI its model credentials, any one of which will do. */
+const CREDENTIALS: Record<ProviderName, string[]> = {
+  claude: [
+    "ANTHROPIC_API_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+  ],
+  gemini: ["GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_APPLICATION_CREDENTIALS"],
+  opencode: ["OPENCODE_CONFIG", "OPENCODE_CONFIG_CONTENT", "OPENCODE_API_KEY", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"],
+};
+
+/**
+ * `lisa doctor`: checks what a deployment needs before the first issue is labeled (Node.js, git,
+ * the sandbox, the data directory, the environment, the App's credentials and webhook secret, each
+ * agent CLI and its credentials) and prints a table with a fix for each problem. Exit status 0
+ * when nothing failed (warnings allowed), 1 otherwise.
+ */
+export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const checks: Check[] = [];
+  const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
+  checks.push(
+    major > 22 || (major === 22 && minor >= 18)
+      ? { name: "Node.js", status: "ok", detail: process.version }
+      : { name: "Node.js", status: "FAIL", detail: process.version, fix: "Install Node.js 22.18 or newer." },
+  );
+  const git = await execa("git", ["--version"], { reject: false });
+  checks.push(
+    git.exitCode === 0
+      ? { name: "git", status: "ok", detail: String(git.stdout).trim() }
+      : { name: "git", status: "FAIL", detail: "not found", fix: "Install git." },
+  );
+
+  let settings: ReturnType<typeof settingsFromEnv> | undefined;
+  try {
+    settings = settingsFromEnv(env);
+    checks.push({ name: "environment", status: "ok", detail: "every LISA_* and GHE_* variable is valid" });
+  } catch (error) {
+    if (!(error instanceof EnvError)) throw error;
+    checks.push({
+      name: "environment",
+      status: "FAIL",
+      detail: error.message.replaceAll("\n", "; "),
+      fix: "Fix those variables.",
+    });
+  }
+  if (settings) {
+    const problem = settings.sandbox.mode === "off" ? undefined : await checkSandbox(settings.sandbox);
+    checks.push(
+      settings.sandbox.mode === "off"
+        ? {
+            name: "sandbox",
+            status: "warn",
+            detail: "LISA_SANDBOX=off: agents run unconfined",
+            fix: "Unset LISA_SANDBOX unless agents, issues and repositories are all trusted.",
+          }
+        : problem
+          ? {
+              name: "sandbox",
+              status: "FAIL",
+              detail: problem.split(". ")[0] ?? problem,
+              fix: "See docs/security-model.md, “What a deployment needs”.",
+            }
+          : { name: "sandbox", status: "ok", detail: "bubblewrap runs a process in its own namespaces" },
+    );
+    checks.push(await dataDirCheck(settings.dataDir));
+  }
+  checks.push(...(await appChecks(env)));
+  for (const name of Object.keys(providers) as ProviderName[]) checks.push(...(await agentChecks(name, env)));
+
+  printTable(checks);
+  return checks.some((check) => check.status === "FAIL") ? 1 : 0;
+}
+
+async function dataDirCheck(dir: string): Promise<Check> {
+  const probe = path.join(dir, `.lisa-doctor-${process.pid}`);
+  try {
+    await mkdir(dir, { recursive: true });
+    await writeFile(probe, "");
+    await rm(probe);
+    return { name: "data directory", status: "ok", detail: `${dir} is writable` };
+  } catch (error) {
+    return {
+      name: "data directory",
+      status: "FAIL",
+      detail: `${dir}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`,
+      fix: "Set LISA_DATA_DIR to a folder Lisa's user can write (the Docker image uses the /data volume).",
+    };
+  }
+}
+
+async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const checks: Check[] = [];
+  const register = "Register the App (`npm start`, then open http://localhost:3000) or copy its settings into .env.";
+  checks.push(
+    env.APP_ID && /^\d+$/.test(env.APP_ID)
+      ? { name: "APP_ID", status: "ok", detail: env.APP_ID }
+      : { name: "APP_ID", status: "FAIL", detail: env.APP_ID ? `not a number: ${env.APP_ID}` : "not set", fix: register },
+  );
+  let key = env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+  if (!key && env.PRIVATE_KEY_PATH) key = await readFile(env.PRIVATE_KEY_PATH, "utf8").catch(() => undefined);
+  if (!key) {
+    checks.push({
+      name: "private key",
+      status: "FAIL",
+      detail: "neither PRIVATE_KEY nor a readable PRIVATE_KEY_PATH",
+      fix: register,
+    });
+  } else {
+    try {
+      const parsed = createPrivateKey(key);
+      checks.push({
+        name: "private key",
+        status: "ok",
+        detail: `${parsed.asymmetricKeyType?.toUpperCase()} key, ${parsed.asymmetricKeyDetails?.modulusLength ?? "?"} bits`,
+      });
+    } catch (error) {
+      checks.push({
+        name: "private key",
+        status: "FAIL",
+        detail: `not a PEM private key (${(error as Error).message})`,
+        fix: "Download a new key from the App's settings page.",
+      });
+    }
+  }
+  const secret = env.WEBHOOK_SECRET ?? "";
+  checks.push(
+    secret.length >= 16 && secret !== "development"
+      ? { name: "webhook secret", status: "ok", detail: `${secret.length} characters` }
+      : {
+          name: "webhook secret",
+          status: "FAIL",
+          detail: secret ? "too short or the development placeholder" : "not set",
+          fix: "Set WEBHOOK_SECRET to the App's webhook secret: at least 16 random characters, the same on GitHub.",
+        },
+  );
+  return checks;
+}
+
+async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const provider = providers[name];
+  const binary = env[`LISA_${name.toUpperCase()}_PATH`] || provider.defaultBinary;
+  const version = await installedVersion(binary).catch(() => undefined);
+  const found = CREDENTIALS[name].filter((variable) => env[variable]);
+  return [
+    version
+      ? { name: `${name} CLI`, status: "ok", detail: `${binary} ${version}` }
+      : {
+          name: `${name} CLI`,
+          status: "warn",
+          detail: `${binary} not found or says no version`,
+          fix: `Install it if a repository lists \`${name}\` under providers (README, “Install the agent CLIs”), or set LISA_${name.toUpperCase()}_PATH.`,
+        },
+    found.length
+      ? { name: `${name} credentials`, status: "ok", detail: found.join(", ") }
+      : {
+          name: `${name} credentials`,
+          status: "warn",
+          detail: "none in the environment",
+          fix: `Set one of ${CREDENTIALS[name].join(", ")} if ${name} is used (or put them in LISA_AGENT_HOME's CLI settings).`,
+        },
+  ];
+}
+
+function printTable(checks: Check[]): void {
+  const width = Math.max(...checks.map((check) => check.name.length));
+  for (const check of checks) {
+    process.stdout.write(`${check.status.padEnd(4)}  ${check.name.padEnd(width)}  ${check.detail}\n`);
+    if (check.fix && check.status !== "ok") process.stdout.write(`${" ".repeat(6 + width)}  fix: ${check.fix}\n`);
+  }
+  const failed = checks.filter((check) => check.status === "FAIL").length;
+  const warned = checks.filter((check) => check.status === "warn").length;
+  process.stdout.write(`\n${failed} failed, ${warned} warning(s), ${checks.length - failed - warned} ok\n`);
+}

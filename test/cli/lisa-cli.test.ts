@@ -1,0 +1,95 @@
+import { spawnSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseConfigYaml } from "../../src/config/parse-config.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
+const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+
+/** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
+function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("lisa-cli")) {
+  const result = spawnSync(LISA, args, {
+    cwd,
+    env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: cwd, ...env },
+    encoding: "utf8",
+    timeout: 60_000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe("lisa doctor", () => {
+  it("names every missing piece with its fix on a machine with nothing configured, and exits 1", () => {
+    const { status, stdout } = lisa(["doctor"]);
+    expect(status).toBe(1);
+    expect(stdout).toMatch(/^FAIL {2}APP_ID +not set\n +fix: Register the App/m);
+    expect(stdout).toMatch(/^FAIL {2}private key +neither PRIVATE_KEY nor a readable PRIVATE_KEY_PATH\n +fix: /m);
+    expect(stdout).toMatch(/^FAIL {2}webhook secret +not set\n +fix: Set WEBHOOK_SECRET/m);
+    expect(stdout).toMatch(/^warn {2}claude credentials +none in the environment\n +fix: Set one of ANTHROPIC_API_KEY/m);
+    expect(stdout).toMatch(/^ok {4}sandbox /m);
+    expect(stdout).toMatch(/^3 failed, \d+ warning\(s\), \d+ ok$/m);
+  });
+
+  it("passes a configured deployment, and names a bad variable", () => {
+    const { privateKey } = generateKeyPairSync("rsa", {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: "pkcs1", format: "pem" },
+      publicKeyEncoding: { type: "spki", format: "pem" },
+    });
+    const configured = {
+      APP_ID: "12345",
+      PRIVATE_KEY: privateKey,
+      WEBHOOK_SECRET: "0123456789abcdef0123",
+      ANTHROPIC_API_KEY: "sk-ant-test",
+      LISA_DATA_DIR: path.join(tempDir("doctor-data"), "data"),
+    };
+    const ok = lisa(["doctor"], configured);
+    expect(ok.stdout).toMatch(/^ok {4}private key +RSA key, 2048 bits$/m);
+    expect(ok.stdout).toMatch(/^ok {4}claude credentials +ANTHROPIC_API_KEY$/m);
+    expect(ok.status).toBe(0);
+    const bad = lisa(["doctor"], { ...configured, LISA_CONCURRENCY: "two" });
+    expect(bad.status).toBe(1);
+    expect(bad.stdout).toMatch(/^FAIL {2}environment +LISA_CONCURRENCY="two": must be a whole number of runs, e\.g\. 2$/m);
+  });
+});
+
+describe("lisa config check", () => {
+  const examples = [...readFileSync(README, "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+
+  it("passes every configuration example in the README", () => {
+    expect(examples.length).toBeGreaterThan(0);
+    for (const example of examples) {
+      const dir = tempDir("config-check");
+      writeFileSync(path.join(dir, "lisa.yml"), example);
+      const { status, stdout } = lisa(["config", "check", "lisa.yml"], {}, dir);
+      expect(status, example).toBe(0);
+      expect(stdout).toMatch(/^lisa\.yml is valid: label `/);
+    }
+  });
+
+  it("prints the very problem Lisa would post on the issue for a broken file, and exits 1", () => {
+    const dir = tempDir("config-check");
+    const broken = "label: lisa\ngates: npm test\nlimits:\n  session_timeout: soon\n";
+    writeFileSync(path.join(dir, ".github-lisa.yml"), broken);
+    const { status, stderr } = lisa(["config", "check", ".github-lisa.yml"], {}, dir);
+    expect(status).toBe(1);
+    const problem = (() => {
+      try {
+        parseConfigYaml(broken);
+        return "";
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(problem).toContain("gates");
+    expect(stderr).toBe(`.github-lisa.yml: ${problem}\n`);
+  });
+
+  it("shows its usage, and exits 2 on an unknown command", () => {
+    expect(lisa(["--help"]).stdout).toContain("config check [path]");
+    expect(lisa(["frobnicate"]).status).toBe(2);
+  });
+});
