@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { AGENT_ENV_DUMP, agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
 const ROUTES = DELIVERY_ROUTES;
@@ -105,17 +105,7 @@ describe("Claude Code failures", () => {
     const server = await model.start({ turns: [{ stall: true }] });
     const github = fakeHelloWorld({
       config: "label: bug\nlimits:\n  stall_timeout: 3s\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
@@ -134,17 +124,7 @@ describe("Claude Code failures", () => {
   it("reports a CLI that is not installed", async () => {
     const github = fakeHelloWorld({
       config: "label: bug\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(
       createHarness({

@@ -9,7 +9,7 @@ import {
   useModelServer,
 } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
 const ROUTES = DELIVERY_ROUTES;
@@ -91,17 +91,7 @@ describe("Gemini CLI failures", () => {
     const server = await model.start({ turns: [{ error: { status: 503, message: "The model is overloaded." } }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const _harness = await deliverWithRealClis(context, server);
 
@@ -116,17 +106,7 @@ describe("Gemini CLI failures", () => {
     const server = await model.start({ turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] });
     const github = fakeHelloWorld({
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(
       createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import type { Route } from "../support/fake-github.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
+import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, labeledPayload, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
 
 const ALL_ROUTES: Route[] = [...DELIVERY_ROUTES];
@@ -215,17 +215,7 @@ describe("running the gates", () => {
     const agent = createFakeClaude([{ write: { "README.md": "# still wrong\n" } }]);
     const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_iterations: 2\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();
@@ -310,17 +300,7 @@ describe("limits.max_cost_usd", () => {
     const agent = createFakeClaude([{ write: { "README.md": "# nope\n" }, cost: 0.75 }]);
     const github = fakeHelloWorld({
       config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_cost_usd: 1\n",
-      routes: [
-        "token",
-        "config",
-        "permission",
-        "reactions",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-      ],
+      routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
     await harness.lisa.start();

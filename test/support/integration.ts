@@ -48,6 +48,19 @@ export function fakeHelloWorld(options: Omit<FakeGitHubOptions, "owner" | "repo"
   return fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, ...options });
 }
 
+/** Every route a run uses that ends before it opens a pull request (it fails or blocks): label to last comment. */
+export const NO_PR_ROUTES = [
+  "token",
+  "config",
+  "permission",
+  "reactions",
+  "comments",
+  "comment-update",
+  "label-read",
+  "label-add",
+  "label-set",
+] as const satisfies readonly Route[];
+
 /** Every route a run that delivers a pull request uses, from the label to the review gate. */
 export const DELIVERY_ROUTES = [
   "token",
