@@ -63,15 +63,7 @@ export const NO_PR_ROUTES = [
 
 /** Every route a run that delivers a pull request uses, from the label to the review gate. */
 export const DELIVERY_ROUTES = [
-  "token",
-  "config",
-  "permission",
-  "reactions",
-  "comments",
-  "comment-update",
-  "label-read",
-  "label-add",
-  "label-set",
+  ...NO_PR_ROUTES,
   "pulls",
   "pull-update",
   "reviews",
