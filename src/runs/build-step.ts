@@ -7,6 +7,9 @@ import { fenceAsData, renderPrompt } from "./render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext } from "./run-context.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 
+/** How much of a failing gate's output is kept with the step for the tracking comment. */
+const GATE_OUTPUT_KEPT = 4_000;
+
 /** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
 const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", "stalled"]);
 
@@ -73,7 +76,14 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
     });
     assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
-    store.updateStep(stepId, { gates: JSON.stringify(results.map(({ command, passed }) => ({ command, passed }))) });
+    // A failing gate keeps the tail of its output (redacted by runGates) for the tracking comment:
+    // without it, the person reading a blocked step cannot see what failed.
+    const lines = results.map(({ command, passed, output }) => ({
+      command,
+      passed,
+      ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
+    }));
+    store.updateStep(stepId, { gates: JSON.stringify(lines) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");

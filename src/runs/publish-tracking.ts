@@ -41,6 +41,9 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
       .map((step) => {
         const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
         const lastPass = store.stepHistory(step.id).at(-1);
+        const failedGate = (JSON.parse(step.gates ?? "[]") as { command: string; passed: boolean; output?: string }[]).find(
+          (line) => !line.passed && line.output !== undefined,
+        );
         return {
           position: step.position,
           repo: `${step.owner}/${step.repo}`,
@@ -50,6 +53,9 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
           ...(step.pr_url ? { prUrl: step.pr_url } : {}),
           ...(step.scope ? { scope: step.scope } : {}),
           ...(gate ? { gate } : {}),
+          ...(failedGate?.output !== undefined
+            ? { lastGateFailure: { command: failedGate.command, output: failedGate.output } }
+            : {}),
           ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
             ? { blockReason: lastPass.block_reason }
             : {}),

@@ -214,7 +214,8 @@ describe("running the gates", () => {
   it("blocks the step with a clear comment when the gates still fail after max_iterations, keeping the attempt on a WIP branch", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# still wrong\n" } }]);
     const github = fakeHelloWorld({
-      config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\nlimits:\n  max_iterations: 2\n",
+      config:
+        "label: bug\ngates:\n  - |-\n    grep -q 'Hello World' README.md || { echo \"README.md says: $(cat README.md)\"; exit 1; }\nlimits:\n  max_iterations: 2\n",
       routes: [...NO_PR_ROUTES],
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
@@ -228,6 +229,8 @@ describe("running the gates", () => {
     expect(harness.lisa.store.runsIn("blocked")).toHaveLength(1);
     expect(github.state.comments[0]?.body).toContain("The gates still fail after 2 agent sessions (limits.max_iterations)");
     expect(github.state.comments[0]?.body).toContain("`/lisa fix [notes]`");
+    // What failed is on the issue: the gate's own output, fenced.
+    expect(github.state.comments[0]?.body).toMatch(/\*\*Gate failure\*\* in .*\n\n```text\nREADME\.md says: # still wrong\n```/);
     // The PR branch was never pushed: its head must always have passed the gates. The attempt is on the WIP branch.
     expect(() => remoteFile(BRANCH, "README.md")).toThrow();
     expect(remoteFile(`${BRANCH}--wip`, "README.md")).toBe("# still wrong\n");
