@@ -12,7 +12,8 @@ describe("npm run demo", () => {
     });
     expect(stdout).toContain("Pass 1 is ready for review. Two linked pull requests:");
     expect(stdout).toMatch(/demo\/api#\d+ "Add a \/health endpoint" — branch lisa\/1-/);
-    expect(stdout).toMatch(/demo\/web#\d+ "Show the API's health on the page" — branch lisa\/1-/);
+    // In another repository than the issue's, the branch names the issue's repository.
+    expect(stdout).toMatch(/demo\/web#\d+ "Show the API's health on the page" — branch lisa\/api-1-/);
     expect(stdout).toMatch(/- Step 2, `demo\/web`: http:\/\/127\.0\.0\.1:\d+\/demo\/web\/pull\/\d+/);
     expect(stdout).toContain("👀 Ready for review");
     expect(stdout).toMatch(/Pass 2's review package on demo\/web#\d+:/);
