@@ -1,10 +1,11 @@
 import { existsSync } from "node:fs";
 import { isWriter } from "../commands/authorize.ts";
-import { GitError } from "../errors.ts";
+import { GitError, SecretInPushError } from "../errors.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
 import { plainLiveText } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { StepRow } from "../store/store.ts";
+import { git } from "../workspace/git.ts";
 import {
   createWorktree,
   humanCommits,
@@ -131,7 +132,19 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     ctx.publish();
   }
   if (step().phase === "push") {
-    await pushReconciling(ctx, stepId, checkout);
+    try {
+      await pushReconciling(ctx, stepId, checkout);
+    } catch (error) {
+      if (!(error instanceof SecretInPushError)) throw error;
+      // None of that work may be published, and a retry must not find it again: it is dropped, and
+      // the step goes back to its agent, from the last commit that was published.
+      await git(dir(), ["reset", "--hard", "--quiet", step().start_sha ?? base]);
+      await git(dir(), ["clean", "-fd", "--quiet"]);
+      store.updateStep(stepId, { phase: "agent" });
+      throw new SecretInPushError(
+        `${error.message} Lisa discarded that work; \`/lisa retry\` runs the agent again from the last published commit.`,
+      );
+    }
     store.updateStep(stepId, { phase: "pull_request" });
     ctx.publish();
   }
