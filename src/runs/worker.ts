@@ -55,7 +55,7 @@ export class Worker {
   /**
    * Sessions the earlier process left running are marked interrupted; its running runs are queued
    * again to resume, or failed with a comment once they have been resumed MAX_RESTARTS times.
-   * Worktrees that belong to no run that will resume are swept.
+   * Worktrees that belong to no open run that can resume (queued, failed, blocked) are swept.
    */
   async recover(): Promise<void> {
     const { store, log } = this.#deps;
@@ -88,9 +88,11 @@ export class Worker {
         log.warn({ err: error, runId: run.id }, "could not read the review gate at start-up");
       }
     }
+    // A failed or blocked run is still open: `/lisa retry` or `/lisa fix` resumes it where it
+    // stood, and its worktree holds the work of that step (the agent's edits, an unpushed commit).
     const keep = new Set(
       store
-        .runsIn("queued")
+        .runsIn("queued", "failed", "blocked")
         .flatMap((run) => store.steps(run.id))
         .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),
     );

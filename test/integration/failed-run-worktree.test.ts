@@ -1,0 +1,68 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+// A failed run is still open: `/lisa retry` resumes it where it stood. Lisa restarting in between
+// (a deploy) must not sweep the worktree that holds the step's work.
+
+const SECRET = "worktree-test-secret";
+const REPO = "acme/api";
+
+let children: ChildProcess[] = [];
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  for (const child of children) child.kill("SIGKILL");
+  children = [];
+  await github?.stop();
+  github = undefined;
+});
+
+async function stop(child: ChildProcess): Promise<void> {
+  child.kill("SIGTERM");
+  await new Promise((resolve) => child.once("exit", resolve));
+}
+
+describe("a failed run across a restart", () => {
+  it("keeps its worktree, and /lisa retry finishes it", async () => {
+    const agent = createFakeClaude([
+      { crash: true },
+      { write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } },
+    ]);
+    github = createGitHubEmulator({ reposRoot: tempDir("failed-repos"), webhookSecret: SECRET });
+    await github.start();
+    const emulator = github;
+    await emulator.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\n" });
+    emulator.addCollaborator(REPO, "ann", "write");
+    const dataDir = path.join(tempDir("failed-data"), "lisa");
+    const options = { dataDir, claudeBinary: agent.binary, secret: SECRET };
+    const first = await startLisaChild(emulator, options);
+    children.push(first);
+    const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
+    await emulator.waitForWebhooks();
+    const worktree = await waitFor("the run to fail", () => {
+      const store = new Store(path.join(dataDir, "lisa.db"));
+      const [failed] = store.runsIn("failed");
+      const dir = failed ? store.steps(failed.id)[0]?.worktree : undefined;
+      store.close();
+      return dir ?? undefined;
+    });
+    expect(existsSync(worktree)).toBe(true);
+
+    await stop(first);
+    children.push(await startLisaChild(emulator, options));
+    // Start-up (recovery and its sweep) is done once Lisa listens.
+    expect(existsSync(worktree)).toBe(true);
+
+    await emulator.commentOnIssue(REPO, issue.number, "/lisa retry", "ann");
+    await waitFor("the retried run's pull request", () => emulator.pulls(REPO).length > 0);
+    expect(emulator.pulls(REPO)).toHaveLength(1);
+  });
+});
