@@ -2,7 +2,6 @@
 // emulator holds two repositories; Lisa runs against it as it would against github.com; the real
 // Claude Code CLI does the agent's work, its model replaced by a scripted local server.
 import { userInfo } from "node:os";
-import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
 // @ts-expect-error: a plain ESM module without type declarations.
@@ -152,7 +151,7 @@ async function main(): Promise<void> {
     if (!api || !web || pulls.length !== 2) throw new Error(`expected two pull requests, found ${pulls.length}`);
     say("Pass 1 is ready for review. Two linked pull requests:");
     for (const { repo, pull } of pulls) {
-      const gitDir = path.join(github.gitBaseUrl.replace("file://", ""), `${repo}.git`);
+      const gitDir = github.gitDir(repo);
       console.log(`    ${repo}#${pull.number} "${pull.title}" — branch ${pull.head.ref}`);
       console.log(`      see the agent's commits: git -C ${gitDir} log --stat ${pull.head.ref}`);
     }

@@ -12,8 +12,13 @@ export interface EmulatorContext {
   bot: Account;
   /** The App's id, learnt from the `iss` of the last JWT seen (GitHub knows it; the emulator has to guess). */
   appId: number;
-  /** Installation tokens handed out; the REST routes accept these and nothing else. */
-  tokens: Set<string>;
+  /**
+   * Installation tokens handed out, each with the time it expires (ms). The REST routes accept
+   * these and nothing else; the git server accepts them only until they expire.
+   */
+  tokens: Map<string, number>;
+  /** How long a token handed out is valid for git; an hour on GitHub. */
+  tokenLifetimeMs: number;
   webhooks: WebhookSender;
   /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
   apiWebhooks: boolean;

@@ -18,7 +18,7 @@ import {
 export interface Links {
   /** The emulator's URL: the REST API and the `html_url`s both live there. */
   base: string;
-  /** `file://` URL of the folder holding `<owner>/<name>.git`. */
+  /** Where git serves `<owner>/<name>.git` over HTTP. */
   git: string;
 }
 

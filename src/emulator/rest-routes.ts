@@ -13,7 +13,6 @@ import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewComment
 import { HttpError, notFound, type Route, type RouteRequest, type RouteResponse, route, validationFailed } from "./router.ts";
 import { type Account, type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
 
-const TOKEN_LIFETIME_MS = 60 * 60 * 1000;
 const INSTALLATION_PERMISSIONS = { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
 const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
 
@@ -78,8 +77,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
     appRoute("POST", "/app/installations/:id/access_tokens", (request) => {
       if (numberParam(request.params.id) !== context.installationId) throw notFound();
       const token = newToken();
-      context.tokens.add(token);
-      const expiresAt = new Date(Date.now() + TOKEN_LIFETIME_MS).toISOString().replace(/\.\d{3}Z$/, "Z");
+      const expires = Date.now() + context.tokenLifetimeMs;
+      context.tokens.set(token, expires);
+      const expiresAt = new Date(expires).toISOString().replace(/\.\d{3}Z$/, "Z");
       return {
         status: 201,
         body: { token, expires_at: expiresAt, permissions: INSTALLATION_PERMISSIONS, repository_selection: "all" },

@@ -18,7 +18,7 @@ const MAX_COMMAND_ATTEMPTS = 5;
 /** The first pause before trying again; it doubles each time (2, 4, 8, 16 s). */
 const COMMAND_RETRY_MS = 2_000;
 
-/** How many earlier commands a command is compared with, to find one it repeats. */
+/** How many earlier gestures a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
@@ -195,9 +195,13 @@ export class Worker {
       let outcome: string;
       try {
         const payload = JSON.parse(command.payload);
-        const repeated = repeatedCommand(command, store.commandsBefore(command.id, RECENT_COMMANDS), (from, to) =>
-          store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
-        );
+        // Only a gesture can repeat one; a label is stored once per event already.
+        const repeated =
+          command.kind === "gesture"
+            ? repeatedCommand(command, store.gesturesBefore(command.id, RECENT_COMMANDS), (from, to) =>
+                store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
+              )
+            : undefined;
         outcome = repeated
           ? `coalesced into command ${repeated.id}`
           : command.kind === "start_run"

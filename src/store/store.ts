@@ -151,9 +151,9 @@ export class Store {
     return found !== undefined;
   }
 
-  /** Up to `limit` commands recorded before command `id`, newest first. */
-  commandsBefore(id: number, limit: number): CommandRow[] {
-    return this.#all("SELECT * FROM commands WHERE id < ? ORDER BY id DESC LIMIT ?", id, limit);
+  /** Up to `limit` gestures (commands, reviews, pushes) recorded before command `id`, newest first. */
+  gesturesBefore(id: number, limit: number): CommandRow[] {
+    return this.#all("SELECT * FROM commands WHERE id < ? AND kind = 'gesture' ORDER BY id DESC LIMIT ?", id, limit);
   }
 
   finishCommand(id: number, outcome: string): void {

@@ -131,7 +131,7 @@ describe("a multi-repository issue", () => {
     expect(api?.body).toContain(`Step 2, \`acme/web\`: ${web?.html_url}`);
     expect(api?.body).toContain(`Step 3, \`acme/docs\`: ${docs?.html_url}`);
     expect(await github.readFile("acme/web", "Health.tsx", web?.head.ref)).toBe("Show API health\n");
-    const webRemote = path.join(github.gitBaseUrl.replace("file://", ""), "acme/web.git");
+    const webRemote = github.gitDir("acme/web");
     expect(gitIn(webRemote, "log", "-1", "--format=%B", web?.head.ref ?? "")).toContain(
       `Made by Lisa for acme/api#${issue.number}, pass 1.`,
     );

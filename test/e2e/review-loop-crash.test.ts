@@ -1,12 +1,10 @@
-import type { ChildProcess } from "node:child_process";
 import { rmSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
+import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -16,20 +14,7 @@ import { waitFor } from "../support/wait-for.ts";
 const SECRET = "crash-test-secret";
 const REPO = "acme/api";
 
-let children: ChildProcess[] = [];
-let github: GitHubEmulator | undefined;
-afterEach(async () => {
-  for (const child of children) child.kill("SIGKILL");
-  children = [];
-  await github?.stop();
-  github = undefined;
-});
-
-async function startLisa(emulator: GitHubEmulator, dataDir: string, claudeBinary: string): Promise<ChildProcess> {
-  const child = await startLisaChild(emulator, { dataDir, claudeBinary, secret: SECRET });
-  children.push(child);
-  return child;
-}
+const lisa = useLisaChildren(SECRET);
 
 describe("Lisa killed during pass 2", () => {
   it("finishes the pass after a restart without a second pass, package, reply or pull request", async () => {
@@ -39,16 +24,14 @@ describe("Lisa killed during pass 2", () => {
       { write: { "health.ts": "v2 partial\n" }, hang: true },
       { write: { "health.ts": "v2\n" }, manifest: { title: "Add health", what: "v2." } },
     ]);
-    github = createGitHubEmulator({ reposRoot: tempDir("crash-repos"), webhookSecret: SECRET });
-    await github.start();
-    const emulator = github;
+    const emulator = await lisa.emulator();
     await emulator.createRepo(REPO, {
       files: { "README.md": "# API\n" },
       config: "label: lisa\ngates:\n  - test -f health.ts\n",
     });
     emulator.addCollaborator(REPO, "ann", "write");
     const dataDir = path.join(tempDir("crash-data"), "lisa");
-    const first = await startLisa(emulator, dataDir, agent.binary);
+    const first = await lisa.start({ dataDir, claudeBinary: agent.binary });
 
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
@@ -62,7 +45,7 @@ describe("Lisa killed during pass 2", () => {
     first.kill("SIGKILL");
     await new Promise((resolve) => first.once("exit", resolve));
 
-    await startLisa(emulator, dataDir, agent.binary);
+    await lisa.start({ dataDir, claudeBinary: agent.binary });
     await waitFor("pass 2 to reach review", () => tracking().includes("pass 2 · 👀 Ready for review"));
     await emulator.waitForWebhooks();
 
@@ -75,7 +58,7 @@ describe("Lisa killed during pass 2", () => {
     expect(comments.filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))).toHaveLength(1);
     expect(comments.filter((c) => c.body.includes("<!-- lisa:reply "))).toHaveLength(1);
     expect(emulator.comments(REPO, issue.number).filter((c) => c.body.includes("lisa:tracking"))).toHaveLength(1);
-    for (const child of children) child.kill("SIGKILL");
+    lisa.killAll();
     const store = new Store(path.join(dataDir, "lisa.db"));
     const [run] = store.runsIn("review");
     expect(store.passes(run?.id ?? 0).map((p) => [p.number, p.state])).toEqual([

@@ -1,4 +1,3 @@
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
@@ -83,7 +82,7 @@ const tracking = (e: EmulatedLisa, issue: number) =>
   e.github.comments(REPO, issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
 const packages = (e: EmulatedLisa, pr: number) => e.github.comments(REPO, pr).filter((c) => c.body.includes("<!-- lisa:pass "));
 const headOf = (e: EmulatedLisa, pr: number) => e.github.pulls(REPO).find((p) => p.number === pr)?.head.sha ?? "";
-const remote = (e: EmulatedLisa) => path.join(e.github.gitBaseUrl.replace("file://", ""), `${REPO}.git`);
+const remote = (e: EmulatedLisa) => e.github.gitDir(REPO);
 
 describe("the review loop", () => {
   it("E2E-1: a writer's approval at the head accepts the pass: final report, PR ready, lisa:accepted", async () => {

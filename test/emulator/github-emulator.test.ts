@@ -5,6 +5,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { Octokit } from "@octokit/rest";
 import { Webhooks } from "@octokit/webhooks";
+import { execa } from "execa";
 import { Probot, ProbotOctokit } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
@@ -409,6 +410,56 @@ describe("the GitHub emulator", () => {
     it("answers 401 to a request without an installation token", async () => {
       const anonymous = new Octokit({ baseUrl: emulator.url, log: quiet });
       expect(await statusOf(anonymous.rest.repos.get({ owner: OWNER, repo: REPO }))).toBe(401);
+    });
+  });
+
+  describe("serves git over HTTP", () => {
+    /** `git <args>` with the Basic credentials of `token` (none when undefined), as Lisa sends them. */
+    const gitWith = (token: string | undefined, args: string[], cwd = tempDir("git-http")) =>
+      execa(
+        "git",
+        [...(token ? ["-c", `http.extraHeader=Authorization: Basic ${btoa(`x-access-token:${token}`)}`] : []), ...args],
+        { cwd, env: { GIT_TERMINAL_PROMPT: "0" }, reject: false },
+      );
+
+    it("lets an installation token clone and push, and records the push in the bare repository", async () => {
+      const token = emulator.createInstallationToken();
+      const work = tempDir("git-http-work");
+      expect((await gitWith(token, ["clone", "--quiet", `${emulator.gitBaseUrl}/${FULL_NAME}.git`, "."], work)).exitCode).toBe(0);
+      gitIn(work, "checkout", "--quiet", "-b", "over-http");
+      writeFileSync(path.join(work, "http.txt"), "pushed over HTTP\n");
+      gitIn(work, "add", "http.txt");
+      gitIn(work, "-c", "user.name=Lisa", "-c", "user.email=lisa@example.com", "commit", "--quiet", "-m", "over HTTP");
+      const pushed = await gitWith(token, ["push", "--quiet", "origin", "HEAD:refs/heads/over-http"], work);
+      expect(pushed.stderr).toBe("");
+      expect(gitIn(emulator.gitDir(FULL_NAME), "show", "over-http:http.txt")).toBe("pushed over HTTP\n");
+    });
+
+    it("refuses git without a token, with a token it never handed out, and with one that has expired", async () => {
+      const shortLived = createGitHubEmulator({
+        reposRoot: tempDir("git-http-repos"),
+        webhookSecret: SECRET,
+        tokenLifetimeMs: 300,
+      });
+      await shortLived.start();
+      try {
+        await shortLived.createRepo(FULL_NAME);
+        const url = `${shortLived.gitBaseUrl}/${FULL_NAME}.git`;
+        const token = shortLived.createInstallationToken();
+        expect((await gitWith(token, ["ls-remote", url])).exitCode).toBe(0);
+        await new Promise((resolve) => setTimeout(resolve, 400));
+        for (const refused of [token, undefined, "ghs_000000000000000000000000000000000000"]) {
+          const answer = await gitWith(refused, ["ls-remote", url]);
+          expect(answer.exitCode).not.toBe(0);
+          // What git says against github.com with a stale token and prompts off.
+          expect(answer.stderr).toContain("could not read Username");
+        }
+        // The REST API still takes the token: Probot caches it for 59 minutes of GitHub's 60.
+        const api = new Octokit({ baseUrl: shortLived.url, auth: token, log: quiet });
+        expect(await statusOf(api.rest.repos.get({ owner: OWNER, repo: REPO }))).toBe(200);
+      } finally {
+        await shortLived.stop();
+      }
     });
   });
 

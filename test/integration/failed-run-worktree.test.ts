@@ -1,12 +1,11 @@
 import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
+import { useLisaChildren } from "../support/lisa-child.ts";
 import { waitFor } from "../support/wait-for.ts";
 
 // A failed run is still open: `/lisa retry` resumes it where it stood. Lisa restarting in between
@@ -15,14 +14,7 @@ import { waitFor } from "../support/wait-for.ts";
 const SECRET = "worktree-test-secret";
 const REPO = "acme/api";
 
-let children: ChildProcess[] = [];
-let github: GitHubEmulator | undefined;
-afterEach(async () => {
-  for (const child of children) child.kill("SIGKILL");
-  children = [];
-  await github?.stop();
-  github = undefined;
-});
+const lisa = useLisaChildren(SECRET);
 
 async function stop(child: ChildProcess): Promise<void> {
   child.kill("SIGTERM");
@@ -35,15 +27,12 @@ describe("a failed run across a restart", () => {
       { crash: true },
       { write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } },
     ]);
-    github = createGitHubEmulator({ reposRoot: tempDir("failed-repos"), webhookSecret: SECRET });
-    await github.start();
-    const emulator = github;
+    const emulator = await lisa.emulator();
     await emulator.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\n" });
     emulator.addCollaborator(REPO, "ann", "write");
     const dataDir = path.join(tempDir("failed-data"), "lisa");
-    const options = { dataDir, claudeBinary: agent.binary, secret: SECRET };
-    const first = await startLisaChild(emulator, options);
-    children.push(first);
+    const options = { dataDir, claudeBinary: agent.binary };
+    const first = await lisa.start(options);
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
     await emulator.waitForWebhooks();
@@ -57,7 +46,7 @@ describe("a failed run across a restart", () => {
     expect(existsSync(worktree)).toBe(true);
 
     await stop(first);
-    children.push(await startLisaChild(emulator, options));
+    await lisa.start(options);
     // Start-up (recovery and its sweep) is done once Lisa listens.
     expect(existsSync(worktree)).toBe(true);
 

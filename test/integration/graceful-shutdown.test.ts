@@ -1,11 +1,9 @@
-import type { ChildProcess } from "node:child_process";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
+import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -15,14 +13,7 @@ import { waitFor } from "../support/wait-for.ts";
 const SECRET = "shutdown-test-secret";
 const REPO = "acme/api";
 
-let children: ChildProcess[] = [];
-let github: GitHubEmulator | undefined;
-afterEach(async () => {
-  for (const child of children) child.kill("SIGKILL");
-  children = [];
-  await github?.stop();
-  github = undefined;
-});
+const lisa = useLisaChildren(SECRET);
 
 describe("SIGTERM during an agent session", () => {
   it("hands the run back within the grace period, and the next start finishes it as a resume, not a restart", async () => {
@@ -30,18 +21,15 @@ describe("SIGTERM during an agent session", () => {
       { write: { "health.ts": "half\n" }, hang: true },
       { write: { "health.ts": "done\n" }, manifest: { title: "Add health", what: "Adds it." } },
     ]);
-    github = createGitHubEmulator({ reposRoot: tempDir("shutdown-repos"), webhookSecret: SECRET });
-    await github.start();
-    const emulator = github;
+    const emulator = await lisa.emulator();
     await emulator.createRepo(REPO, {
       files: { "README.md": "# API\n" },
       config: "label: lisa\ngates:\n  - test -f health.ts\n",
     });
     emulator.addCollaborator(REPO, "ann", "write");
     const dataDir = path.join(tempDir("shutdown-data"), "lisa");
-    const options = { dataDir, claudeBinary: agent.binary, secret: SECRET, shutdownGraceMs: 1_000 };
-    const first = await startLisaChild(emulator, options);
-    children.push(first);
+    const options = { dataDir, claudeBinary: agent.binary, shutdownGraceMs: 1_000 };
+    const first = await lisa.start(options);
 
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
@@ -56,11 +44,11 @@ describe("SIGTERM during an agent session", () => {
     expect(run).toMatchObject({ restarts: 0 });
     handedBack.close();
 
-    children.push(await startLisaChild(emulator, options));
+    await lisa.start(options);
     const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
     await waitFor("the run to reach review", () => tracking().includes("Ready for review"));
     await emulator.waitForWebhooks();
-    for (const child of children) child.kill("SIGKILL");
+    lisa.killAll();
 
     expect(emulator.pulls(REPO)).toHaveLength(1);
     const store = new Store(path.join(dataDir, "lisa.db"));

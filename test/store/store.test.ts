@@ -30,11 +30,11 @@ describe("Store", () => {
     const [first] = [store.nextCommand()];
     clock = 1_500;
     store.finishCommand(first?.id ?? 0, "done");
-    expect(store.commandsBefore(3, 10).map((c) => [c.delivery_id, c.finished_at])).toEqual([
+    expect(store.gesturesBefore(3, 10).map((c) => [c.delivery_id, c.finished_at])).toEqual([
       ["d2", null],
       ["d1", 1_500],
     ]);
-    expect(store.commandsBefore(3, 1)).toHaveLength(1);
+    expect(store.gesturesBefore(3, 1)).toHaveLength(1);
   });
 
   it("tells whether an issue's run came to rest between two times", () => {

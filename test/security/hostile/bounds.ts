@@ -2,7 +2,7 @@ import type { FakeInvocation } from "../../../dev/fake-agent.ts";
 import { GITHUB_BODY_LIMIT } from "../../../src/markdown/sanitize-markdown.ts";
 import { rawPost } from "../../support/raw-post.ts";
 import { breachIf, HELD, type HostileGroup, type HostileInput } from "./hostile-input.ts";
-import { type LisaWorld, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
+import { inWorld, type LisaWorld, SMALL_CHANGE } from "./lisa-world.ts";
 
 // Input that could make Lisa hang, read what it must not, or write more than GitHub takes: files
 // the agent puts where Lisa reads its plan and manifest, oversized plans and configs, oversized
@@ -11,12 +11,16 @@ import { type LisaWorld, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
 /** Longer than any of these inputs takes when Lisa holds; reaching it counts as unbounded. */
 const BOUND_MS = 60_000;
 
-/** A world whose issue `acme/api` plans across `acme/api` and `acme/web`, its planner doing `plan`. */
-async function planned(plan: FakeInvocation, config = "") {
-  const world = await startWorld([plan, SMALL_CHANGE]);
-  const api = await world.repo("acme/api", `label: lisa\nrepos:\n  - repo: acme/api\n  - repo: acme/web\n${config}`);
-  await world.repo("acme/web");
-  return { world, repo: api };
+/** Runs `use` in a world whose issue `acme/api` plans across `acme/api` and `acme/web`, its planner doing `plan`. */
+function inPlannedWorld<T>(plan: FakeInvocation, config: string, use: (world: LisaWorld, repo: string) => Promise<T>) {
+  return inWorld(
+    async (world) => {
+      const api = await world.repo("acme/api", `label: lisa\nrepos:\n  - repo: acme/api\n  - repo: acme/web\n${config}`);
+      await world.repo("acme/web");
+      return use(world, api);
+    },
+    [plan, SMALL_CHANGE],
+  );
 }
 
 /** Labels a new issue in `repo` and waits, at most BOUND_MS, for Lisa to settle; false when it did not. */
@@ -47,8 +51,7 @@ function planInput(name: string, attempt: string, planner: FakeInvocation, expec
     name,
     attempt,
     run: async () => {
-      const { world, repo } = await planned(planner, config);
-      try {
+      return inPlannedWorld(planner, config, async (world, repo) => {
         const { number, ended } = await settled(world, repo);
         const said = world.lisaComments(repo, number).join("\n");
         return {
@@ -57,9 +60,7 @@ function planInput(name: string, attempt: string, planner: FakeInvocation, expec
           // A host file quoted on the issue is a leak of the host's.
           secretsLeaked: /root:.*:0:0:/.test(said) ? 1 : 0,
         };
-      } finally {
-        await world.stop();
-      }
+      });
     },
   };
 }
@@ -97,23 +98,22 @@ export const boundsGroup: HostileGroup = {
       name: "fifo-manifest",
       attempt: "an agent that leaves a FIFO where Lisa reads its manifest",
       run: async () => {
-        const world = await startWorld([{ ...SMALL_CHANGE, manifest: undefined, run: ["mkfifo .lisa-manifest.json"] }]);
-        try {
-          const repo = await world.repo("fifo-manifest");
-          const { ended } = await settled(world, repo);
-          // The work goes on without the manifest: the PR is opened.
-          return breachIf(!ended || world.env.github.pulls(repo).length !== 1, "unbounded");
-        } finally {
-          await world.stop();
-        }
+        return inWorld(
+          async (world) => {
+            const repo = await world.repo("fifo-manifest");
+            const { ended } = await settled(world, repo);
+            // The work goes on without the manifest: the PR is opened.
+            return breachIf(!ended || world.env.github.pulls(repo).length !== 1, "unbounded");
+          },
+          [{ ...SMALL_CHANGE, manifest: undefined, run: ["mkfifo .lisa-manifest.json"] }],
+        );
       },
     },
     {
       name: "ten-thousand-gates",
       attempt: "a config with 10,000 gates",
       run: async () => {
-        const world = await startWorld();
-        try {
+        return inWorld(async (world) => {
           const gates = Array.from({ length: 10_000 }, (_, i) => `  - test -f f${i}`).join("\n");
           const repo = await world.repo("gates", `label: lisa\ngates:\n${gates}\n`);
           const { number, ended } = await settled(world, repo);
@@ -123,32 +123,26 @@ export const boundsGroup: HostileGroup = {
             unauthorizedRuns: world.agent.calls().length,
             unbounded: (ended && said.includes("at most 20 gates") ? 0 : 1) + oversized(world, repo),
           };
-        } finally {
-          await world.stop();
-        }
+        });
       },
     },
     {
       name: "month-long-timeout",
       attempt: "a config whose session_timeout is longer than setTimeout can count (25 days)",
       run: async () => {
-        const world = await startWorld();
-        try {
+        return inWorld(async (world) => {
           const repo = await world.repo("timeout", "label: lisa\nlimits:\n  session_timeout: 600h\n");
           const { number, ended } = await settled(world, repo);
           const said = world.lisaComments(repo, number).join("\n");
           return { ...HELD, unbounded: ended && said.includes("longer than the most Lisa allows, 24h") ? 0 : 1 };
-        } finally {
-          await world.stop();
-        }
+        });
       },
     },
     {
       name: "thirty-megabyte-webhook",
       attempt: "an unsigned 30 MiB POST to the webhook URL",
       run: async () => {
-        const world = await startWorld();
-        try {
+        return inWorld(async (world) => {
           const status = await rawPost(
             world.env.webhookUrl,
             { "content-type": "application/json", "content-length": String(30 * 1024 * 1024) },
@@ -158,9 +152,7 @@ export const boundsGroup: HostileGroup = {
           const repo = await world.repo("after-post");
           await settled(world, repo);
           return { ...HELD, unbounded: status === 413 && world.env.github.pulls(repo).length === 1 ? 0 : 1 };
-        } finally {
-          await world.stop();
-        }
+        });
       },
     },
   ],

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import path from "node:path";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../../dev/fake-agent.ts";
 import { signature } from "../../../src/emulator/webhooks.ts";
@@ -95,12 +94,26 @@ export async function startWorld(
           .filter((comment) => comment.user.type === "Bot")
           .map((comment) => comment.body),
       ]);
-      const gitDir = path.join(github.gitBaseUrl.replace("file://", ""), `${repo}.git`);
+      const gitDir = github.gitDir(repo);
       texts.push(gitIn(gitDir, "log", "--all", "--patch", "--text", "--format=%B"));
       return texts.join("\n");
     },
     stop: () => env.stop(),
   };
+}
+
+/** Runs `use` in a world started for it, and stops the world whatever `use` did. */
+export async function inWorld<T>(
+  use: (world: LisaWorld) => Promise<T>,
+  invocations?: FakeInvocation[],
+  lisaEnv?: NodeJS.ProcessEnv,
+): Promise<T> {
+  const world = await startWorld(invocations, lisaEnv);
+  try {
+    return await use(world);
+  } finally {
+    await world.stop();
+  }
 }
 
 /**

@@ -6,7 +6,7 @@ import type { FakeInvocation } from "../../../dev/fake-agent.ts";
 import { isSafeLinkTarget } from "../../../src/markdown/live-text.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
 import { HELD, type HostileGroup, type HostileInput } from "./hostile-input.ts";
-import { type LisaWorld, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
+import { inWorld, type LisaWorld, SMALL_CHANGE } from "./lisa-world.ts";
 
 // Agent and stranger text that GitHub would act on if Lisa published it live: mentions that
 // notify, keywords that close other issues, links that run script, characters that hide or reorder
@@ -28,7 +28,7 @@ interface Published {
 function publishedIn(world: LisaWorld, repo: string): Published {
   const { github } = world.env;
   const pulls = github.pulls(repo);
-  const gitDir = `${github.gitBaseUrl.replace("file://", "")}/${repo}.git`;
+  const gitDir = github.gitDir(repo);
   return {
     markdown: [
       ...pulls.map((pull) => pull.body ?? ""),
@@ -76,22 +76,22 @@ function input(name: string, attempt: string, invocation: FakeInvocation, issue:
     name,
     attempt,
     run: async () => {
-      const world = await startWorld([invocation]);
-      try {
-        const repo = await world.repo("live");
-        const created = await world.env.github.createIssue(repo, {
-          title: issue.title ?? "Add a health check",
-          body: "Add it.",
-          user: "ann",
-        });
-        await world.env.github.labelIssue(repo, created.number, "lisa", "ann");
-        await world.env.settle();
-        if (world.env.github.pulls(repo).length !== 1)
-          throw new Error("the run opened no pull request; the input proves nothing");
-        return { ...HELD, unauthorizedRuns: liveActs(publishedIn(world, repo)) };
-      } finally {
-        await world.stop();
-      }
+      return inWorld(
+        async (world) => {
+          const repo = await world.repo("live");
+          const created = await world.env.github.createIssue(repo, {
+            title: issue.title ?? "Add a health check",
+            body: "Add it.",
+            user: "ann",
+          });
+          await world.env.github.labelIssue(repo, created.number, "lisa", "ann");
+          await world.env.settle();
+          if (world.env.github.pulls(repo).length !== 1)
+            throw new Error("the run opened no pull request; the input proves nothing");
+          return { ...HELD, unauthorizedRuns: liveActs(publishedIn(world, repo)) };
+        },
+        [invocation],
+      );
     },
   };
 }

@@ -1,7 +1,7 @@
 import { generateKeyPairSync, randomUUID } from "node:crypto";
 import type { FakeInvocation } from "../../../dev/fake-agent.ts";
 import { HELD, type HostileGroup, type HostileInput } from "./hostile-input.ts";
-import { type LisaWorld, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
+import { inWorld, SMALL_CHANGE } from "./lisa-world.ts";
 
 // An agent (or a stranger's issue) tries to get a secret Lisa holds into something Lisa publishes:
 // a pushed file or commit message, a PR body, a comment. Lisa runs with real secrets in its
@@ -33,30 +33,31 @@ const ALL = [
 
 /** Runs one issue through Lisa with an agent that does `invocation`, and counts the secrets in all the repository shows. */
 async function leaked(invocation: FakeInvocation, issue: { body?: string; config?: string } = {}): Promise<number> {
-  const world: LisaWorld = await startWorld([invocation, SMALL_CHANGE], LISA_ENV);
-  try {
-    const repo = await world.repo("secrets", issue.config);
-    const created = await world.env.github.createIssue(repo, {
-      title: "Add a health check",
-      body: issue.body ?? "Add health().",
-      user: "ann",
-    });
-    await world.env.github.labelIssue(repo, created.number, "lisa", "ann");
-    await world.env.settle();
-    const published = world.published(repo);
-    // A secret cut across lines is still published: look with the diff markers and whitespace gone too.
-    const squeezed = published.replace(/^[+-]/gm, "").replace(/\s+/g, "");
-    // Lisa's own secrets also stay out of what it hands the agent; its own model key is the agent's.
-    const prompts = world.agent
-      .calls()
-      .map((call) => call.prompt)
-      .join("\n");
-    return ALL.filter(
-      (secret) => published.includes(secret) || squeezed.includes(secret) || (secret !== MODEL_KEY && prompts.includes(secret)),
-    ).length;
-  } finally {
-    await world.stop();
-  }
+  return inWorld(
+    async (world) => {
+      const repo = await world.repo("secrets", issue.config);
+      const created = await world.env.github.createIssue(repo, {
+        title: "Add a health check",
+        body: issue.body ?? "Add health().",
+        user: "ann",
+      });
+      await world.env.github.labelIssue(repo, created.number, "lisa", "ann");
+      await world.env.settle();
+      const published = world.published(repo);
+      // A secret cut across lines is still published: look with the diff markers and whitespace gone too.
+      const squeezed = published.replace(/^[+-]/gm, "").replace(/\s+/g, "");
+      // Lisa's own secrets also stay out of what it hands the agent; its own model key is the agent's.
+      const prompts = world.agent
+        .calls()
+        .map((call) => call.prompt)
+        .join("\n");
+      return ALL.filter(
+        (secret) => published.includes(secret) || squeezed.includes(secret) || (secret !== MODEL_KEY && prompts.includes(secret)),
+      ).length;
+    },
+    [invocation, SMALL_CHANGE],
+    LISA_ENV,
+  );
 }
 
 const input = (name: string, attempt: string, run: () => Promise<number>): HostileInput => ({

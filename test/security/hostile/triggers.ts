@@ -1,7 +1,7 @@
 import { expect } from "vitest";
 import { RUN_STATES } from "../../../src/runs/transitions.ts";
 import { type Breach, HELD, type HostileGroup } from "./hostile-input.ts";
-import { type LisaWorld, lastPayload, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
+import { inWorld, type LisaWorld, lastPayload, SMALL_CHANGE, startWorld } from "./lisa-world.ts";
 
 // Webhooks that look like triggers but are not, or are the same trigger again: each may start at
 // most what one honest gesture starts, and answer at most once.
@@ -131,24 +131,24 @@ export const triggersGroup: HostileGroup = {
       attempt: "100 concurrent /lisa retry comments on a failed run",
       run: async () => {
         // A world of its own: its agent crashes once, so the run fails, then works.
-        const flood = await startWorld([{ crash: true }, SMALL_CHANGE]);
-        try {
-          const floodRepo = await flood.repo("flood");
-          const number = await flood.labeledIssue(floodRepo);
-          const started = await startedBy(
-            () =>
-              Promise.all(
-                Array.from({ length: 100 }, () => flood.env.github.commentOnIssue(floodRepo, number, "/lisa retry", "ann")),
-              ),
-            flood,
-            { repo: floodRepo, number },
-          );
-          const replies = flood.lisaComments(floodRepo, number).filter((body) => /nothing to retry|already/i.test(body)).length;
-          // One retry is what was asked: one more session, and no answer to each of the other 99.
-          return { ...HELD, unauthorizedRuns: Math.max(0, started.sessions - 1), unbounded: replies };
-        } finally {
-          await flood.stop();
-        }
+        return inWorld(
+          async (flood) => {
+            const floodRepo = await flood.repo("flood");
+            const number = await flood.labeledIssue(floodRepo);
+            const started = await startedBy(
+              () =>
+                Promise.all(
+                  Array.from({ length: 100 }, () => flood.env.github.commentOnIssue(floodRepo, number, "/lisa retry", "ann")),
+                ),
+              flood,
+              { repo: floodRepo, number },
+            );
+            const replies = flood.lisaComments(floodRepo, number).filter((body) => /nothing to retry|already/i.test(body)).length;
+            // One retry is what was asked: one more session, and no answer to each of the other 99.
+            return { ...HELD, unauthorizedRuns: Math.max(0, started.sessions - 1), unbounded: replies };
+          },
+          [{ crash: true }, SMALL_CHANGE],
+        );
       },
     },
   ],
