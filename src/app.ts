@@ -11,6 +11,7 @@ import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import { serveOperatorEndpoints } from "./http/operator-endpoints.ts";
 import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
+import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import type { CoreDeps } from "./runs/deps.ts";
 import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
@@ -34,6 +35,8 @@ export interface LisaOptions {
   author?: { name: string; email: string };
   /** How agents and gate commands are contained; a bubblewrap sandbox with an empty home by default. */
   sandbox?: SandboxSettings;
+  /** What Gemini's tokens cost (USD per million), by model; Google's list prices by default. */
+  tokenPrices?: TokenPrices;
   /** The first pause before a command GitHub failed is tried again (tests shorten it). */
   commandRetryMs?: number;
   now?: () => number;
@@ -83,6 +86,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     agentEnvSource: options.agentEnvSource ?? process.env,
     heldSecrets: held,
     sandbox: options.sandbox ?? { mode: "bwrap" },
+    tokenPrices: options.tokenPrices ?? GEMINI_PRICES,
     promptsDir: PROMPTS_DIR,
     // Probot creates its logger lazily, so look it up on each call.
     log: redactingLog(

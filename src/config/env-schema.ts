@@ -1,6 +1,7 @@
 import path from "node:path";
 import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
+import { GEMINI_PRICES, type TokenPrices, tokenPriceSchema } from "../providers/token-prices.ts";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import { parseDuration } from "./parse-duration.ts";
 
@@ -41,6 +42,22 @@ const envSchema = z.object({
       return ms;
     })
     .default(8_000),
+  LISA_GEMINI_PRICES: z
+    .string()
+    .transform((text, context) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        context.addIssue({ code: "custom", message: "must be JSON" });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(z.string().min(1), tokenPriceSchema, {
+        error: 'must map model names to USD per million tokens, e.g. {"gemini-2.5-pro": {"input": 1.25, "output": 10}}',
+      }),
+    )
+    .optional(),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal"], { error: "must be trace, debug, info, warn, error or fatal" })
     .optional(),
@@ -55,6 +72,8 @@ export interface LisaSettings {
   shutdownGraceMs: number;
   sandbox: SandboxSettings;
   agentBinaries: Partial<Record<ProviderName, string>>;
+  /** Google's list prices, with LISA_GEMINI_PRICES over them. */
+  tokenPrices: TokenPrices;
 }
 
 /** Lisa cannot start with this environment; the message has one line per bad variable. */
@@ -93,5 +112,6 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     shutdownGraceMs: vars.LISA_SHUTDOWN_GRACE,
     sandbox: { mode: vars.LISA_SANDBOX, homeTemplate: vars.LISA_AGENT_HOME },
     agentBinaries,
+    tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
   };
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
+import { GEMINI_PRICES, type TokenPrices, tokenCost } from "./token-prices.ts";
 
 const tokensSchema = z.looseObject({
   input: z.number().optional(),
@@ -72,28 +73,38 @@ function findOutput(text: string): GeminiOutput | undefined {
   return undefined;
 }
 
-function usage(output: GeminiOutput): Pick<ParsedOutput, "tokens" | "turns"> {
-  const models = Object.values(output.stats?.models ?? {});
-  if (models.length === 0) return { tokens: undefined, turns: undefined };
+/**
+ * Tokens and turns across the models the session used, and what they cost at `prices`: the CLI
+ * reports tokens per model and no money, so without pricing them `max_cost_usd` never applied.
+ */
+function usage(output: GeminiOutput, prices: TokenPrices): Pick<ParsedOutput, "tokens" | "turns" | "costUsd"> {
+  const models = Object.entries(output.stats?.models ?? {});
+  if (models.length === 0) return { tokens: undefined, turns: undefined, costUsd: 0 };
   let input = 0;
   let out = 0;
   let turns = 0;
-  for (const model of models) {
-    input += model.tokens?.input ?? model.tokens?.prompt ?? 0;
-    // Thinking is billed as output.
-    out += (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0);
+  let costUsd = 0;
+  for (const [name, model] of models) {
+    const tokens = {
+      input: model.tokens?.input ?? model.tokens?.prompt ?? 0,
+      // Thinking is billed as output.
+      output: (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0),
+    };
+    input += tokens.input;
+    out += tokens.output;
+    costUsd += tokenCost(prices, name, tokens);
     turns += model.roles?.main?.totalRequests ?? model.api?.totalRequests ?? 0;
   }
-  return { tokens: { input, output: out }, turns: turns || undefined };
+  return { tokens: { input, output: out }, turns: turns || undefined, costUsd };
 }
 
 export const geminiProvider: Provider = {
   name: "gemini",
   defaultBinary: "gemini",
-  // Gemini CLI reports tokens, not money. Its `--worktree` is experimental in 0.61.0: it needs
+  // Gemini CLI reports tokens, not money: Lisa prices them (token-prices.ts). Its `--worktree` is experimental in 0.61.0: it needs
   // `experimental.worktrees` in the user's settings (without it the flag exits 1) and headless runs
   // leave the worktree and its branch behind, so Lisa makes the worktree itself (no `nativeWorktree`).
-  capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: false },
+  capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
   env: [
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
@@ -123,14 +134,14 @@ export const geminiProvider: Provider = {
     "json",
     ...(model ? ["--model", model] : []),
   ],
-  parse({ stdout, stderr, exitCode }): ParsedOutput {
+  parse({ stdout, stderr, exitCode, prices = GEMINI_PRICES }): ParsedOutput {
     // Success is printed on stdout; failures on stderr, after the CLI's own log lines.
     const output = findOutput(stdout) ?? findOutput(stderr);
     if (!output) {
       return crashed("gemini", exitCode ?? undefined, stderr.trim() || stdout);
     }
-    const { tokens, turns } = usage(output);
-    const base = { costUsd: 0, turns, tokens, sessionId: output.session_id, exitCode };
+    const { tokens, turns, costUsd } = usage(output, prices);
+    const base = { costUsd, turns, tokens, sessionId: output.session_id, exitCode };
     if (output.error) {
       const { type, code, message } = output.error;
       const what = [type, code].filter((part) => part !== undefined).join(" ");

@@ -1,3 +1,4 @@
+import type { TokenPrices } from "./token-prices.ts";
 /** Why an agent invocation did not succeed, decided from structured output and exit status. */
 export type FailureKind =
   | "rate_limited"
@@ -102,6 +103,9 @@ export interface Provider {
     /** The branch the CLI puts the worktree `name` on; Lisa finds the worktree by it. */
     branch(name: string): string;
   };
-  /** Turns what the CLI printed into a typed result. */
-  parse(output: { stdout: string; stderr: string; exitCode: number | undefined }): ParsedOutput;
+  /**
+   * Turns what the CLI printed into a typed result. `prices` price the tokens of a CLI that reports
+   * tokens and no cost (Gemini CLI).
+   */
+  parse(output: { stdout: string; stderr: string; exitCode: number | undefined; prices?: TokenPrices }): ParsedOutput;
 }

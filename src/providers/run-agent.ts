@@ -3,6 +3,7 @@ import { killAllGroups } from "../process/run-with-deadline.ts";
 import { runSandboxed } from "../sandbox/run-sandboxed.ts";
 import type { Sandbox } from "../sandbox/sandbox-settings.ts";
 import { type AgentResult, failedOutput, type Provider } from "./provider.ts";
+import type { TokenPrices } from "./token-prices.ts";
 
 export { killGroup } from "../process/run-with-deadline.ts";
 
@@ -28,6 +29,8 @@ export interface RunAgentOptions {
   sandbox?: Sandbox | undefined;
   /** Told the agent's process group id as soon as it runs, to be recorded durably. */
   onSpawn?: (pid: number) => void;
+  /** What tokens cost, for a CLI that reports tokens and no cost. */
+  prices?: TokenPrices;
 }
 
 /** Kills every agent and gate still running; called when Lisa shuts down, since they run in their own groups. */
@@ -64,7 +67,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   if (result.ending === "timeout" || result.ending === "stalled") {
     const limit = result.ending === "timeout" ? options.timeoutMs : options.stallMs;
     const what = result.ending === "timeout" ? "did not finish within" : "printed nothing for";
-    const partial = provider.parse({ stdout, stderr, exitCode });
+    const partial = provider.parse({ stdout, stderr, exitCode, prices: options.prices });
     return {
       ...partial,
       ok: false,
@@ -72,5 +75,5 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       failure: { kind: result.ending, message: `${provider.name} ${what} ${Math.round(limit / 1000)}s and was killed` },
     };
   }
-  return { ...provider.parse({ stdout, stderr, exitCode }), durationMs };
+  return { ...provider.parse({ stdout, stderr, exitCode, prices: options.prices }), durationMs };
 }

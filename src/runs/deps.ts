@@ -1,6 +1,7 @@
 import type { ProviderName } from "../config/config-schema.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
+import type { TokenPrices } from "../providers/token-prices.ts";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import type { Store } from "../store/store.ts";
 import type { WorkspaceOptions } from "../workspace/workspace.ts";
@@ -26,6 +27,8 @@ export interface CoreDeps {
   heldSecrets: readonly string[];
   /** How agent sessions and gate commands are contained. */
   sandbox: SandboxSettings;
+  /** What model tokens cost, for a CLI that reports tokens and no cost (Gemini CLI). */
+  tokenPrices: TokenPrices;
   promptsDir: string;
   log: Log;
   /** What `/metrics` shows; the core counts sessions and gates into it. */

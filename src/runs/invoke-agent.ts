@@ -101,6 +101,7 @@ export async function invokeAgent(
       stallMs: config.limits.stall_timeout,
       sandbox: { ...deps.sandbox, ...checkout.scope },
       onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid, processIdentity(pid)),
+      prices: deps.tokenPrices,
     });
     deps.store.finishSession(sessionId, {
       state: result.ok ? "succeeded" : "failed",

@@ -3,6 +3,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { EnvError, settingsFromEnv } from "../../src/config/env-schema.ts";
+import { GEMINI_PRICES } from "../../src/providers/token-prices.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 describe("settingsFromEnv", () => {
@@ -14,6 +15,7 @@ describe("settingsFromEnv", () => {
       shutdownGraceMs: 8_000,
       sandbox: { mode: "bwrap", homeTemplate: undefined },
       agentBinaries: {},
+      tokenPrices: GEMINI_PRICES,
     });
   });
 
@@ -27,6 +29,7 @@ describe("settingsFromEnv", () => {
       LISA_SANDBOX: "off",
       LISA_AGENT_HOME: "/etc/lisa/home",
       LISA_CLAUDE_PATH: "/opt/claude/bin/claude",
+      LISA_GEMINI_PRICES: '{"gemini-2.5-pro": {"input": 1, "output": 8}, "gemini-exp": {"input": 0, "output": 0}}',
     });
     expect(settings).toEqual({
       dataDir: "/var/lib/lisa",
@@ -35,6 +38,11 @@ describe("settingsFromEnv", () => {
       shutdownGraceMs: 120_000,
       sandbox: { mode: "off", homeTemplate: "/etc/lisa/home" },
       agentBinaries: { claude: "/opt/claude/bin/claude" },
+      tokenPrices: {
+        ...GEMINI_PRICES,
+        "gemini-2.5-pro": { input: 1, output: 8 },
+        "gemini-exp": { input: 0, output: 0 },
+      },
     });
     expect(settingsFromEnv({ LISA_GIT_BASE_URL: "file:///srv/repos", GHE_HOST: "x.test" }).gitBaseUrl).toBe("file:///srv/repos");
   });
@@ -67,6 +75,10 @@ describe("settingsFromEnv", () => {
       ]),
     );
     expect(() => settingsFromEnv({ LISA_CONCURRENCY: "0" })).toThrow('LISA_CONCURRENCY="0": must be at least 1');
+    expect(() => settingsFromEnv({ LISA_GEMINI_PRICES: "{gemini" })).toThrow('LISA_GEMINI_PRICES="{gemini": must be JSON');
+    expect(() => settingsFromEnv({ LISA_GEMINI_PRICES: '["gemini-2.5-pro"]' })).toThrow(
+      'LISA_GEMINI_PRICES="[\\"gemini-2.5-pro\\"]": must map model names to USD per million tokens',
+    );
   });
 });
 

@@ -370,7 +370,7 @@ describe("geminiProvider.args", () => {
 
   it("does not claim a native worktree: the CLI's --worktree is experimental", () => {
     expect(geminiProvider.nativeWorktree).toBeUndefined();
-    expect(geminiProvider.capabilities).toEqual({ nativeWorktree: false, jsonOutput: true, costReporting: false });
+    expect(geminiProvider.capabilities).toEqual({ nativeWorktree: false, jsonOutput: true, costReporting: true });
   });
 });
 
@@ -379,13 +379,24 @@ describe("geminiProvider.parse", () => {
     expect(geminiProvider.parse({ stdout: SUCCESS_STDOUT, stderr: SUCCESS_STDERR, exitCode: 0 })).toEqual({
       ok: true,
       text: "All done: wrote hello.txt and ran the shell command.",
-      costUsd: 0,
+      // 37,075 tokens read at $0.30 and 114 written at $2.50 per million: Google's list price for 2.5 Flash.
+      costUsd: expect.closeTo(0.0114075, 9),
       turns: 3,
       tokens: { input: 37075, output: 114 },
       sessionId: "07c3ce38-2278-47a3-a066-7fceb6a04ba1",
       failure: undefined,
       exitCode: 0,
     });
+  });
+
+  it("prices the tokens at the operator's prices, and a model it has no price for as the dearest it has", () => {
+    const prices = { "gemini-2.5-flash": { input: 1, output: 10 }, "gemini-3-pro": { input: 2, output: 12 } };
+    expect(geminiProvider.parse({ stdout: SUCCESS_STDOUT, stderr: "", exitCode: 0, prices }).costUsd).toBeCloseTo(0.038215, 9);
+    const unknown = SUCCESS_STDOUT.replace('"gemini-2.5-flash": {', '"gemini-9-ultra": {');
+    expect(geminiProvider.parse({ stdout: unknown, stderr: "", exitCode: 0, prices }).costUsd).toBeCloseTo(
+      (37075 * 2 + 114 * 12) / 1e6,
+      9,
+    );
   });
 
   it.each([
