@@ -14,8 +14,14 @@ RUN apt-get update \
 
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The agent CLIs at the versions the test suite drives (package-lock.json): a CLI's output format
+# or flags change between versions, and an image built next month must behave as the one tested.
+ARG CLAUDE_CODE_VERSION=2.1.330
+ARG GEMINI_CLI_VERSION=0.61.0
+ARG OPENCODE_VERSION=1.18.33
 RUN npm ci --omit=dev --no-audit --no-fund \
-  && npm install -g --no-audit --no-fund @anthropic-ai/claude-code @google/gemini-cli opencode-ai \
+  && npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
+    "@google/gemini-cli@${GEMINI_CLI_VERSION}" "opencode-ai@${OPENCODE_VERSION}" \
   && npm cache clean --force
 COPY src ./src
 COPY prompts ./prompts
