@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { CONFIG_PATH } from "../config/parse-config.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
+import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
@@ -28,7 +28,7 @@ export type { ReviewState, Role } from "./state.ts";
 export type { Delivery } from "./webhooks.ts";
 
 export interface GitHubEmulatorOptions {
-  /** Folder of the bare repositories, `<reposRoot>/<owner>/<name>.git`: Lisa's `gitBaseUrl` is `file://<reposRoot>`. */
+  /** Folder of the bare repositories, `<reposRoot>/<owner>/<name>.git`, served over HTTP at `gitBaseUrl`. */
   reposRoot: string;
   /** Where webhooks go; may be set later with `setWebhookUrl`. Without one, deliveries are only logged. */
   webhookUrl?: string;
@@ -37,6 +37,21 @@ export interface GitHubEmulatorOptions {
   installationId?: number;
   /** Whether changes made through the API send webhooks too, as GitHub does (sender: the bot). Default true. */
   apiWebhooks?: boolean;
+  /**
+   * How long an installation token is good for git; an hour by default, as on GitHub. Shorter, it
+   * proves each fetch and push uses a token minted just before it. The REST API goes on accepting
+   * a token after that: Probot keeps tokens for 59 minutes, which GitHub's hour outlives, and a
+   * test cannot shorten that cache to match.
+   */
+  tokenLifetimeMs?: number;
+  /**
+   * Lay the API out as GitHub Enterprise Server does, where Probot looks for it when `GHE_HOST` is
+   * set: REST under `/api/v3`, GraphQL at `/api/graphql`, git at the root. Requests without the
+   * prefix are answered 404, as a GHES host answers them.
+   */
+  ghes?: boolean;
+  /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
+  intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
 /** One request the emulator received; `route` is null when no route matched (and the answer was 404). */
@@ -107,15 +122,16 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   const state = new EmulatorState();
   let baseUrl: string | undefined;
   let webhookUrl = options.webhookUrl;
-  const gitBaseUrl = pathToFileURL(path.resolve(options.reposRoot)).href;
+  const reposRoot = path.resolve(options.reposRoot);
 
   const context: EmulatorContext = {
     state,
-    links: () => ({ base: requireUrl(), git: gitBaseUrl }),
+    links: () => ({ base: requireUrl(), git: requireUrl() }),
     installationId: options.installationId ?? 1,
     bot: state.account("lisa[bot]", "Bot"),
     appId: 1,
-    tokens: new Set(),
+    tokens: new Map(),
+    tokenLifetimeMs: options.tokenLifetimeMs ?? 60 * 60 * 1000,
     webhooks: createWebhookSender({ secret: options.webhookSecret, url: () => webhookUrl, appId: () => context.appId }),
     apiWebhooks: options.apiWebhooks ?? true,
   };
@@ -131,7 +147,16 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const method = request.method ?? "GET";
     const url = new URL(request.url ?? "/", "http://emulator");
-    const match = matchRoute(routes, method, url.pathname);
+    if (options.intercept?.(request, response)) return;
+    if (isGitPath(url.pathname)) {
+      serveGit(request, response, {
+        reposRoot,
+        tokenValid: (token) => (context.tokens.get(token) ?? 0) > Date.now(),
+      });
+      return;
+    }
+    const apiPath = options.ghes ? ghesRoute(url.pathname) : url.pathname;
+    const match = apiPath === undefined ? undefined : matchRoute(routes, method, apiPath);
     let answer: RouteResponse;
     try {
       const body = await readJsonBody(request);
@@ -140,7 +165,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (!match) throw notFound();
       answer = await match.route.handler({
         method,
-        path: url.pathname,
+        path: apiPath ?? url.pathname,
         params: match.params,
         query: url.searchParams,
         headers: request.headers,
@@ -149,14 +174,25 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     } catch (error) {
       answer = error instanceof HttpError ? errorResponse(error) : { status: 500, body: { message: (error as Error).message } };
     }
-    requestLog.push({
+    const recorded = {
       method,
       path: safeDecode(url.pathname + url.search),
       status: answer.status,
       route: match?.route.pattern ?? null,
-    });
+    };
+    requestLog.push(recorded);
+    for (const listener of answerListeners) listener(recorded);
     send(response, answer);
   }
+
+  /** The route a GHES path names (`/api/v3/repos/…` → `/repos/…`), or undefined outside the API. */
+  function ghesRoute(pathname: string): string | undefined {
+    if (pathname === "/api/graphql") return "/graphql";
+    return pathname.startsWith("/api/v3/") ? pathname.slice("/api/v3".length) : undefined;
+  }
+
+  /** Told of each API request after its route has acted, before the answer leaves (beforeAnswer). */
+  const answerListeners = new Set<(request: RecordedRequest) => void>();
 
   /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
   const faults: (Fault & { left: number })[] = [];
@@ -213,18 +249,29 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   }
 
   return {
-    /** `http://127.0.0.1:<port>`: Octokit's and Probot's `baseUrl`. */
+    /** `http://127.0.0.1:<port>`: Octokit's and Probot's `baseUrl`, and the host's address in GHES mode. */
     get url(): string {
       return requireUrl();
     },
-    /** `file://` URL of `reposRoot`: Lisa's `gitBaseUrl`. */
-    gitBaseUrl,
+    /** Where the REST API is: `url`, or `<url>/api/v3` in GHES mode. */
+    get apiUrl(): string {
+      return options.ghes ? `${requireUrl()}/api/v3` : requireUrl();
+    },
+    /** Where git reaches the repositories over HTTP (`<gitBaseUrl>/<owner>/<name>.git`): Lisa's `gitBaseUrl`. */
+    get gitBaseUrl(): string {
+      return requireUrl();
+    },
+    /** The bare repository of `fullName` on disk, for a test to look into. */
+    gitDir(fullName: string): string {
+      return repoNamed(fullName).gitDir;
+    },
     installationId: context.installationId,
 
-    async start(): Promise<void> {
+    /** Listens on 127.0.0.1 at `port`; any free port by default. */
+    async start(port = 0): Promise<void> {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(0, "127.0.0.1", () => resolve());
+        server.listen(port, "127.0.0.1", () => resolve());
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
@@ -246,6 +293,16 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },
 
+    /**
+     * Calls `listener` for each API request once its route has acted and before the answer is sent:
+     * a test can kill the client there, when GitHub has made the change and the client never hears
+     * of it. Returns a function that stops the calls.
+     */
+    beforeAnswer(listener: (request: RecordedRequest) => void): () => void {
+      answerListeners.add(listener);
+      return () => answerListeners.delete(listener);
+    },
+
     setWebhookUrl(url: string | undefined): void {
       webhookUrl = url;
     },
@@ -253,7 +310,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     /** An installation token, as `POST /app/installations/:id/access_tokens` would hand out, for driving the API directly. */
     createInstallationToken(): string {
       const token = newToken();
-      context.tokens.add(token);
+      context.tokens.set(token, Date.now() + context.tokenLifetimeMs);
       return token;
     },
 
@@ -266,7 +323,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (state.findRepo(owner, name)) throw new Error(`repository ${fullName} exists already`);
       const defaultBranch = repoOptions.defaultBranch ?? "main";
       const files = { ...repoOptions.files, ...(repoOptions.config === undefined ? {} : { [CONFIG_PATH]: repoOptions.config }) };
-      const gitDir = path.join(path.resolve(options.reposRoot), owner, `${name}.git`);
+      const gitDir = path.join(reposRoot, owner, `${name}.git`);
       await createBareRepository(gitDir, defaultBranch, files);
       const repo: Repo = {
         id: state.nextId(),
@@ -288,7 +345,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         createdAt: now(),
       };
       state.addRepo(repo);
-      return { fullName: repo.fullName, gitDir, cloneUrl: `${gitBaseUrl}/${repo.fullName}.git` };
+      return { fullName: repo.fullName, gitDir, cloneUrl: `${requireUrl()}/${repo.fullName}.git` };
     },
 
     /** Gives `login` a role on the repository. GitHub's `member` webhook is not sent: Lisa does not listen to it. */

@@ -463,6 +463,30 @@ describe("the GitHub emulator", () => {
     });
   });
 
+  describe("lays the API out as GitHub Enterprise Server in GHES mode", () => {
+    it("answers REST under /api/v3 and GraphQL at /api/graphql, and 404 without the prefix", async () => {
+      const ghes = createGitHubEmulator({ reposRoot: tempDir("ghes-repos"), webhookSecret: SECRET, ghes: true });
+      await ghes.start();
+      try {
+        await ghes.createRepo(FULL_NAME);
+        const auth = ghes.createInstallationToken();
+        expect(ghes.apiUrl).toBe(`${ghes.url}/api/v3`);
+        const prefixed = new Octokit({ baseUrl: ghes.apiUrl, auth, log: quiet });
+        expect((await prefixed.rest.repos.get({ owner: OWNER, repo: REPO })).data.full_name).toBe(FULL_NAME);
+        // Octokit derives /api/graphql from a /api/v3 base, as it does for a real GHES host.
+        const { repository } = await prefixed.graphql<{ repository: { pullRequest: null } }>(
+          "query($owner: String!, $name: String!, $number: Int!) { repository(owner: $owner, name: $name) { pullRequest(number: $number) { reviewDecision } } }",
+          { owner: OWNER, name: REPO, number: 99 },
+        );
+        expect(repository.pullRequest).toBeNull();
+        const bare = new Octokit({ baseUrl: ghes.url, auth, log: quiet });
+        expect(await statusOf(bare.rest.repos.get({ owner: OWNER, repo: REPO }))).toBe(404);
+      } finally {
+        await ghes.stop();
+      }
+    });
+  });
+
   describe("works as Probot's GitHub", () => {
     it("hands an installation token to Probot's auth and serves its config loader", async () => {
       const { privateKey } = generateKeyPairSync("rsa", {
