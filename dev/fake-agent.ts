@@ -72,6 +72,8 @@ export function createFakeClaude(invocations: FakeInvocation[]) {
   return {
     binary,
     calls: (): RecordedCall[] => [...calls],
+    /** Host pids of every process of this stand-in still alive (its invocations and their children). */
+    processes: (): number[] => processesMatching(socket),
     /** Host pids of a hanging invocation and its child, once it has started. */
     hangingPids(): number[] | undefined {
       const pids = hanging ? processesMatching(socket) : [];

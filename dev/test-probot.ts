@@ -9,9 +9,11 @@ const { privateKey } = generateKeyPairSync("rsa", {
 
 /**
  * A Probot instance for tests: a throw-away App key, retries and throttling off so failures show at
- * once, quiet unless LISA_TEST_LOG names a level.
+ * once, quiet unless LISA_TEST_LOG names a level. `retries` turns Octokit's retries back on, as
+ * `npm start` has them (a 5xx or 429 is sent again up to three times); throttling stays off, since
+ * its one write a second would only make each test slower.
  */
-export function createTestProbot(options: { secret: string; baseUrl?: string }): Probot {
+export function createTestProbot(options: { secret: string; baseUrl?: string; retries?: boolean }): Probot {
   return new Probot({
     appId: 123,
     privateKey,
@@ -21,7 +23,7 @@ export function createTestProbot(options: { secret: string; baseUrl?: string }):
     // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
     Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
       ...instanceOptions,
-      retry: { enabled: false },
+      retry: { enabled: options.retries ?? false },
       throttle: { enabled: false },
     })),
   });

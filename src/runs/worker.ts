@@ -8,7 +8,7 @@ import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
-import type { CommandRow } from "../store/rows.ts";
+import type { CommandRow, StepState } from "../store/rows.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
@@ -20,6 +20,9 @@ const COMMAND_RETRY_MS = 2_000;
 
 /** How many earlier gestures a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
+
+/** Steps whose worktree a resumed run goes on in. */
+const RESUMABLE_STEPS: ReadonlySet<StepState> = new Set(["pending", "running", "blocked", "failed"]);
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
 export const MAX_RESTARTS = 2;
@@ -90,10 +93,13 @@ export class Worker {
     }
     // A failed or blocked run is still open: `/lisa retry` or `/lisa fix` resumes it where it
     // stood, and its worktree holds the work of that step (the agent's edits, an unpushed commit).
+    // A step that is over (its plan recorded, its branch delivered) needs its worktree no more: a
+    // stop between recording that and removing the worktree left it there for good.
     const keep = new Set(
       store
         .runsIn("queued", "failed", "blocked")
         .flatMap((run) => store.steps(run.id))
+        .filter((step) => RESUMABLE_STEPS.has(step.state))
         .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),
     );
     const swept = await sweepWorktrees(this.#deps.workspace, keep);

@@ -17,9 +17,11 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   portFile: string;
   /** How long runs may go on after SIGTERM (Lisa.shutdown), as LISA_SHUTDOWN_GRACE does for `npm start`. */
   shutdownGraceMs?: number;
+  /** Octokit's retries on, as `npm start` has them. */
+  githubRetries?: boolean;
 };
 
-const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl });
+const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl, retries: options.githubRetries });
 const lisa = createLisa(probot, {
   dataDir: options.dataDir,
   gitBaseUrl: options.gitBaseUrl,

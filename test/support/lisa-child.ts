@@ -2,19 +2,50 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { afterEach } from "vitest";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { tempDir } from "./git-fixtures.ts";
 import { waitFor } from "./wait-for.ts";
 
 const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url));
 
 /**
- * Starts Lisa in a process of its own (emulated-lisa-process.ts) on `dataDir`, so a test can kill
- * or stop it mid-run and start another on the same data, and points the emulator's webhooks at it.
+ * Per test: a GitHub emulator, and Lisa in processes of their own against it (emulated-lisa-process.ts),
+ * so a test can kill or stop one mid-run and start another on the same data. All are killed and
+ * the emulator stopped after the test.
  */
+export function useLisaChildren(secret: string) {
+  const children: ChildProcess[] = [];
+  let github: GitHubEmulator | undefined;
+  const killAll = () => {
+    for (const child of children.splice(0)) child.kill("SIGKILL");
+  };
+  afterEach(async () => {
+    killAll();
+    await github?.stop();
+    github = undefined;
+  });
+  return {
+    async emulator(): Promise<GitHubEmulator> {
+      github = createGitHubEmulator({ reposRoot: tempDir("child-repos"), webhookSecret: secret });
+      await github.start();
+      return github;
+    },
+    /** Starts a Lisa on `dataDir` and points the emulator's webhooks at it. */
+    async start(options: { dataDir: string; claudeBinary: string; shutdownGraceMs?: number }): Promise<ChildProcess> {
+      if (!github) throw new Error("start the emulator first");
+      const child = await startLisaChild(github, { ...options, secret });
+      children.push(child);
+      return child;
+    },
+    killAll,
+  };
+}
+
+/** Starts Lisa in a process of its own on `dataDir`, and points the emulator's webhooks at it. */
 export async function startLisaChild(
   emulator: GitHubEmulator,
-  options: { dataDir: string; claudeBinary: string; secret: string; shutdownGraceMs?: number },
+  options: { dataDir: string; claudeBinary: string; secret: string; shutdownGraceMs?: number; githubRetries?: boolean },
 ): Promise<ChildProcess> {
   const portFile = path.join(tempDir("lisa-port"), "port");
   const child = spawn(

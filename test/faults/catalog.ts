@@ -1,0 +1,294 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import type { FakeInvocation } from "../../dev/fake-agent.ts";
+import { processesMatching } from "../../dev/processes-matching.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { waitFor } from "../support/wait-for.ts";
+import type { FaultScenario, FaultWorld } from "./fault-world.ts";
+
+// The faults: Lisa killed at distinct points of single-repository runs, of a run planned across
+// two repositories, and of a second pass; its agent killed or stopped; tokens that expire during
+// a session; GitHub failing; webhooks delivered again.
+
+const CHANGE: FakeInvocation = {
+  write: { "health.ts": "export const health = () => 'ok';\n" },
+  manifest: { title: "Add a health check", what: "health() answers ok." },
+};
+const REVISED: FakeInvocation = {
+  write: { "health.ts": "export const health = () => 'ok, v2';\n" },
+  manifest: { title: "Add a health check", what: "health() answers ok, v2." },
+};
+/** An agent mid-work, until it is killed. */
+const HANGING: FakeInvocation = { write: { "health.ts": "export const he" }, hang: true };
+const GATED = "label: lisa\ngates:\n  - test -f health.ts\n";
+const WIDE = "label: lisa\nrepos:\n  - repo: acme/api\n  - repo: acme/web\n";
+const PLAN: FakeInvocation = {
+  write: {
+    ".lisa-plan.json": JSON.stringify({
+      rationale: "The API serves it; the web page shows it.",
+      steps: [
+        { repo: "acme/api", order: 1, scope: "Add health()." },
+        { repo: "acme/web", order: 2, scope: "Show health()." },
+      ],
+    }),
+  },
+  result: "Planned.",
+};
+
+/** Kills Lisa right after its `n`th write to GitHub, before GitHub's answer reaches it. */
+const killAfterWrite = (n: number) => async (world: FaultWorld) => {
+  await world.afterWrite(n, () => world.lisa().kill("SIGKILL"));
+  await world.kill();
+};
+
+/** Kills Lisa while its agent hangs mid-session. */
+async function killMidSession(world: FaultWorld): Promise<void> {
+  await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+  await world.kill();
+}
+
+const singleRepoWrites: FaultScenario[] = Array.from({ length: 9 }, (_, i) => ({
+  name: `single-write-${i + 1}`,
+  what: `SIGKILL right after write ${i + 1} of 9 of a single-repository run`,
+  killPoint: true,
+  invocations: [CHANGE],
+  config: GATED,
+  inflict: killAfterWrite(i + 1),
+}));
+
+const singleRepoProcesses: FaultScenario[] = [
+  {
+    name: "single-mid-session",
+    what: "SIGKILL while the agent works",
+    killPoint: true,
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    inflict: killMidSession,
+  },
+  {
+    name: "single-mid-gate",
+    what: "SIGKILL while a gate runs",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: "label: lisa\ngates:\n  - sleep 1.713 && test -f health.ts\n",
+    async inflict(world) {
+      await waitFor("the gate to run", () => processesOf("sleep 1.713"), 60_000);
+      await world.kill();
+    },
+  },
+  {
+    name: "single-mid-push",
+    what: "SIGKILL while git pushes the step's branch",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    prepare: (world) => slowPushes(world.github.gitDir(world.repo)),
+    async inflict(world) {
+      const marker = pushMarkers.get(world.github.gitDir(world.repo)) ?? "";
+      await waitFor("the push to start", () => existsSync(marker) || undefined, 60_000);
+      await world.kill();
+    },
+  },
+];
+
+const multiRepo: FaultScenario[] = [
+  {
+    name: "multi-mid-planning",
+    what: "SIGKILL while the planning session works",
+    killPoint: true,
+    invocations: [HANGING, PLAN, CHANGE],
+    config: WIDE,
+    otherRepos: ["acme/web"],
+    inflict: killMidSession,
+  },
+  ...[2, 5, 8, 11, 14].map(
+    (n): FaultScenario => ({
+      name: `multi-write-${n}`,
+      what: `SIGKILL right after write ${n} of a run planned across two repositories`,
+      killPoint: true,
+      invocations: [PLAN, CHANGE],
+      config: WIDE,
+      otherRepos: ["acme/web"],
+      inflict: killAfterWrite(n),
+    }),
+  ),
+];
+
+/** Waits for pass 1 to stand in review, then asks for a second pass and does `then`. */
+const duringPassTwo = (then: (world: FaultWorld) => Promise<void>) => async (world: FaultWorld) => {
+  await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
+  const [pull] = world.github.pulls(world.repo);
+  if (!pull) throw new Error("pass 1 opened no pull request");
+  const harm = then(world);
+  await world.github.commentOnIssue(world.repo, pull.number, "/lisa redirect make it say v2", "ann");
+  await harm;
+};
+
+const passTwo: FaultScenario[] = [
+  ...[1, 2, 3, 4].map(
+    (n): FaultScenario => ({
+      name: `pass2-write-${n}`,
+      what: `SIGKILL right after write ${n} of a second pass asked for with /lisa redirect`,
+      killPoint: true,
+      invocations: [CHANGE, REVISED],
+      config: GATED,
+      pass: 2,
+      inflict: duringPassTwo(killAfterWrite(n)),
+    }),
+  ),
+  {
+    name: "pass2-mid-session",
+    what: "SIGKILL while the second pass's agent works",
+    killPoint: true,
+    invocations: [CHANGE, HANGING, REVISED],
+    config: GATED,
+    pass: 2,
+    inflict: duringPassTwo(killMidSession),
+  },
+];
+
+/** Says `/lisa retry` on the issue once the run stopped with a failure or a block. */
+async function retryOnceStopped(world: FaultWorld): Promise<void> {
+  await waitFor("the run to stop", () => /❌ Failed|⛔ Blocked|Ready for review/.test(world.tracking()), 60_000);
+  if (!world.tracking().includes("Ready for review")) {
+    await world.github.commentOnIssue(world.repo, world.issue, "/lisa retry", "ann");
+  }
+}
+
+const otherFaults: FaultScenario[] = [
+  {
+    name: "deploy-mid-session",
+    what: "SIGTERM (a deploy) while the agent works, with a half-second grace",
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    shutdownGraceMs: 500,
+    async inflict(world) {
+      await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+      await world.kill("SIGTERM");
+    },
+  },
+  {
+    name: "agent-killed",
+    what: "the agent killed with SIGKILL mid-session; /lisa retry when the run stops",
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    async inflict(world) {
+      const pids = await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      await retryOnceStopped(world);
+    },
+  },
+  {
+    name: "agent-stopped",
+    what: "the agent stopped with SIGSTOP past a 3 s session_timeout; /lisa retry when the run stops",
+    invocations: [HANGING, CHANGE],
+    config: `${GATED}limits:\n  session_timeout: 3s\n`,
+    async inflict(world) {
+      const pids = await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+      for (const pid of pids) process.kill(pid, "SIGSTOP");
+      await retryOnceStopped(world);
+    },
+  },
+  {
+    name: "token-expires-mid-session",
+    what: "installation tokens good for git 3 s, a session of 4 s between the fetch and the push",
+    invocations: [{ ...CHANGE, run: ["sleep 4"] }],
+    config: GATED,
+    tokenLifetimeMs: 3_000,
+    async inflict() {},
+  },
+  {
+    name: "github-502-on-pull",
+    what: "GitHub answers 502 to the first two tries at opening the pull request; /lisa retry if the run stops",
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      world.github.injectFault({ method: "POST", path: /\/pulls$/, kind: "server_error", times: 2 });
+      await retryOnceStopped(world);
+    },
+  },
+  {
+    name: "github-secondary-limit-on-comments",
+    what: "a secondary rate limit on the first three comment writes",
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      world.github.injectFault({ path: /\/comments(\/\d+)?$/, method: "POST", kind: "secondary_rate_limit", times: 1 });
+      world.github.injectFault({ path: /\/comments\/\d+$/, method: "PATCH", kind: "secondary_rate_limit", times: 2 });
+    },
+  },
+  {
+    name: "github-429-on-labels",
+    what: "a primary rate limit (429) on the first two label writes; /lisa retry if the run stops",
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      world.github.injectFault({ path: /\/labels$/, method: "POST", kind: "rate_limited" });
+      world.github.injectFault({ path: /\/labels$/, method: "PUT", kind: "rate_limited" });
+      await retryOnceStopped(world);
+    },
+  },
+  {
+    name: "label-redelivered",
+    what: "the label webhook delivered again, same GUID, while the run works",
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      await world.afterWrite(3, () => undefined);
+      await world.github.redeliver(labelDelivery(world));
+    },
+  },
+  {
+    name: "label-redelivered-after-restart",
+    what: "SIGKILL after write 2, then the label webhook delivered again to the next Lisa",
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      await killAfterWrite(2)(world);
+      await world.restart();
+      await world.github.redeliver(labelDelivery(world));
+    },
+  },
+  {
+    name: "relabeled-mid-run",
+    what: "the label taken off and put back (a new delivery) while the agent works",
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    async inflict(world) {
+      const pids = await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+      await world.github.unlabelIssue(world.repo, world.issue, "lisa", "ann");
+      await world.github.labelIssue(world.repo, world.issue, "lisa", "ann");
+      // Lisa is asked again while the first session still works: the agent ends, and the run goes on.
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      await retryOnceStopped(world);
+    },
+  },
+];
+
+export const FAULTS: FaultScenario[] = [...singleRepoWrites, ...singleRepoProcesses, ...multiRepo, ...passTwo, ...otherFaults];
+
+/** The GUID of the webhook that labeled the issue. */
+function labelDelivery(world: FaultWorld): string {
+  const delivery = world.github
+    .deliveries()
+    .find((d) => d.event === "issues" && d.action === "labeled" && (d.payload.sender as { login: string }).login === "ann");
+  if (!delivery) throw new Error("no label delivery");
+  return delivery.id;
+}
+
+function processesOf(marker: string): number[] | undefined {
+  const pids = processesMatching(marker);
+  return pids.length > 0 ? pids : undefined;
+}
+
+/** Per bare repository, the file its pre-receive hook touches when a push begins. */
+const pushMarkers = new Map<string, string>();
+
+/** Makes every push to `gitDir` say it began, then take a second before git accepts it. */
+function slowPushes(gitDir: string): void {
+  const marker = path.join(tempDir("push-marker"), "began");
+  pushMarkers.set(gitDir, marker);
+  mkdirSync(path.join(gitDir, "hooks"), { recursive: true });
+  const hook = path.join(gitDir, "hooks", "pre-receive");
+  writeFileSync(hook, `#!/bin/sh\ncat >/dev/null\ntouch '${marker}'\nsleep 1\n`, { mode: 0o755 });
+}

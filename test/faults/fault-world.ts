@@ -1,0 +1,255 @@
+import type { ChildProcess } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { processesMatching } from "../../dev/processes-matching.ts";
+import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../src/emulator/github-emulator.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
+
+// One fault at a time against Lisa as deployed: a GitHub emulator in this process, Lisa in a
+// process of its own that the fault may kill, stop or starve, and a second Lisa on the same data
+// started after it. What is counted afterwards is what a user would see on GitHub and an operator
+// on the machine.
+
+export const FAULT_SECRET = "fault-suite-secret";
+
+/** What went wrong once the fault was over and Lisa had been given the chance to recover. */
+export interface FaultCounts {
+  /** Runs that did not reach review with every pull request open. */
+  lostRuns: number;
+  /** Pull requests beyond one per planned step. */
+  duplicatePrs: number;
+  /** Lisa's comments that say what another of its comments says (same marker, or same text). */
+  duplicateComments: number;
+  /** Agent, gate, sandbox or git processes alive after every Lisa had exited. */
+  orphans: number;
+  /** Worktrees left on disk or registered in a mirror once the run was in review. */
+  staleWorktrees: number;
+}
+
+export interface FaultWorld {
+  github: GitHubEmulator;
+  agent: ReturnType<typeof createFakeClaude>;
+  /** The issue being worked on, `repo#number`. */
+  repo: string;
+  issue: number;
+  dataDir: string;
+  /** The Lisa process running now. */
+  lisa(): ChildProcess;
+  /** Starts another Lisa on the same data, as a restart or the next deploy would. */
+  restart(): Promise<void>;
+  /** Kills the Lisa running now with `signal` and waits until it has exited. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+  /** Calls `act` right after the `n`th write Lisa makes to GitHub from now on (token requests aside), before GitHub answers it. */
+  afterWrite(n: number, act: (request: RecordedRequest) => void): Promise<RecordedRequest>;
+  /** The tracking comment's text on the issue, "" before there is one. */
+  tracking(): string;
+}
+
+export interface FaultScenario {
+  name: string;
+  /** What is done to Lisa, in a few words. */
+  what: string;
+  /** A SIGKILL of Lisa at a point no other scenario kills at. */
+  killPoint?: boolean;
+  /** The agent's invocations, in order (planning first for a plan across repositories). */
+  invocations: FakeInvocation[];
+  /** `.github/lisa.yml` of the issue's repository `acme/api`. */
+  config?: string;
+  /** Other repositories the plan names; each gets one pull request. */
+  otherRepos?: string[];
+  tokenLifetimeMs?: number;
+  shutdownGraceMs?: number;
+  /** Sets up the repositories further (hooks, faults) before the issue is labeled. */
+  prepare?(world: Omit<FaultWorld, "issue">): Promise<void> | void;
+  /** Does the harm; called right before the issue is labeled, it must set up its triggers at once. */
+  inflict(world: FaultWorld): Promise<void>;
+  /** The pass that ends in review: 1, or 2 after a redirect. Default 1. */
+  pass?: number;
+}
+
+const REPO = "acme/api";
+/** How long Lisa has to bring a run to review after the fault; not reaching it counts as a lost run. */
+const RECOVERY_MS = 90_000;
+
+/** Runs `scenario` and counts what went wrong. */
+export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts> {
+  const github = createGitHubEmulator({
+    reposRoot: tempDir("fault-repos"),
+    webhookSecret: FAULT_SECRET,
+    ...(scenario.tokenLifetimeMs ? { tokenLifetimeMs: scenario.tokenLifetimeMs } : {}),
+  });
+  await github.start();
+  const agent = createFakeClaude(scenario.invocations);
+  const dataDir = path.join(tempDir("fault-data"), "lisa");
+  const children: ChildProcess[] = [];
+  const start = async () => {
+    children.push(
+      await startLisaChild(github, {
+        dataDir,
+        claudeBinary: agent.binary,
+        secret: FAULT_SECRET,
+        // As deployed: Octokit sends a request GitHub failed again before Lisa hears of it.
+        githubRetries: true,
+        ...(scenario.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: scenario.shutdownGraceMs }),
+      }),
+    );
+  };
+  const current = () => {
+    const child = children.at(-1);
+    if (!child) throw new Error("no Lisa started");
+    return child;
+  };
+  try {
+    const repos = [REPO, ...(scenario.otherRepos ?? [])];
+    for (const repo of repos) {
+      await github.createRepo(repo, { files: { "README.md": "# Service\n" }, config: scenario.config ?? "label: lisa\n" });
+      github.addCollaborator(repo, "ann", "write");
+    }
+    let issueNumber = 0;
+    const world: FaultWorld = {
+      github,
+      agent,
+      repo: REPO,
+      get issue() {
+        return issueNumber;
+      },
+      dataDir,
+      lisa: current,
+      restart: start,
+      async kill(signal = "SIGKILL") {
+        const child = current();
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once("exit", resolve));
+          child.kill(signal);
+          await exited;
+        }
+      },
+      afterWrite(n, act) {
+        let writes = 0;
+        return new Promise((resolve) => {
+          const stop = github.beforeAnswer((request) => {
+            if (!isWrite(request) || ++writes < n) return;
+            stop();
+            act(request);
+            resolve(request);
+          });
+        });
+      },
+      tracking: () => github.comments(REPO, issueNumber).find((c) => c.body.includes("lisa:tracking"))?.body ?? "",
+    };
+    await scenario.prepare?.(world);
+    await start();
+    // The harm is set up before the label, so that it can catch Lisa's very first write.
+    const harm = scenario.inflict(world).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const issue = await github.createIssue(REPO, { title: "Add a health check", body: "Add health().", user: "ann" });
+    issueNumber = issue.number;
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    const failed = await harm;
+    if (failed) throw failed;
+    if (current().exitCode !== null || current().signalCode !== null) await start();
+
+    const reached = await reachedReview(world, repos, scenario.pass ?? 1);
+    // What a person would read on the issue, to see why the run did not recover.
+    if (!reached) console.log(`${scenario.name}: no review; the issue says:\n${world.tracking()}`);
+    const staleWorktrees = reached ? await countWorktrees(dataDir) : 0;
+    // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
+    for (const child of children) {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once("exit", resolve));
+        child.kill("SIGTERM");
+        await exited;
+      }
+    }
+    await github.waitForWebhooks();
+    return {
+      lostRuns: reached ? 0 : 1,
+      duplicatePrs: repos.reduce((extra, repo) => extra + Math.max(0, github.pulls(repo).length - 1), 0),
+      duplicateComments: duplicateComments(github, repos),
+      orphans: await orphansOf(dataDir, agent),
+      staleWorktrees,
+    };
+  } finally {
+    for (const child of children) child.kill("SIGKILL");
+    await github.stop();
+  }
+}
+
+/** A change Lisa asked GitHub for; minting a token and asking GraphQL (Lisa only reads with it) are not. */
+function isWrite(request: RecordedRequest): boolean {
+  return request.method !== "GET" && !request.path.endsWith("/access_tokens") && request.path !== "/graphql";
+}
+
+/** Waits for the run to stand in review at `pass` with a pull request in every repository, and Lisa to fall quiet. */
+async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
+  const deadline = Date.now() + RECOVERY_MS;
+  while (Date.now() < deadline) {
+    const ready = world.tracking().includes(`pass ${pass} · 👀 Ready for review`);
+    if (ready && repos.every((repo) => world.github.pulls(repo).length > 0)) {
+      await quiet(world.github);
+      return true;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return false;
+}
+
+/** Waits until GitHub has had no request for a second: Lisa's last label and comment edits are in. */
+async function quiet(github: GitHubEmulator): Promise<void> {
+  let seen = github.requests().length;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await github.waitForWebhooks();
+    const now = github.requests().length;
+    if (now === seen) return;
+    seen = now;
+  }
+}
+
+/** Lisa's comments on the issue and its pull requests that repeat another's marker, or its whole text. */
+function duplicateComments(github: GitHubEmulator, repos: string[]): number {
+  let duplicates = 0;
+  for (const repo of repos) {
+    for (const issue of github.issues(repo)) {
+      const keys = github
+        .comments(repo, issue.number)
+        .filter((comment) => comment.user.type === "Bot")
+        .map((comment) => /^<!-- lisa:[^>]*-->/.exec(comment.body)?.[0] ?? comment.body);
+      duplicates += keys.length - new Set(keys).size;
+    }
+  }
+  return duplicates;
+}
+
+/** Processes of the agent, or with Lisa's data directory in their command line (sandboxes, gates, git), still alive. */
+async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
+  // A sandbox dies with its Lisa, but not in the same instant.
+  const deadline = Date.now() + 5_000;
+  let alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
+  while (alive.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
+  }
+  return alive.length;
+}
+
+/** Worktree folders left in the data directory, and worktrees other than the mirror itself that its git still lists. */
+async function countWorktrees(dataDir: string): Promise<number> {
+  const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
+  let count = entries(path.join(dataDir, "worktrees")).length;
+  const mirrors = path.join(dataDir, "mirrors");
+  for (const owner of entries(mirrors)) {
+    for (const repo of entries(path.join(mirrors, owner))) {
+      const mirror = path.join(mirrors, owner, repo);
+      count += entries(path.join(mirror, ".claude", "worktrees")).length;
+      const listed = await execa("git", ["--git-dir", mirror, "worktree", "list", "--porcelain"], { reject: false });
+      count += Math.max(0, listed.stdout.split("\n").filter((line) => line.startsWith("worktree ")).length - 1);
+    }
+  }
+  return count;
+}
