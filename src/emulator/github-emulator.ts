@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { CONFIG_PATH } from "../config/parse-config.ts";
+import { subscribedEvents } from "./app-events.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
@@ -50,6 +51,12 @@ export interface GitHubEmulatorOptions {
    * prefix are answered 404, as a GHES host answers them.
    */
   ghes?: boolean;
+  /**
+   * The events the App subscribes to (`default_events` of app.yml; see subscribedEvents): GitHub
+   * sends no other, and an App that handles one it did not subscribe to never hears of it. Those of
+   * Lisa's app.yml by default.
+   */
+  events?: readonly string[];
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
   intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
@@ -62,6 +69,9 @@ export interface RecordedRequest {
   status: number;
   route: string | null;
 }
+
+/** Told of an API request and both bodies (parsed JSON, or undefined) once its route has acted. */
+export type AnswerListener = (request: RecordedRequest, bodies: { request: unknown; response: unknown }) => void;
 
 /** A fault the emulator answers with instead of a route (injectFault). */
 export interface Fault {
@@ -132,7 +142,12 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     appId: 1,
     tokens: new Map(),
     tokenLifetimeMs: options.tokenLifetimeMs ?? 60 * 60 * 1000,
-    webhooks: createWebhookSender({ secret: options.webhookSecret, url: () => webhookUrl, appId: () => context.appId }),
+    webhooks: createWebhookSender({
+      secret: options.webhookSecret,
+      url: () => webhookUrl,
+      appId: () => context.appId,
+      events: options.events ?? subscribedEvents(),
+    }),
     apiWebhooks: options.apiWebhooks ?? true,
   };
   const routes = restRoutes(context);
@@ -158,8 +173,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     const apiPath = options.ghes ? ghesRoute(url.pathname) : url.pathname;
     const match = apiPath === undefined ? undefined : matchRoute(routes, method, apiPath);
     let answer: RouteResponse;
+    let body: unknown;
     try {
-      const body = await readJsonBody(request);
+      body = await readJsonBody(request);
       const fault = takeFault(method, safeDecode(url.pathname));
       if (fault) throw fault;
       if (!match) throw notFound();
@@ -181,7 +197,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       route: match?.route.pattern ?? null,
     };
     requestLog.push(recorded);
-    for (const listener of answerListeners) listener(recorded);
+    for (const listener of answerListeners) listener(recorded, { request: body, response: answer.body });
     send(response, answer);
   }
 
@@ -192,7 +208,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   }
 
   /** Told of each API request after its route has acted, before the answer leaves (beforeAnswer). */
-  const answerListeners = new Set<(request: RecordedRequest) => void>();
+  const answerListeners = new Set<AnswerListener>();
 
   /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
   const faults: (Fault & { left: number })[] = [];
@@ -261,6 +277,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     get gitBaseUrl(): string {
       return requireUrl();
     },
+    /** The REST routes the emulator answers, as `GET /repos/:owner/:repo`. */
+    routes: (): { method: string; pattern: string }[] => routes.map(({ method, pattern }) => ({ method, pattern })),
     /** The bare repository of `fullName` on disk, for a test to look into. */
     gitDir(fullName: string): string {
       return repoNamed(fullName).gitDir;
@@ -296,9 +314,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     /**
      * Calls `listener` for each API request once its route has acted and before the answer is sent:
      * a test can kill the client there, when GitHub has made the change and the client never hears
-     * of it. Returns a function that stops the calls.
+     * of it. Returns a function that stops the calls. The bodies let a test hold both sides to
+     * GitHub's published description (test/emulator/openapi-contract.test.ts).
      */
-    beforeAnswer(listener: (request: RecordedRequest) => void): () => void {
+    beforeAnswer(listener: AnswerListener): () => void {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
     },

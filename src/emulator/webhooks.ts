@@ -24,7 +24,13 @@ const TIMEOUT_MS = 10_000;
  * Sends signed webhooks and remembers each delivery. Deliveries the caller does not wait for (those
  * caused by API calls) are tracked so tests can wait until every one has been answered.
  */
-export function createWebhookSender(options: { secret: string; url: () => string | undefined; appId: () => number }) {
+export function createWebhookSender(options: {
+  secret: string;
+  url: () => string | undefined;
+  appId: () => number;
+  /** The events the App subscribes to; GitHub sends it no other. All when omitted. */
+  events?: readonly string[] | undefined;
+}) {
   const log: Delivery[] = [];
   const pending = new Set<Promise<void>>();
 
@@ -74,7 +80,10 @@ export function createWebhookSender(options: { secret: string; url: () => string
     /** Sends `payload` as `event`; resolves once the receiver has answered. Never rejects. */
     send(event: string, payload: Record<string, unknown>): Promise<Delivery> {
       const action = typeof payload.action === "string" ? payload.action : undefined;
-      return track(deliver({ id: randomUUID(), event, action, payload, status: null }));
+      const delivery: Delivery = { id: randomUUID(), event, action, payload, status: null };
+      // GitHub neither sends nor lists an event the App did not subscribe to.
+      if (options.events && !options.events.includes(event)) return Promise.resolve({ ...delivery, error: "not subscribed" });
+      return track(deliver(delivery));
     },
     /** Sends a past delivery again with the same GUID and payload, like "Redeliver" in GitHub's UI. */
     redeliver(id: string): Promise<Delivery> {

@@ -8,6 +8,7 @@ import { Webhooks } from "@octokit/webhooks";
 import { execa } from "execa";
 import { Probot, ProbotOctokit } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { subscribedEvents } from "../../src/emulator/app-events.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 
@@ -325,6 +326,38 @@ describe("the GitHub emulator", () => {
       expect(payload.issue.labels).toEqual([expect.objectContaining({ name: "lisa" })]);
       expect(payload.issue.pull_request).toBeUndefined();
       expect(payload.repository.clone_url).toBe(`${emulator.gitBaseUrl}/${FULL_NAME}.git`);
+    });
+
+    it("sends only the events app.yml subscribes to: a push is not, its pull_request.synchronize is", async () => {
+      expect(subscribedEvents()).toEqual([
+        "issues",
+        "issue_comment",
+        "pull_request",
+        "pull_request_review",
+        "pull_request_review_comment",
+      ]);
+      pushBranch(reposRoot, "lisa/pushed", { "p.txt": "1\n" });
+      const pull = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        head: "lisa/pushed",
+        base: "main",
+        title: "Pushed",
+      });
+      await emulator.waitForWebhooks();
+      const before = receiver.received.length;
+      const { deliveries } = await emulator.pushCommit(FULL_NAME, "lisa/pushed", {
+        files: { "p.txt": "2\n" },
+        message: "Two",
+        user: "mona",
+      });
+      expect(deliveries.map((d) => [d.event, d.action ?? null, d.status, d.error ?? null])).toEqual([
+        ["push", null, null, "not subscribed"],
+        ["pull_request", "synchronize", 200, null],
+      ]);
+      expect(receiver.received.slice(before).map((r) => r.headers["x-github-event"])).toEqual(["pull_request"]);
+      expect(emulator.deliveries().some((d) => d.event === "push")).toBe(false);
+      expect(lastReceived().payload.number).toBe(pull.data.number);
     });
 
     it("sends issue_comment.created for a comment on a pull request, with the issue marked as one", async () => {
