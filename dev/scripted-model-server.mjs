@@ -730,7 +730,11 @@ if (import.meta.url === pathToFileURL(process.argv[1] || "").href) {
     logFile: opt("--log"),
   });
   const portFile = opt("--port-file");
-  if (portFile) fs.writeFileSync(portFile, String(srv.port));
+  if (portFile) {
+    // Renamed into place whole, so a reader never sees an empty file.
+    fs.writeFileSync(`${portFile}.tmp`, String(srv.port));
+    fs.renameSync(`${portFile}.tmp`, portFile);
+  }
   process.stdout.write(`LISTENING ${srv.port}\n`);
   const stop = async () => {
     await srv.close();

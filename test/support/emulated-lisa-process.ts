@@ -1,7 +1,7 @@
 // Lisa in a process of its own against a GitHub emulator running elsewhere (the test's process), so
 // a test can SIGKILL it at any point of a pass and start another on the same data directory.
 // Usage: node emulated-lisa-process.ts '<json options>'; writes the webhook port to `portFile`.
-import { writeFileSync } from "node:fs";
+import { renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sandboxFor } from "../../dev/emulated-lisa.ts";
@@ -34,7 +34,9 @@ await lisa.start();
 const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
 const server = createServer((req, res) => void middleware(req, res));
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-writeFileSync(options.portFile, String((server.address() as AddressInfo).port));
+// Written whole, then renamed into place: a reader polling for the file must never see it empty.
+writeFileSync(`${options.portFile}.tmp`, String((server.address() as AddressInfo).port));
+renameSync(`${options.portFile}.tmp`, options.portFile);
 process.once("SIGTERM", () => {
   void lisa.shutdown(options.shutdownGraceMs ?? 8_000).then(() => process.exit(0));
 });

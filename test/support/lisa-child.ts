@@ -57,7 +57,10 @@ export async function startLisaChild(
     ],
     { stdio: "ignore" },
   );
-  const port = await waitFor("Lisa to listen", () => existsSync(portFile) && readFileSync(portFile, "utf8"));
+  const port = await waitFor("Lisa to listen", () => {
+    const written = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : 0;
+    return written > 0 && written;
+  });
   emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
   return child;
 }
