@@ -1,11 +1,12 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { createLisa, type Lisa } from "../src/app.ts";
+import { createLisa, type Lisa, type LisaRole } from "../src/app.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../src/emulator/github-emulator.ts";
 import { GITHUB_MAX_PAYLOAD, refuseUnboundedBody } from "../src/http/body-limit.ts";
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";
+import { testDatabaseUrl } from "./test-database.ts";
 import { createTestProbot } from "./test-probot.ts";
 
 /** The webhook secret the emulator signs with and Lisa checks; tests that forge webhooks need it. */
@@ -35,11 +36,15 @@ export async function startEmulatedLisa(options: {
   onAnswered?: (ms: number) => void;
   /** The first pause before a command GitHub failed is tried again. */
   commandRetryMs?: number;
+  /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
+  databaseUrl?: string;
+  role?: LisaRole;
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
   await github.start();
   const probot = createTestProbot({ secret: EMULATED_WEBHOOK_SECRET, baseUrl: github.url });
   const dataDir = path.join(tempDir("emulated-data"), "lisa");
+  const databaseUrl = options.databaseUrl ?? testDatabaseUrl(dataDir);
   const lisa =
     (options.lisa ?? true)
       ? createLisa(probot, {
@@ -50,6 +55,8 @@ export async function startEmulatedLisa(options: {
           sandbox: sandboxFor(options.agentEnvSource),
           concurrency: 1,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
+          ...(databaseUrl ? { databaseUrl } : {}),
+          ...(options.role ? { role: options.role } : {}),
         })
       : undefined;
   await lisa?.start();

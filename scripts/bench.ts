@@ -4,25 +4,46 @@
 //    `issues.labeled` deliveries from the GitHub emulator over HTTP, interleaved one by one so load
 //    on the machine falls on both alike; the time is taken at each server, from the request's
 //    arrival to the end of the answer. Goal: p99 at most 2× bare Probot.
+//    The same for `lisa web` on PostgreSQL (issue 9): goal p99 at most 2× and under 50 ms.
 // 2. GitHub writes of a single-repository run with a near-instant agent, from the label to the
 //    review gate, counted at the emulator. Goal: at most 8.
+// 3. Throughput of claimed runs (issue 9): 8 issues labeled at once, each agent session taking
+//    2 s, with 1, 2 and 4 `lisa worker`s sharing PostgreSQL; time until all 8 wait for review.
 
 import { type EmulatedLisa, startEmulatedLisa } from "../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../dev/fake-agent.ts";
+import { startScaledLisa } from "../dev/scaled-lisa.ts";
+import { Store } from "../src/store/store.ts";
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 300);
 const WARMUP = 20;
+/** Where the scale-out figures keep their stores: a fresh schema per measurement. */
+const DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+const freshSchema = (name: string) => {
+  const url = new URL(DATABASE_URL);
+  url.searchParams.set("schema", `bench_${name}_${Date.now().toString(36)}`);
+  return url.toString();
+};
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-/** A server (Lisa or bare Probot) with a repository of issues to label, and the answer times it measured. */
-async function webhookTarget(withLisa: boolean) {
+/**
+ * A server with a repository of issues to label, and the answer times it measured: bare Probot,
+ * Lisa as one process on SQLite with a run under way, or `lisa web` on PostgreSQL (no worker).
+ */
+async function webhookTarget(kind: "probot" | "lisa" | "web") {
   const times: number[] = [];
+  const withLisa = kind === "lisa";
   // The first run's agent hangs, so Lisa has a run under way for the whole measurement.
   const agent = createFakeClaude([{ hang: true }]);
-  const env = await startEmulatedLisa({ claudeBinary: agent.binary, lisa: withLisa, onAnswered: (ms) => times.push(ms) });
+  const env = await startEmulatedLisa({
+    claudeBinary: agent.binary,
+    lisa: kind !== "probot",
+    onAnswered: (ms) => times.push(ms),
+    ...(kind === "web" ? { databaseUrl: freshSchema("web"), role: "web" as const } : {}),
+  });
   const { github } = env;
   await github.createRepo("bench/app", { files: { "README.md": "# bench\n" }, config: "label: lisa\n" });
   github.addCollaborator("bench/app", "alice", "write");
@@ -48,17 +69,20 @@ async function webhookTarget(withLisa: boolean) {
 }
 
 async function webhookAnswers() {
-  const baseline = await webhookTarget(false);
-  const lisa = await webhookTarget(true);
+  const baseline = await webhookTarget("probot");
+  const lisa = await webhookTarget("lisa");
+  const web = await webhookTarget("web");
   try {
     // One delivery to each in turn, each awaited, as GitHub sends them to one app.
     for (let i = 0; i < DELIVERIES + WARMUP; i++) {
       await baseline.label(i);
       await lisa.label(i);
+      await web.label(i);
     }
   } finally {
     await baseline.stop();
     await lisa.stop();
+    await web.stop();
   }
   const row = (name: string, times: number[]) => {
     const sorted = times.slice(WARMUP).sort((a, b) => a - b);
@@ -71,13 +95,20 @@ async function webhookAnswers() {
   };
   const base = row("bare Probot (baseline)", baseline.times);
   const mine = row("Lisa, one run under way", lisa.times);
+  const webRow = row("lisa web on PostgreSQL", web.times);
   console.log(`Webhook answer time in ms, ${DELIVERIES} interleaved issues.labeled deliveries each (after ${WARMUP} warm-up)`);
   console.log(`${"".padEnd(28)}${"p50".padStart(8)}${"p95".padStart(8)}${"p99".padStart(8)}${"max".padStart(8)}`);
   console.log(base.line);
   console.log(mine.line);
+  console.log(webRow.line);
   const ratio = mine.p99 / base.p99;
   console.log(
-    `Lisa / baseline: p50 ${(mine.p50 / base.p50).toFixed(2)}×, p99 ${ratio.toFixed(2)}× (goal ≤ 2×: ${ratio <= 2 ? "met" : "missed"})\n`,
+    `Lisa / baseline: p50 ${(mine.p50 / base.p50).toFixed(2)}×, p99 ${ratio.toFixed(2)}× (goal ≤ 2×: ${ratio <= 2 ? "met" : "missed"})`,
+  );
+  const webRatio = webRow.p99 / base.p99;
+  const webMet = webRatio <= 2 && webRow.p99 < 50;
+  console.log(
+    `lisa web / baseline: p50 ${(webRow.p50 / base.p50).toFixed(2)}×, p99 ${webRatio.toFixed(2)}×, p99 ${webRow.p99.toFixed(2)} ms (goal ≤ 2× and < 50 ms: ${webMet ? "met" : "missed"})\n`,
   );
 }
 
@@ -109,5 +140,49 @@ async function writesPerRun() {
   }
 }
 
-await webhookAnswers();
-await writesPerRun();
+/** Seconds from labeling 8 issues at once until all 8 wait for review, with `workers` workers. */
+async function throughput(workers: number): Promise<number> {
+  const agent = createFakeClaude([
+    { run: ["sleep 2"], write: { "change.txt": "ok\n" }, manifest: { title: "Change", what: "Changes it." } },
+  ]);
+  const databaseUrl = freshSchema(`w${workers}`);
+  const scaled = await startScaledLisa({ databaseUrl, workers, claudeBinary: agent.binary });
+  const store = new Store(databaseUrl);
+  try {
+    const { github } = scaled;
+    await github.createRepo("bench/api", {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f change.txt\n",
+    });
+    github.addCollaborator("bench/api", "alice", "write");
+    const issues = [];
+    for (let i = 0; i < RUNS; i++)
+      issues.push(await github.createIssue("bench/api", { title: `Change ${i + 1}`, user: "alice" }));
+    const started = performance.now();
+    await Promise.all(issues.map((issue) => github.labelIssue("bench/api", issue.number, "lisa", "alice")));
+    while (store.runsIn("review").length < RUNS) await new Promise((resolve) => setTimeout(resolve, 100));
+    return (performance.now() - started) / 1000;
+  } finally {
+    store.close();
+    await scaled.stop();
+  }
+}
+
+const RUNS = 8;
+
+async function scaleOut() {
+  console.log(
+    `Claimed runs: ${RUNS} issues labeled at once, 2 s agent sessions, workers sharing PostgreSQL (one run each at a time)`,
+  );
+  const one = await throughput(1);
+  console.log(`  1 worker:  ${one.toFixed(1).padStart(5)} s`);
+  for (const n of [2, 4]) {
+    const seconds = await throughput(n);
+    console.log(`  ${n} workers: ${seconds.toFixed(1).padStart(5)} s  (${(one / seconds).toFixed(2)}× the throughput of 1)`);
+  }
+}
+
+const only = process.env.BENCH_ONLY;
+if (!only || only === "webhooks") await webhookAnswers();
+if (!only || only === "writes") await writesPerRun();
+if (!only || only === "scale") await scaleOut();

@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
@@ -12,6 +13,8 @@ import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-co
 import { serveOperatorEndpoints } from "./http/operator-endpoints.ts";
 import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
+import { BossClaims } from "./runs/boss-claims.ts";
+import { LocalClaims, type WorkClaims } from "./runs/claims.ts";
 import type { CoreDeps } from "./runs/deps.ts";
 import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
@@ -20,9 +23,22 @@ import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { Store } from "./store/store.ts";
 
+/** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
+export type LisaRole = "all" | "web" | "worker";
+
 export interface LisaOptions {
-  /** Where Lisa keeps its database, mirrors and worktrees. */
+  /** Where Lisa keeps its SQLite database (without databaseUrl), mirrors and worktrees. */
   dataDir: string;
+  /** A `postgres://` URL: the store shared by web and worker processes (DATABASE_URL). */
+  databaseUrl?: string;
+  /** `web` answers webhooks and runs nothing; `worker` handles commands and runs; `all` both. */
+  role?: LisaRole;
+  /** This process's name on the runs it claims; the host and data directory by default. */
+  workerName?: string;
+  /** How long a worker's claim lasts unrenewed before another worker takes its run over (PostgreSQL). */
+  leaseSeconds?: number;
+  /** A claim lapsed while this worker held its run (see Worker.claimLost). */
+  onClaimLost?: (runId: number) => void;
   /** Base URL repositories are cloned from and pushed to: `https://github.com`, a GHES host, or a local folder in tests. */
   gitBaseUrl: string;
   /** Paths of agent CLIs when they are not on PATH under their usual names. */
@@ -45,6 +61,7 @@ export interface LisaOptions {
 export interface Lisa {
   store: Store;
   worker: Worker;
+  role: LisaRole;
   /** Recovers interrupted runs and starts the worker. */
   start(): Promise<void>;
   /** Resolves when every stored command and run has been handled. */
@@ -64,9 +81,14 @@ const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), ".."
  * executes them. The handlers answer in milliseconds; all GitHub and agent work happens in the worker.
  */
 export function createLisa(app: Probot, options: LisaOptions): Lisa {
-  const store = new Store(path.join(options.dataDir, "lisa.db"));
+  const role = options.role ?? "all";
+  if (role !== "all" && !options.databaseUrl) {
+    throw new Error(`lisa ${role} shares its work through PostgreSQL: set DATABASE_URL`);
+  }
+  const store = new Store(options.databaseUrl ?? path.join(options.dataDir, "lisa.db"));
   const held = heldSecrets(options.agentEnvSource ?? process.env);
   const metrics = createLisaMetrics(store);
+  const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
   const deps: CoreDeps = {
     store,
     github: async (installationId) =>
@@ -99,11 +121,25 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     ),
     now: options.now ?? Date.now,
     metrics,
+    workerName,
   };
-  const worker = new Worker(deps, {
+  let worker: Worker | undefined;
+  const claims: WorkClaims = options.databaseUrl
+    ? new BossClaims({
+        databaseUrl: options.databaseUrl,
+        leaseSeconds: options.leaseSeconds ?? 30,
+        claims: role !== "web",
+        onLost: (runId) => worker?.claimLost(runId),
+        log: deps.log,
+      })
+    : new LocalClaims(store);
+  worker = new Worker(deps, {
     concurrency: options.concurrency ?? 2,
+    claims,
     ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
+    ...(options.onClaimLost ? { onClaimLost: options.onClaimLost } : {}),
   });
+  const takesWork = role !== "web";
 
   /** Stores what a handler made of a webhook, once per delivery and once per event, and wakes the worker. */
   const accept = (
@@ -119,7 +155,8 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     const fresh = store.addCommand(context.id, kind, triage.command, triage.key);
     metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
-    worker.notify();
+    // Workers elsewhere find it when they next look (every second).
+    if (takesWork) worker.notify();
   };
   app.on("issues.labeled", async (context) => accept(context, "start_run", onIssueLabeled(context.payload)));
   app.on("issue_comment.created", async (context) => accept(context, "gesture", onIssueComment(context.payload)));
@@ -136,20 +173,25 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   return {
     store,
     worker,
+    role,
     async start() {
       // Probot sets up its logger and auth lazily; recovery logs and calls GitHub before any webhook.
       await app.ready();
+      await claims.start();
+      if (!takesWork) return;
       await reportSandbox(deps);
       await worker.start();
     },
     idle: () => worker.idle(),
-    httpHandler: (request, response) => serveOperatorEndpoints(request, response, { store, worker, metrics }),
+    httpHandler: (request, response) => serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
     async stop() {
       await worker.stop();
+      await claims.stop();
       store.close();
     },
     async shutdown(graceMs) {
       await worker.shutdown(graceMs);
+      await claims.stop();
       store.close();
     },
   };

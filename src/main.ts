@@ -15,12 +15,23 @@ try {
   process.exit(1);
 }
 
+/** Exit status of a worker that lost a claim (EX_SOFTWARE): not a crash to hide, nor a clean stop. */
+const EXIT_CLAIM_LOST = 70;
+
 // Before Probot's server exists: its listener reads whole bodies to check their signature.
 limitRequestBodies();
 
 await run(
   async (app, { addHandler }) => {
-    const lisa = createLisa(app, settings);
+    const lisa = createLisa(app, {
+      ...settings,
+      // A worker whose claim lapsed (it froze past its lease) may be running a run another worker
+      // now resumes: it stops at once, agents and all, and its supervisor starts it afresh.
+      onClaimLost: () => {
+        killAllAgents();
+        process.exit(EXIT_CLAIM_LOST);
+      },
+    });
     await lisa.start();
     addHandler(lisa.httpHandler);
     // A deploy: runs under way get the grace period, the rest resume at the next start; nothing is

@@ -4,12 +4,17 @@
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor.ts";
 import { emulator } from "./emulator.ts";
+import { status as workStatus } from "./status.ts";
 
 const USAGE = `usage: lisa <command>
 
   doctor               check what a deployment needs, with a fix for each problem
   config check [path]  validate a .github/lisa.yml (default: .github/lisa.yml) as Lisa reads it
   emulator             a local GitHub (Enterprise Server layout) to try \`npm start\` against offline
+  all                  run Lisa as one process: webhooks, commands and runs (what \`npm start\` does)
+  web                  answer webhooks and store them; runs nothing (needs DATABASE_URL)
+  worker               handle stored commands and run runs, beside other workers (needs DATABASE_URL)
+  status               queued and running work, by worker, from the store (DATABASE_URL or LISA_DATA_DIR)
 `;
 
 const [command, ...rest] = process.argv.slice(2);
@@ -17,7 +22,13 @@ let status: number;
 if (command === "doctor") status = await doctor();
 else if (command === "config" && rest[0] === "check") status = await configCheck(rest[1]);
 else if (command === "emulator") status = await emulator(rest);
-else {
+else if (command === "status") status = workStatus();
+else if (command === "all" || command === "web" || command === "worker") {
+  // The App itself, in one role: main.ts reads it from the environment like every other setting.
+  process.env.LISA_ROLE = command;
+  await import("../main.ts");
+  status = await new Promise<number>(() => {}); // main.ts runs until it exits the process
+} else {
   process.stdout.write(USAGE);
   status = command === undefined || command === "--help" || command === "help" ? 0 : 2;
 }

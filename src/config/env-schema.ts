@@ -24,6 +24,21 @@ const envSchema = z.object({
     .pipe(z.int().min(1, "must be at least 1").max(64, "must be at most 64"))
     .default(2),
   LISA_SANDBOX: z.enum(["bwrap", "off"], { error: 'must be "bwrap" or "off"' }).default("bwrap"),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\/\S+$/, "must be a PostgreSQL URL such as postgres://lisa@db.example.com/lisa")
+    .optional(),
+  LISA_ROLE: z.enum(["all", "web", "worker"], { error: "must be all, web or worker" }).default("all"),
+  LISA_WORKER_NAME: z
+    .string()
+    .regex(/^[\w.:@/-]{1,100}$/, "must be a short name of letters, digits and . : @ / - _")
+    .optional(),
+  LISA_LEASE_SECONDS: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of seconds")
+    .transform(Number)
+    .pipe(z.int().min(10, "must be at least 10 (pg-boss's shortest heartbeat)").max(3600, "must be at most 3600"))
+    .default(30),
   LISA_AGENT_HOME: z.string().min(1).optional(),
   PORT: z
     .string()
@@ -66,6 +81,11 @@ const envSchema = z.object({
 /** What `npm start` runs Lisa with, from its environment. */
 export interface LisaSettings {
   dataDir: string;
+  /** PostgreSQL shared by web and worker processes; SQLite in dataDir without it. */
+  databaseUrl?: string;
+  role: "all" | "web" | "worker";
+  workerName?: string;
+  leaseSeconds: number;
   gitBaseUrl: string;
   concurrency: number;
   /** How long runs under way may go on after SIGTERM before they are handed back (Worker.shutdown). */
@@ -99,6 +119,11 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     throw new EnvError(lines.join("\n"));
   }
   const vars = parsed.data;
+  if (vars.LISA_ROLE !== "all" && !vars.DATABASE_URL) {
+    throw new EnvError(
+      `LISA_ROLE=${JSON.stringify(vars.LISA_ROLE)}: web and worker processes share their work through PostgreSQL; set DATABASE_URL too`,
+    );
+  }
   const agentBinaries: Partial<Record<ProviderName, string>> = {};
   for (const name of Object.keys(providers) as ProviderName[]) {
     const value = env[`LISA_${name.toUpperCase()}_PATH`];
@@ -106,6 +131,10 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
   }
   return {
     dataDir: path.resolve(vars.LISA_DATA_DIR),
+    ...(vars.DATABASE_URL ? { databaseUrl: vars.DATABASE_URL } : {}),
+    role: vars.LISA_ROLE,
+    ...(vars.LISA_WORKER_NAME ? { workerName: vars.LISA_WORKER_NAME } : {}),
+    leaseSeconds: vars.LISA_LEASE_SECONDS,
     // GHES: git lives on the same host as the API.
     gitBaseUrl: vars.LISA_GIT_BASE_URL ?? (vars.GHE_HOST ? `${vars.GHE_PROTOCOL}://${vars.GHE_HOST}` : "https://github.com"),
     concurrency: vars.LISA_CONCURRENCY,

@@ -1,28 +1,34 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { LisaRole } from "../app.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
+import { workStatus } from "../runs/work-status.ts";
 import type { Worker } from "../runs/worker.ts";
 import type { Store } from "../store/store.ts";
 
 /**
  * `/healthz` and `/metrics` on Lisa's own HTTP server. Health is ready when the worker takes work
- * and the store answers (a Docker HEALTHCHECK, a load balancer); metrics are Prometheus' text
+ * (a web process: always) and the store answers; it lists the runs under way and their workers (a Docker HEALTHCHECK, a load balancer); metrics are Prometheus' text
  * format. True when the request was one of these.
  */
 export async function serveOperatorEndpoints(
   request: IncomingMessage,
   response: ServerResponse,
-  lisa: { store: Store; worker: Worker; metrics: LisaMetrics },
+  lisa: { store: Store; worker: Worker; metrics: LisaMetrics; role: LisaRole },
 ): Promise<boolean> {
   if (request.method !== "GET") return false;
   const path = (request.url ?? "").split("?")[0];
   if (path === "/healthz") {
     let body: Record<string, unknown>;
     try {
+      const work = workStatus(lisa.store, Date.now());
       body = {
-        status: lisa.worker.running ? "ok" : "stopped",
-        pendingCommands: lisa.store.pendingCommands(),
-        queuedRuns: lisa.store.runsIn("queued").length,
-        runningRuns: lisa.store.runsIn("running").length,
+        // `lisa web` takes no work: it is ready when its store answers.
+        status: lisa.role === "web" || lisa.worker.running ? "ok" : "stopped",
+        role: lisa.role,
+        pendingCommands: work.pendingCommands,
+        queuedRuns: work.queued.length,
+        runningRuns: work.running.length,
+        running: work.running,
       };
     } catch (error) {
       body = { status: "store unavailable", error: (error as Error).message };

@@ -53,6 +53,8 @@ export interface TrackingView {
   error?: string;
   /** Overrides the "Waiting for" line derived from the state. */
   waitingFor?: string;
+  /** What happened to the run that its steps do not show, e.g. a worker lost and its work redone. */
+  notices?: string[];
   secrets: readonly string[];
 }
 
@@ -98,6 +100,7 @@ const MAX_GATE_FAILURES = 3;
 const MAX_QUEUED = 20;
 const MAX_HISTORY = 20;
 const MAX_GATES = 20;
+const MAX_NOTICES = 3;
 
 /**
  * Renders the run's tracking comment on the issue: state, pass, steps with their sessions and
@@ -128,6 +131,9 @@ export function renderTrackingComment(view: TrackingView): string {
     blocks.push(`- …and ${plural(view.steps.length - MAX_STEPS, "more step")}; each pull request's comments show its passes`);
   }
   blocks.push("");
+  for (const notice of (view.notices ?? []).slice(-MAX_NOTICES)) {
+    blocks.push({ text: `> ${cleanLine(notice, { secrets, max: 300 })}`, drop: 2 }, "");
+  }
 
   const gates = view.steps.flatMap((step) => (step.gate ? [step.gate] : []));
   if (gates.length) {

@@ -27,6 +27,9 @@ import { BlockedError, freshToken, type RunContext } from "./run-context.ts";
 /** Lisa's own branch for a blocked step's attempt, so a PR head has always passed the gates. */
 export const wipBranch = (branch: string) => `${branch}--wip`;
 
+/** Phases whose work exists only in the step's worktree until it is pushed. */
+const WORK_ON_DISK: ReadonlySet<string> = new Set(["agent", "gates", "commit", "push"]);
+
 /**
  * One step in one pass, from wherever it stands: worktree on the branch's remote head (human
  * commits included) → agent ⇄ gates → commit → push (fast-forward only, rebasing Lisa's unpublished
@@ -66,6 +69,15 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   });
   const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
   store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
+  if (!worktree.reused && WORK_ON_DISK.has(step.phase) && (await commitsSince(worktree.path, startSha)) === 0) {
+    // The step was under way in a worktree that is gone (its worker died, on another machine), and
+    // none of that work was pushed: the session runs again, from scratch, and the issue is told.
+    store.redoStep(stepId);
+    store.addEvent(ctx.run.id, "work_redone", {
+      note: `The work of ${ref.owner}/${ref.repo}'s last session was not pushed before its worker stopped, so the session runs again.`,
+    });
+    ctx.publish();
+  }
   if (record && !record.start_sha) {
     store.updateStepPass(record.id, {
       start_sha: startSha,

@@ -34,4 +34,6 @@ export interface CoreDeps {
   /** What `/metrics` shows; the core counts sessions and gates into it. */
   metrics: LisaMetrics;
   now(): number;
+  /** This worker process's name (LISA_WORKER_NAME), recorded on the runs it claims. */
+  workerName: string;
 }

@@ -7,6 +7,9 @@ import { readConfigOf } from "./pass-config.ts";
 import { PASS_OUTCOME } from "./transitions.ts";
 
 /** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
+/** Events the tracking comment states in words: a run taken over by another worker, work done again. */
+const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_redone"]);
+
 export function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): TrackingView {
   const run = store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
@@ -86,6 +89,10 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
       costUsd: store.runCost(runId, p.number),
     })),
     ...(run.error ? { error: run.error } : {}),
+    notices: store
+      .events(runId)
+      .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
+      .map((event) => event.detail ?? ""),
     secrets,
   };
 }

@@ -8,8 +8,9 @@ import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
-import type { CommandRow, StepState } from "../store/rows.ts";
+import type { CommandRow, RunRow, StepState } from "../store/rows.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
+import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
 
@@ -27,9 +28,23 @@ const RESUMABLE_STEPS: ReadonlySet<StepState> = new Set(["pending", "running", "
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */
 export const MAX_RESTARTS = 2;
 
+/** How often a worker sharing PostgreSQL looks for work the others or `lisa web` stored. */
+const POLL_MS = 1_000;
+
+export interface WorkerOptions {
+  concurrency: number;
+  commandRetryMs?: number;
+  /** Who handles which command and run; the store alone (one process) by default. */
+  claims?: WorkClaims;
+  pollMs?: number;
+  /** A claim on a run was lost (this worker froze past its lease); `lisa worker` exits, see main.ts. */
+  onClaimLost?: (runId: number) => void;
+}
+
 /**
  * Executes what the webhook handlers stored: commands first, then queued runs, up to
- * `concurrency` runs at a time, in this process.
+ * `concurrency` runs at a time, in this process. Workers sharing PostgreSQL take both through
+ * their claims, so each command is handled once and each run by one worker at a time.
  */
 export class Worker {
   readonly #deps: CoreDeps;
@@ -37,22 +52,41 @@ export class Worker {
   readonly #active = new Map<number, Promise<void>>();
   readonly #retryMs: number;
   readonly #retryTimers = new Set<NodeJS.Timeout>();
+  readonly #claims: WorkClaims;
+  readonly #pollMs: number;
+  readonly #onClaimLost: ((runId: number) => void) | undefined;
+  #poll: NodeJS.Timeout | undefined;
   #pumping = false;
   #again = false;
   #stopped = true;
   #idleWaiters: (() => void)[] = [];
 
-  constructor(deps: CoreDeps, options: { concurrency: number; commandRetryMs?: number }) {
+  constructor(deps: CoreDeps, options: WorkerOptions) {
     this.#deps = deps;
     this.#concurrency = options.concurrency;
     this.#retryMs = options.commandRetryMs ?? COMMAND_RETRY_MS;
+    this.#claims = options.claims ?? new LocalClaims(deps.store);
+    this.#pollMs = options.pollMs ?? POLL_MS;
+    this.#onClaimLost = options.onClaimLost;
   }
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
   async start(): Promise<void> {
     await this.recover();
     this.#stopped = false;
+    // Other processes store commands and queue runs: look for them now and then.
+    if (this.#claims.shared) {
+      this.#poll = setInterval(() => this.notify(), this.#pollMs);
+      this.#poll.unref();
+    }
     this.notify();
+  }
+
+  /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
+  claimLost(runId: number): void {
+    this.#deps.log.error({ runId }, "this worker's claim on the run lapsed; another worker takes it over");
+    this.stopSessions(runId);
+    this.#onClaimLost?.(runId);
   }
 
   /**
@@ -61,15 +95,16 @@ export class Worker {
    * Worktrees that belong to no open run that can resume (queued, failed, blocked) are swept.
    */
   async recover(): Promise<void> {
+    if (this.#claims.shared) return this.#recoverShared();
     const { store, log } = this.#deps;
     const interrupted = store.interruptRunningSessions();
     // Agents run in their own process groups, so they outlive a Lisa that was killed; stop them
     // before a resumed session works in the same worktree. Only the very process that was
     // recorded: after a reboot, its pid may be someone else's.
     for (const session of interrupted) {
-      if (session.pid && session.pid_identity && processIdentity(session.pid) === session.pid_identity) {
-        killGroup(session.pid, "SIGKILL");
-      }
+      if (!session.pid) continue;
+      const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;
+      if (here || !this.#claims.shared) killGroup(session.pid, "SIGKILL");
     }
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
@@ -83,7 +118,31 @@ export class Worker {
         log.info({ runId: run.id }, "resuming a run interrupted by a restart");
       }
     }
-    // Reviews may have come while Lisa was down, and GitHub does not redeliver on its own: read the gates again.
+    await this.#refreshGates();
+    const swept = await this.#sweep(store.runsIn("queued", "failed", "blocked"));
+    if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
+  }
+
+  /**
+   * A worker sharing PostgreSQL recovers only what is its own, since other workers' runs are running
+   * too: the agents its earlier process left on this machine are stopped, and that process's claims
+   * are given up at once, so its runs are taken over (by any worker, this one included) without
+   * waiting for their leases.
+   */
+  async #recoverShared(): Promise<void> {
+    const { store, log, workerName } = this.#deps;
+    const mine = store.runsIn("running").filter((run) => run.worker === workerName);
+    for (const run of mine) this.stopSessions(run.id);
+    // This worker's name is its own (host and data directory): the process that held these is gone.
+    await this.#claims.reclaim(mine.map((run) => run.id));
+    await this.#refreshGates();
+    const swept = await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine]);
+    if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
+  }
+
+  /** Reviews may have come while Lisa was down, and GitHub does not redeliver on its own: read the gates again. */
+  async #refreshGates(): Promise<void> {
+    const { store, log } = this.#deps;
     for (const run of store.runsIn("review", "accepted", "stopped")) {
       try {
         await refreshGate(this.#deps, await this.#deps.github(run.installation_id), run.id, { note: "start-up" });
@@ -91,25 +150,34 @@ export class Worker {
         log.warn({ err: error, runId: run.id }, "could not read the review gate at start-up");
       }
     }
+  }
+
+  async #sweep(open: RunRow[]): Promise<string[]> {
+    const { store } = this.#deps;
     // A failed or blocked run is still open: `/lisa retry` or `/lisa fix` resumes it where it
     // stood, and its worktree holds the work of that step (the agent's edits, an unpushed commit).
     // A step that is over (its plan recorded, its branch delivered) needs its worktree no more: a
     // stop between recording that and removing the worktree left it there for good.
     const keep = new Set(
-      store
-        .runsIn("queued", "failed", "blocked")
+      open
         .flatMap((run) => store.steps(run.id))
         .filter((step) => RESUMABLE_STEPS.has(step.state))
         .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),
     );
-    const swept = await sweepWorktrees(this.#deps.workspace, keep);
-    if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
+    return sweepWorktrees(this.#deps.workspace, keep);
   }
 
-  /** Kills the live agent sessions of a run, or of one of its steps (`/lisa abort`, a PR closed mid-pass). */
+  /**
+   * Kills the live agent sessions of a run, or of one of its steps (`/lisa abort`, a PR closed
+   * mid-pass): those on this machine, known by more than their pid (another worker's pid may be
+   * anyone's here). A session on another worker stops at that worker's next check of the run.
+   */
   stopSessions(runId: number, stepId?: number): void {
     for (const session of this.#deps.store.runningSessions(runId)) {
-      if (stepId === undefined || session.step_id === stepId) killGroup(session.pid ?? undefined, "SIGKILL");
+      if (stepId !== undefined && session.step_id !== stepId) continue;
+      if (!session.pid) continue;
+      const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;
+      if (here || !this.#claims.shared) killGroup(session.pid, "SIGKILL");
     }
   }
 
@@ -138,6 +206,7 @@ export class Worker {
   }
 
   #clearRetryTimers(): void {
+    clearInterval(this.#poll);
     for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#retryTimers.clear();
   }
@@ -155,17 +224,21 @@ export class Worker {
     const finished = Promise.allSettled(this.#active.values());
     if (await settlesWithin(finished, graceMs)) return;
     const { store, log } = this.#deps;
-    for (const runId of this.#active.keys()) {
-      store.transitionRun(runId, "interrupt", { note: "Lisa is shutting down; the run resumes when it starts again" });
+    const handedBack = [...this.#active.keys()];
+    const note = this.#claims.shared
+      ? "This worker is shutting down; the run resumes on another worker"
+      : "Lisa is shutting down; the run resumes when it starts again";
+    let sessions = 0;
+    for (const runId of handedBack) {
+      store.transitionRun(runId, "interrupt", { note });
+      sessions += store.interruptRunSessions(runId, "Lisa stopped during this session").length;
     }
-    const sessions = store.interruptRunningSessions();
     killAllAgents();
-    log.info(
-      { runs: [...this.#active.keys()], sessions: sessions.length },
-      "shutting down: runs handed back to resume at the next start",
-    );
+    log.info({ runs: handedBack, sessions }, "shutting down: runs handed back to resume");
     // What the runs do on their way out (a last tracking-comment edit) gets a little longer.
     await settlesWithin(finished, 10_000);
+    // Claimable again only now: another worker must not resume a run this one is still leaving.
+    await this.#claims.offer(handedBack);
   }
 
   #isIdle(): boolean {
@@ -186,8 +259,9 @@ export class Worker {
     try {
       do {
         this.#again = false;
-        await this.#drainCommands();
-        this.#claimRuns();
+        // One worker at a time handles the commands, in order: those on one issue must not race.
+        if (this.#deps.store.pendingCommands() > 0) await this.#deps.store.exclusively("inbox", () => this.#drainCommands());
+        await this.#claimRuns();
       } while (this.#again && !this.#stopped);
     } finally {
       this.#pumping = false;
@@ -281,10 +355,16 @@ export class Worker {
     }
   }
 
-  #claimRuns(): void {
-    while (!this.#stopped && this.#active.size < this.#concurrency) {
-      const run = this.#deps.store.claimRun();
-      if (!run) return;
+  async #claimRuns(): Promise<void> {
+    const { store } = this.#deps;
+    if (this.#stopped || this.#active.size >= this.#concurrency) return;
+    if (this.#claims.shared) await this.#claims.offer(store.runsIn("queued").map((run) => run.id));
+    for (const runId of await this.#claims.take(this.#concurrency - this.#active.size)) {
+      const run = this.#stopped ? undefined : await this.#adopt(runId);
+      if (!run) {
+        await this.#claims.release(runId);
+        continue;
+      }
       const execution = executeRun(this.#deps, run.id)
         .catch((error) => {
           // executeRun reports its own failures; this is one before it could, e.g. no installation token.
@@ -292,13 +372,43 @@ export class Worker {
           this.#deps.store.updateRun(run.id, { error: (error as Error).message });
           this.#deps.store.transitionRun(run.id, "fail");
         })
-        .finally(() => {
+        .finally(async () => {
           this.#active.delete(run.id);
+          // A run handed back at shutdown is offered again once it has left (see shutdown).
+          await this.#claims
+            .release(run.id)
+            .catch((error) => this.#deps.log.warn({ err: error, runId: run.id }, "could not release a claim"));
           this.notify();
           this.#settleIdle();
         });
       this.#active.set(run.id, execution);
     }
+  }
+
+  /**
+   * Marks a run this worker now holds as running here. A run still running under another worker's
+   * name was that worker's until its claim lapsed (it died, or froze past its lease): it is taken
+   * over like a run after a restart, from what is durable, and a restart is counted.
+   */
+  async #adopt(runId: number): Promise<RunRow | undefined> {
+    const { store, workerName } = this.#deps;
+    const run = store.run(runId);
+    if (run?.state === "running" && this.#claims.shared) {
+      if (run.restarts >= MAX_RESTARTS) {
+        const message = `The workers running this run stopped ${run.restarts + 1} times, so Lisa gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
+        await abandonRun(this.#deps, run.id, message).catch((error) =>
+          this.#deps.log.error({ err: error, runId }, "could not report abandoned run"),
+        );
+        return undefined;
+      }
+      const note =
+        run.worker === workerName
+          ? `Worker ${workerName} restarted during this run and resumes it.`
+          : `Worker ${run.worker ?? "unknown"} stopped renewing its claim on this run; worker ${workerName} took it over.`;
+      store.takeOverRun(runId, note);
+      this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
+    }
+    return store.claimRun(workerName, runId);
   }
 
   #settleIdle(): void {

@@ -209,6 +209,10 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE commands ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE commands ADD COLUMN not_before INTEGER;
   `,
+  // 6: which worker process runs a run (lisa status); PostgreSQL's first migration matches this one.
+  `
+  ALTER TABLE runs ADD COLUMN worker TEXT;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

@@ -28,6 +28,8 @@ export interface RunRow {
   report_comment_id: number | null;
   restarts: number;
   error: string | null;
+  /** The worker process that claimed the run last (its LISA_WORKER_NAME). */
+  worker: string | null;
   created_at: number;
   updated_at: number;
   /** Set when the run reaches a terminal state (merged, closed). */

@@ -1,9 +1,8 @@
-import { mkdirSync } from "node:fs";
-import path from "node:path";
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "../runs/transitions.ts";
-import { migrate } from "./migrations.ts";
+import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
+import { isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
+import { SqliteDriver } from "./sqlite-driver.ts";
 
 export type * from "./rows.ts";
 
@@ -25,23 +24,24 @@ export type NewGuidance = Omit<GuidanceRow, "id" | "run_id" | "pass_id" | "statu
 
 type Table = "runs" | "steps" | "sessions" | "passes" | "step_passes" | "guidance";
 const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);
-const isUniqueViolation = (error: unknown) => (error as { errcode?: number }).errcode === 2067; // SQLITE_CONSTRAINT_UNIQUE
 
 /**
- * Lisa's durable state in one SQLite file in the data directory: webhook commands waiting to be
- * handled, and runs with their passes, steps, agent sessions, guidance and event log. Every write
- * is committed before the caller goes on to the side effect it records, and state changes are
- * compare-and-set on the state they were decided from.
+ * Lisa's durable state: webhook commands waiting to be handled, and runs with their passes, steps,
+ * agent sessions, guidance and event log. One SQLite file in the data directory by default, or a
+ * PostgreSQL database (`DATABASE_URL`) shared by web and worker processes. Every write is committed
+ * before the caller goes on to the side effect it records, and state changes are compare-and-set on
+ * the state they were decided from.
  */
 export class Store {
-  readonly #db: DatabaseSync;
+  readonly #db: SqlDriver;
   readonly #now: () => number;
+  /** Whether processes on other machines share this store (PostgreSQL). */
+  readonly shared: boolean;
 
-  constructor(file: string, now: () => number = Date.now) {
-    if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
-    this.#db = new DatabaseSync(file);
-    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
-    migrate(this.#db);
+  /** `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. */
+  constructor(location: string, now: () => number = Date.now) {
+    this.shared = isPostgresUrl(location);
+    this.#db = this.shared ? new PostgresDriver(location) : new SqliteDriver(location);
     this.#now = now;
   }
 
@@ -49,25 +49,24 @@ export class Store {
     this.#db.close();
   }
 
-  #get<T>(sql: string, ...params: SQLInputValue[]): T | undefined {
-    return this.#db.prepare(sql).get(...params) as T | undefined;
+  #get<T>(sql: string, ...params: SqlValue[]): T | undefined {
+    return this.#db.get<T>(sql, params);
   }
 
-  #all<T>(sql: string, ...params: SQLInputValue[]): T[] {
-    return this.#db.prepare(sql).all(...params) as T[];
+  #all<T>(sql: string, ...params: SqlValue[]): T[] {
+    return this.#db.all<T>(sql, params);
   }
 
-  #run(sql: string, ...params: SQLInputValue[]): { id: number; changes: number } {
-    const result = this.#db.prepare(sql).run(...params);
-    return { id: Number(result.lastInsertRowid), changes: Number(result.changes) };
+  #run(sql: string, ...params: SqlValue[]): { id: number; changes: number } {
+    return this.#db.run(sql, params);
   }
 
-  #update(table: Table, id: number, changes: Record<string, SQLInputValue>): void {
-    const entries = Object.entries(changes).filter(([, value]) => value !== undefined);
+  #update(table: Table, id: number, changes: Record<string, SqlValue | undefined>): void {
+    const entries = Object.entries(changes).filter((entry): entry is [string, SqlValue] => entry[1] !== undefined);
     if (TABLES_WITH_UPDATED_AT.has(table)) entries.push(["updated_at", this.#now()]);
     if (entries.length === 0) return;
     const set = entries.map(([key]) => `${key} = ?`).join(", ");
-    this.#db.prepare(`UPDATE ${table} SET ${set} WHERE id = ?`).run(...entries.map(([, v]) => v), id);
+    this.#run(`UPDATE ${table} SET ${set} WHERE id = ?`, ...entries.map(([, v]) => v), id);
   }
 
   #depth = 0;
@@ -84,14 +83,28 @@ export class Store {
   }
 
   #outerTx<T>(work: () => T): T {
-    this.#db.exec("BEGIN IMMEDIATE");
+    this.#db.begin();
     try {
       const result = work();
-      this.#db.exec("COMMIT");
+      this.#db.commit();
       return result;
     } catch (error) {
-      this.#db.exec("ROLLBACK");
+      this.#db.rollback();
       throw error;
+    }
+  }
+
+  /**
+   * Runs `work` while holding the named lock, which one process at a time may hold (PostgreSQL's
+   * session lock, freed at once if the holder dies); undefined, without running it, when another
+   * holds it.
+   */
+  async exclusively<T>(name: string, work: () => Promise<T>): Promise<T | undefined> {
+    if (!this.#db.tryLock(name)) return undefined;
+    try {
+      return await work();
+    } finally {
+      this.#db.unlock(name);
     }
   }
 
@@ -193,7 +206,7 @@ export class Store {
         return this.run(id);
       });
     } catch (error) {
-      if (isUniqueViolation(error)) return undefined;
+      if (this.#db.isUniqueViolation(error)) return undefined;
       throw error;
     }
   }
@@ -205,7 +218,7 @@ export class Store {
   /** The issue's most recent run, whatever its state. */
   latestRunFor(owner: string, repo: string, issue: number): RunRow | undefined {
     return this.#get(
-      "SELECT * FROM runs WHERE owner = ? COLLATE NOCASE AND repo = ? COLLATE NOCASE AND issue_number = ? ORDER BY id DESC LIMIT 1",
+      "SELECT * FROM runs WHERE lower(owner) = lower(?) AND lower(repo) = lower(?) AND issue_number = ? ORDER BY id DESC LIMIT 1",
       owner,
       repo,
       issue,
@@ -215,7 +228,7 @@ export class Store {
   /** The run and step whose pull request this is, when it is one of Lisa's. */
   stepByPullRequest(owner: string, repo: string, pr: number): { run: RunRow; step: StepRow } | undefined {
     const step = this.#get<StepRow>(
-      "SELECT * FROM steps WHERE owner = ? COLLATE NOCASE AND repo = ? COLLATE NOCASE AND pr_number = ? ORDER BY id DESC LIMIT 1",
+      "SELECT * FROM steps WHERE lower(owner) = lower(?) AND lower(repo) = lower(?) AND pr_number = ? ORDER BY id DESC LIMIT 1",
       owner,
       repo,
       pr,
@@ -228,13 +241,35 @@ export class Store {
     return this.#all(`SELECT * FROM runs WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY id`, ...states);
   }
 
-  /** Marks the oldest queued run running and returns it. */
-  claimRun(): RunRow | undefined {
-    for (const run of this.runsIn("queued")) {
-      const claimed = this.transitionRun(run.id, "claim");
+  /** Marks a queued run running for `worker`: run `runId`, or the oldest queued one. */
+  claimRun(worker: string, runId?: number): RunRow | undefined {
+    const queued = runId === undefined ? this.runsIn("queued") : [this.run(runId)];
+    for (const run of queued) {
+      if (run?.state !== "queued") continue;
+      const claimed = this.#tx(() => {
+        if (!this.transitionRun(run.id, "claim")) return undefined;
+        this.#update("runs", run.id, { worker });
+        return this.run(run.id);
+      });
       if (claimed) return claimed;
     }
     return undefined;
+  }
+
+  /**
+   * Takes over a run whose worker stopped renewing its claim: its sessions end as interrupted, the
+   * restart is counted, and the run is queued again for `worker` to claim. Undefined when the run
+   * is not running any more.
+   */
+  takeOverRun(runId: number, note: string): RunRow | undefined {
+    return this.#tx(() => {
+      const run = this.run(runId);
+      if (run?.state !== "running") return undefined;
+      this.interruptRunSessions(runId, note);
+      this.#update("runs", runId, { restarts: run.restarts + 1 });
+      this.addEvent(runId, "taken_over", { note });
+      return this.transitionRun(runId, "interrupt", { note });
+    });
   }
 
   /**
@@ -265,7 +300,7 @@ export class Store {
 
   updateRun(
     id: number,
-    changes: Partial<Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config">>,
+    changes: Partial<Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config" | "worker">>,
   ): void {
     this.#update("runs", id, changes);
   }
@@ -552,6 +587,11 @@ export class Store {
     });
   }
 
+  /** A step whose unpushed work was lost starts its sessions again, with a fresh iteration budget. */
+  redoStep(stepId: number): void {
+    this.#update("steps", stepId, { phase: "workspace", iteration_base: this.#lastIteration(stepId) });
+  }
+
   /** A blocked step goes again in the same pass with a fresh iteration budget (`/lisa fix`). */
   freshBudget(stepId: number): void {
     this.#update("steps", stepId, {
@@ -634,6 +674,20 @@ export class Store {
     return row?.total ?? 0;
   }
 
+  /** Ends the running sessions of one run as interrupted and returns them (a hand-back or a takeover). */
+  interruptRunSessions(runId: number, message: string): SessionRow[] {
+    const running = this.runningSessions(runId);
+    for (const session of running) {
+      this.#run(
+        "UPDATE sessions SET state = 'interrupted', finished_at = ?, message = ? WHERE id = ? AND state = 'running'",
+        this.#now(),
+        message,
+        session.id,
+      );
+    }
+    return running;
+  }
+
   /** Sessions of a run still running, e.g. to stop them on `/lisa abort`. */
   runningSessions(runId: number): SessionRow[] {
     return this.#all(
@@ -666,7 +720,7 @@ export class Store {
     this.#run(
       `INSERT OR IGNORE INTO guidance (run_id, pass_id, delivery_id, source, owner, repo, pr_number, author, url, github_id, path, line, diff_hunk, outdated, body, created_at)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-       WHERE NOT EXISTS (SELECT 1 FROM guidance WHERE delivery_id = ? AND github_id IS ? AND source = ? AND body = ?)`,
+       WHERE NOT EXISTS (SELECT 1 FROM guidance WHERE delivery_id = ? AND github_id IS NOT DISTINCT FROM ? AND source = ? AND body = ?)`,
       runId,
       passId,
       item.delivery_id,

@@ -10,6 +10,8 @@ describe("settingsFromEnv", () => {
   it("gives the defaults for an empty environment", () => {
     expect(settingsFromEnv({})).toEqual({
       dataDir: path.resolve("data"),
+      role: "all",
+      leaseSeconds: 30,
       gitBaseUrl: "https://github.com",
       concurrency: 2,
       shutdownGraceMs: 8_000,
@@ -30,9 +32,17 @@ describe("settingsFromEnv", () => {
       LISA_AGENT_HOME: "/etc/lisa/home",
       LISA_CLAUDE_PATH: "/opt/claude/bin/claude",
       LISA_GEMINI_PRICES: '{"gemini-2.5-pro": {"input": 1, "output": 8}, "gemini-exp": {"input": 0, "output": 0}}',
+      DATABASE_URL: "postgres://lisa@db.example.com/lisa",
+      LISA_ROLE: "worker",
+      LISA_WORKER_NAME: "worker-1",
+      LISA_LEASE_SECONDS: "45",
     });
     expect(settings).toEqual({
       dataDir: "/var/lib/lisa",
+      databaseUrl: "postgres://lisa@db.example.com/lisa",
+      role: "worker",
+      workerName: "worker-1",
+      leaseSeconds: 45,
       gitBaseUrl: "http://github.example.com",
       concurrency: 4,
       shutdownGraceMs: 120_000,
@@ -55,6 +65,8 @@ describe("settingsFromEnv", () => {
         LISA_SANDBOX: "docker",
         GHE_HOST: "https://x.test/",
         PORT: "http",
+        DATABASE_URL: "mysql://db/lisa",
+        LISA_LEASE_SECONDS: "5",
       });
     expect(bad).toThrow(EnvError);
     const lines = (() => {
@@ -72,9 +84,15 @@ describe("settingsFromEnv", () => {
         'LISA_SANDBOX="docker": must be "bwrap" or "off"',
         'GHE_HOST="https://x.test/": must be a host name such as github.example.com, without a scheme or path',
         'PORT="http": must be a port number',
+        'DATABASE_URL="mysql://db/lisa": must be a PostgreSQL URL such as postgres://lisa@db.example.com/lisa',
+        'LISA_LEASE_SECONDS="5": must be at least 10 (pg-boss\'s shortest heartbeat)',
       ]),
     );
     expect(() => settingsFromEnv({ LISA_CONCURRENCY: "0" })).toThrow('LISA_CONCURRENCY="0": must be at least 1');
+    // A web or worker process alone on SQLite would store work nobody takes, or take none.
+    expect(() => settingsFromEnv({ LISA_ROLE: "web" })).toThrow(
+      'LISA_ROLE="web": web and worker processes share their work through PostgreSQL; set DATABASE_URL too',
+    );
     expect(() => settingsFromEnv({ LISA_GEMINI_PRICES: "{gemini" })).toThrow('LISA_GEMINI_PRICES="{gemini": must be JSON');
     expect(() => settingsFromEnv({ LISA_GEMINI_PRICES: '["gemini-2.5-pro"]' })).toThrow(
       'LISA_GEMINI_PRICES="[\\"gemini-2.5-pro\\"]": must map model names to USD per million tokens',

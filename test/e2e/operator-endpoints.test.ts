@@ -27,7 +27,14 @@ describe("/healthz and /metrics", () => {
 
     const health = await fetch(`${origin(env)}/healthz`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: "ok", pendingCommands: 0, queuedRuns: 0, runningRuns: 0 });
+    expect(await health.json()).toEqual({
+      status: "ok",
+      role: "all",
+      pendingCommands: 0,
+      queuedRuns: 0,
+      runningRuns: 0,
+      running: [],
+    });
 
     const response = await fetch(`${origin(env)}/metrics`);
     expect(response.headers.get("content-type")).toContain("text/plain");

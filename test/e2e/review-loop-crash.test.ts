@@ -2,6 +2,7 @@ import { rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
@@ -59,7 +60,7 @@ describe("Lisa killed during pass 2", () => {
     expect(comments.filter((c) => c.body.includes("<!-- lisa:reply "))).toHaveLength(1);
     expect(emulator.comments(REPO, issue.number).filter((c) => c.body.includes("lisa:tracking"))).toHaveLength(1);
     lisa.killAll();
-    const store = new Store(path.join(dataDir, "lisa.db"));
+    const store = new Store(testStoreLocation(dataDir));
     const [run] = store.runsIn("review");
     expect(store.passes(run?.id ?? 0).map((p) => [p.number, p.state])).toEqual([
       [1, "superseded"],

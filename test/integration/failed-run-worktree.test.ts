@@ -3,6 +3,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
@@ -37,7 +38,7 @@ describe("a failed run across a restart", () => {
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
     await emulator.waitForWebhooks();
     const worktree = await waitFor("the run to fail", () => {
-      const store = new Store(path.join(dataDir, "lisa.db"));
+      const store = new Store(testStoreLocation(dataDir));
       const [failed] = store.runsIn("failed");
       const dir = failed ? store.steps(failed.id)[0]?.worktree : undefined;
       store.close();

@@ -1,6 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
@@ -39,7 +40,7 @@ describe("SIGTERM during an agent session", () => {
 
     expect(code).toBe(0);
     expect(pids.filter(isAlive)).toEqual([]);
-    const handedBack = new Store(path.join(dataDir, "lisa.db"));
+    const handedBack = new Store(testStoreLocation(dataDir));
     const [run] = handedBack.runsIn("queued");
     expect(run).toMatchObject({ restarts: 0 });
     handedBack.close();
@@ -51,7 +52,7 @@ describe("SIGTERM during an agent session", () => {
     lisa.killAll();
 
     expect(emulator.pulls(REPO)).toHaveLength(1);
-    const store = new Store(path.join(dataDir, "lisa.db"));
+    const store = new Store(testStoreLocation(dataDir));
     const [done] = store.runsIn("review");
     expect(done?.restarts).toBe(0);
     const sessions = store.sessions(store.steps(done?.id ?? 0)[0]?.id ?? 0);

@@ -1,7 +1,8 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { Store } from "../../src/store/store.ts";
 import type { Route } from "../support/fake-github.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
@@ -74,7 +75,10 @@ describe("labeling an issue", () => {
     const [call] = agent.calls();
     expect(call?.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
     expect(call?.prompt).toContain("Spelling error in the README file");
-    expect(readFileSync(path.join(harness.dataDir, "lisa.db")).length).toBeGreaterThan(0);
+    // Durable where Lisa keeps its store: another process opening it sees the run.
+    const reopened = new Store(testStoreLocation(harness.dataDir));
+    expect(reopened.runsIn("review").map((run) => run.issue_number)).toEqual([1]);
+    reopened.close();
   });
 });
 

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { type NewRun, Store } from "../../src/store/store.ts";
@@ -107,15 +108,15 @@ const oneStep = (issue: number) => [
 ];
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries", () => {
-    expect(MIGRATIONS).toHaveLength(5);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run", () => {
+    expect(MIGRATIONS).toHaveLength(6);
   });
 
-  it("opens a database of the first release and brings it to user_version 5", () => {
+  it("opens a database of the first release and brings it to user_version 6", () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     new Store(file).close();
-    expect(userVersion(file)).toBe(5);
+    expect(userVersion(file)).toBe(6);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", () => {
@@ -221,12 +222,49 @@ describe("migrate", () => {
     const again = new Store(file);
     expect(snapshot(again)).toEqual(before);
     again.close();
-    expect(userVersion(file)).toBe(5);
+    expect(userVersion(file)).toBe(6);
   });
 
   it("creates a fresh database at the latest version", () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     new Store(file).close();
-    expect(userVersion(file)).toBe(5);
+    expect(userVersion(file)).toBe(6);
+  });
+});
+
+describe("migratePostgres", () => {
+  it("gives PostgreSQL the tables and columns SQLite's migrations give, and runs again as a no-op", async () => {
+    const sqliteFile = path.join(tempDir("shape"), "lisa.db");
+    new Store(sqliteFile).close();
+    const sqlite = new DatabaseSync(sqliteFile);
+    const sqliteShape: Record<string, string[]> = {};
+    for (const { name } of sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
+      sqliteShape[name] = (sqlite.prepare(`PRAGMA table_info(${name})`).all() as { name: string }[]).map((c) => c.name).sort();
+    }
+    sqlite.close();
+
+    const schema = `shape_${Date.now().toString(36)}`;
+    const base = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+    const url = new URL(base);
+    url.searchParams.set("schema", schema);
+    new Store(url.toString()).close();
+    new Store(url.toString()).close();
+
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ table_name: string; column_name: string }>(
+        "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = $1 AND table_name <> 'lisa_schema'",
+        [schema],
+      );
+      const postgresShape: Record<string, string[]> = {};
+      for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
+      expect(postgresShape).toEqual(sqliteShape);
+      const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
+      expect(versions.rows).toEqual([{ version: 1 }]);
+    } finally {
+      await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await client.end();
+    }
   });
 });

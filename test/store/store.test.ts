@@ -1,5 +1,5 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { testStoreLocation } from "../../dev/test-database.ts";
 import { type NewGuidance, type NewRun, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
@@ -15,9 +15,12 @@ const newRun = (issue: number): NewRun => ({
 });
 const step = [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }];
 
+/** An empty store: SQLite in memory, or a schema of its own on PostgreSQL (npm run test:postgres). */
+const freshStore = () => (process.env.LISA_TEST_DATABASE_URL ? testStoreLocation(tempDir("store")) : ":memory:");
+
 describe("Store", () => {
   it("records a webhook command once per delivery id", () => {
-    const store = new Store(":memory:");
+    const store = new Store(freshStore());
     expect(store.addCommand("d1", "start_run", { a: 1 })).toBe(true);
     expect(store.addCommand("d1", "start_run", { a: 1 })).toBe(false);
     expect(store.nextCommand()?.delivery_id).toBe("d1");
@@ -25,7 +28,7 @@ describe("Store", () => {
 
   it("lists the commands before one, newest first, and when each was answered", () => {
     let clock = 1_000;
-    const store = new Store(":memory:", () => clock);
+    const store = new Store(freshStore(), () => clock);
     for (const id of ["d1", "d2", "d3"]) store.addCommand(id, "gesture", {});
     const [first] = [store.nextCommand()];
     clock = 1_500;
@@ -39,7 +42,7 @@ describe("Store", () => {
 
   it("tells whether an issue's run came to rest between two times", () => {
     let clock = 1_000;
-    const store = new Store(":memory:", () => clock);
+    const store = new Store(freshStore(), () => clock);
     const run = store.createRun(newRun(1), step);
     clock = 2_000;
     store.transitionRun(run?.id ?? 0, "claim");
@@ -52,7 +55,7 @@ describe("Store", () => {
   });
 
   it("allows one open run per issue, and a new one once it has ended", () => {
-    const store = new Store(":memory:");
+    const store = new Store(freshStore());
     const first = store.createRun(newRun(1), step);
     expect(first?.state).toBe("queued");
     expect(store.createRun(newRun(1), step)).toBeUndefined();
@@ -67,17 +70,17 @@ describe("Store", () => {
   });
 
   it("claims queued runs oldest first", () => {
-    const store = new Store(":memory:");
+    const store = new Store(freshStore());
     store.createRun(newRun(1), step);
     store.createRun(newRun(2), step);
-    expect(store.claimRun()?.issue_number).toBe(1);
-    expect(store.claimRun()?.issue_number).toBe(2);
-    expect(store.claimRun()).toBeUndefined();
+    expect(store.claimRun("w1")?.issue_number).toBe(1);
+    expect(store.claimRun("w1")?.issue_number).toBe(2);
+    expect(store.claimRun("w1")).toBeUndefined();
   });
 
   it("sums agent cost over a run's sessions and interrupts the running ones", () => {
     let now = 1_000;
-    const store = new Store(":memory:", () => now);
+    const store = new Store(freshStore(), () => now);
     const run = store.createRun(newRun(1), step);
     const [firstStep] = store.steps(run?.id ?? 0);
     const stepId = firstStep?.id ?? 0;
@@ -102,7 +105,7 @@ describe("Store", () => {
 /** A store whose clock moves one second per reading, so every write has its own time. */
 const ticking = () => {
   let now = 1_000_000;
-  return new Store(":memory:", () => (now += 1_000));
+  return new Store(freshStore(), () => (now += 1_000));
 };
 
 /** A single-repository run, claimed, whose first pass reached the gate. */
@@ -177,7 +180,7 @@ describe("Store.transitionRun", () => {
   });
 
   it("compares and sets: a second writer deciding from the same state is refused", () => {
-    const file = path.join(tempDir("cas"), "lisa.db");
+    const file = testStoreLocation(tempDir("cas"));
     const worker = new Store(file);
     const commands = new Store(file);
     const id = runInReview(worker);

@@ -5,8 +5,9 @@ import { renameSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sandboxFor } from "../../dev/emulated-lisa.ts";
+import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createTestProbot } from "../../dev/test-probot.ts";
-import { createLisa } from "../../src/app.ts";
+import { createLisa, type LisaRole } from "../../src/app.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {
   emulatorUrl: string;
@@ -19,7 +20,14 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   shutdownGraceMs?: number;
   /** Octokit's retries on, as `npm start` has them. */
   githubRetries?: boolean;
+  /** A store shared with other processes (scale-out); the data directory's own otherwise. */
+  databaseUrl?: string;
+  role?: LisaRole;
+  workerName?: string;
+  leaseSeconds?: number;
+  concurrency?: number;
 };
+const databaseUrl = options.databaseUrl ?? testDatabaseUrl(options.dataDir);
 
 const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl, retries: options.githubRetries });
 const lisa = createLisa(probot, {
@@ -28,7 +36,13 @@ const lisa = createLisa(probot, {
   agentBinaries: { claude: options.claudeBinary },
   agentEnvSource: process.env,
   sandbox: sandboxFor(process.env),
-  concurrency: 1,
+  concurrency: options.concurrency ?? 1,
+  ...(databaseUrl ? { databaseUrl } : {}),
+  ...(options.role ? { role: options.role } : {}),
+  ...(options.workerName ? { workerName: options.workerName } : {}),
+  ...(options.leaseSeconds ? { leaseSeconds: options.leaseSeconds } : {}),
+  // As `lisa worker` does: a worker that lost its claim stops (see main.ts).
+  onClaimLost: () => process.exit(70),
 });
 await lisa.start();
 const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });

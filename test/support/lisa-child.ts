@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
@@ -45,7 +45,23 @@ export function useLisaChildren(secret: string) {
 /** Starts Lisa in a process of its own on `dataDir`, and points the emulator's webhooks at it. */
 export async function startLisaChild(
   emulator: GitHubEmulator,
-  options: { dataDir: string; claudeBinary: string; secret: string; shutdownGraceMs?: number; githubRetries?: boolean },
+  options: {
+    dataDir: string;
+    claudeBinary: string;
+    secret: string;
+    shutdownGraceMs?: number;
+    githubRetries?: boolean;
+    /** Scale-out: a shared store and this process's part (emulated-lisa-process.ts). */
+    databaseUrl?: string;
+    role?: "web" | "worker" | "all";
+    workerName?: string;
+    leaseSeconds?: number;
+    concurrency?: number;
+    /** Whether the emulator's webhooks go to this Lisa (a worker of a web process receives none). */
+    receivesWebhooks?: boolean;
+    /** Where the child's log goes (at info level), to tell afterwards what each process did. */
+    logFile?: string;
+  },
 ): Promise<ChildProcess> {
   const portFile = path.join(tempDir("lisa-port"), "port");
   const child = spawn(
@@ -55,12 +71,17 @@ export async function startLisaChild(
       LISA,
       JSON.stringify({ emulatorUrl: emulator.url, gitBaseUrl: emulator.gitBaseUrl, portFile, ...options }),
     ],
-    { stdio: "ignore" },
+    options.logFile
+      ? {
+          stdio: ["ignore", openSync(options.logFile, "a"), openSync(options.logFile, "a")],
+          env: { ...process.env, LISA_TEST_LOG: "info" },
+        }
+      : { stdio: "ignore" },
   );
   const port = await waitFor("Lisa to listen", () => {
     const written = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : 0;
     return written > 0 && written;
   });
-  emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
+  if (options.receivesWebhooks ?? true) emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
   return child;
 }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Probot } from "probot";
 import { sandboxFor } from "../../dev/emulated-lisa.ts";
+import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createTestProbot } from "../../dev/test-probot.ts";
 import { createLisa, type Lisa } from "../../src/app.ts";
 import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
@@ -22,8 +23,10 @@ export function createHarness(options: {
 }): Harness {
   const probot = createTestProbot({ secret: "webhook-secret" });
   const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
+  const databaseUrl = testDatabaseUrl(dataDir);
   const lisa = createLisa(probot, {
     dataDir,
+    ...(databaseUrl ? { databaseUrl } : {}),
     gitBaseUrl: `file://${options.remoteRoot}`,
     agentBinaries: { claude: options.claudeBinary },
     agentEnvSource: options.agentEnvSource ?? process.env,

@@ -1,0 +1,21 @@
+import path from "node:path";
+import { formatWorkStatus, workStatus } from "../runs/work-status.ts";
+import { Store } from "../store/store.ts";
+
+/** `lisa status`: what is queued and what each worker runs, read from the store every process shares. */
+export function status(env: NodeJS.ProcessEnv = process.env): number {
+  const location = env.DATABASE_URL || path.join(path.resolve(env.LISA_DATA_DIR || "data"), "lisa.db");
+  let store: Store;
+  try {
+    store = new Store(location);
+  } catch (error) {
+    process.stderr.write(`lisa status: cannot open the store (${(error as Error).message})\n`);
+    return 1;
+  }
+  try {
+    process.stdout.write(`${formatWorkStatus(workStatus(store, Date.now()))}\n`);
+    return 0;
+  } finally {
+    store.close();
+  }
+}

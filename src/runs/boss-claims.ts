@@ -1,0 +1,119 @@
+import { type Job, PgBoss } from "pg-boss";
+import { splitSchema } from "../store/postgres-driver.ts";
+import type { WorkClaims } from "./claims.ts";
+import type { Log } from "./deps.ts";
+
+/** The pg-boss queue of runs that may be claimed: one job per run. */
+const RUNS = "lisa-runs";
+/** pg-boss's longest expiration: a run still held after it is taken over (see docs/scale-out.md). */
+const MAX_HOLD_SECONDS = 24 * 60 * 60;
+
+export interface BossClaimsOptions {
+  /** DATABASE_URL; pg-boss keeps its tables in the store's schema with `_jobs` after it. */
+  databaseUrl: string;
+  /** A claim not renewed for this long is taken over by another worker (pg-boss's heartbeat, ≥ 10 s). */
+  leaseSeconds: number;
+  /** Whether this process claims work (a worker), or only keeps pg-boss's schema up to date (`lisa web`). */
+  claims: boolean;
+  /** Called when a claim this worker held was lost: another worker may be taking the run over. */
+  onLost(runId: number): void;
+  log: Log;
+}
+
+/**
+ * Claims through pg-boss. Every queue is `exclusive`: one job per key at most, queued or held, so a
+ * run offered twice is one job and is claimed by one worker. A held job's heartbeat is its lease:
+ * renewed every third of it, and when a worker dies pg-boss's supervisor fails the job after the
+ * lease and retries it, so the next worker to fetch it takes the run over.
+ */
+export class BossClaims implements WorkClaims {
+  readonly shared = true;
+  readonly #boss: PgBoss;
+  readonly #options: BossClaimsOptions;
+  readonly #held = new Map<number, Job<{ runId: number }>>();
+  #renewal: NodeJS.Timeout | undefined;
+
+  constructor(options: BossClaimsOptions) {
+    this.#options = options;
+    const { connection, schema } = splitSchema(options.databaseUrl);
+    this.#boss = new PgBoss({
+      connectionString: connection,
+      schema: `${schema}_jobs`,
+      application_name: "lisa-claims",
+      // Only workers look for claims that lapsed; a web process only sends.
+      supervise: options.claims,
+      // A lapsed claim is found by the supervisor's pass over each queue, which runs no more often
+      // than both intervals allow (pg-boss's default is a minute): a third of the lease.
+      superviseIntervalSeconds: Math.max(1, Math.floor(options.leaseSeconds / 3)),
+      monitorIntervalSeconds: Math.max(1, Math.floor(options.leaseSeconds / 3)),
+      schedule: false,
+      max: 4,
+    } as ConstructorParameters<typeof PgBoss>[0]);
+    this.#boss.on("error", (error) => options.log.warn({ err: error }, "pg-boss reported an error"));
+  }
+
+  async start(): Promise<void> {
+    await this.#boss.start();
+    await this.#boss.createQueue(RUNS, {
+      policy: "exclusive",
+      heartbeatSeconds: Math.max(10, this.#options.leaseSeconds),
+      expireInSeconds: MAX_HOLD_SECONDS,
+      // Lisa counts restarts itself (MAX_RESTARTS) and gives up with a comment; pg-boss must not.
+      retryLimit: 1_000_000,
+      retryDelay: 0,
+    });
+    if (this.#options.claims) {
+      const every = (this.#options.leaseSeconds * 1000) / 3;
+      this.#renewal = setInterval(() => void this.#renew(), every);
+      this.#renewal.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#renewal);
+    await this.#boss.stop({ graceful: false, close: true, timeout: 5_000 });
+  }
+
+  async offer(runIds: readonly number[]): Promise<void> {
+    for (const runId of runIds) await this.#boss.send(RUNS, { runId }, { singletonKey: `run-${runId}` });
+  }
+
+  async take(n: number): Promise<number[]> {
+    if (n <= 0) return [];
+    const jobs = await this.#boss.fetch<{ runId: number }>(RUNS, { batchSize: n });
+    for (const job of jobs) this.#held.set(job.data.runId, job);
+    return jobs.map((job) => job.data.runId);
+  }
+
+  async release(runId: number): Promise<void> {
+    const job = this.#held.get(runId);
+    if (!job) return;
+    this.#held.delete(runId);
+    await this.#boss.complete(RUNS, job);
+  }
+
+  /** Fails the jobs still active for these runs, so pg-boss retries them at once instead of after the lease. */
+  async reclaim(runIds: readonly number[]): Promise<void> {
+    for (const runId of runIds) {
+      const jobs = await this.#boss.findJobs(RUNS, { key: `run-${runId}` });
+      const active = jobs.filter((job) => job.state === "active").map((job) => job.id);
+      if (active.length) await this.#boss.fail(RUNS, active, { reason: "its worker restarted" });
+    }
+  }
+
+  /** Renews every held claim; one pg-boss no longer counts as this worker's is lost. */
+  async #renew(): Promise<void> {
+    for (const [runId, job] of [...this.#held]) {
+      try {
+        const touched = await this.#boss.touch(RUNS, job);
+        if ((touched as { affected?: number }).affected === 0 && this.#held.get(runId) === job) {
+          this.#held.delete(runId);
+          this.#options.onLost(runId);
+        }
+      } catch (error) {
+        // A renewal that could not run says nothing of the claim; the next one may.
+        this.#options.log.warn({ err: error, runId }, "could not renew a claim");
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+import type { Store } from "../store/store.ts";
+
+/**
+ * Which worker runs which run. One process with SQLite needs nothing but the store (LocalClaims);
+ * workers sharing PostgreSQL claim through pg-boss with leases they renew (BossClaims), so a run is
+ * never run twice and a dead worker's runs are taken over. (Commands are handled by one worker at a
+ * time, under the store's `inbox` lock: see Worker.)
+ */
+export interface WorkClaims {
+  /** Whether other processes share the work (and runs can be taken over). */
+  readonly shared: boolean;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Up to `n` run ids this worker now holds, queued runs `offered` first made claimable. */
+  take(n: number): Promise<number[]>;
+  /** Gives up the claim on a run this worker held (the run ended, or was handed back). */
+  release(runId: number): Promise<void>;
+  /** Makes queued runs claimable (a run handed back, retried or redirected). */
+  offer(runIds: readonly number[]): Promise<void>;
+  /** Runs this worker's previous process held when it died: claimable now, not after their lease. */
+  reclaim(runIds: readonly number[]): Promise<void>;
+}
+
+/** The embedded default: one process, one store, nothing to share. */
+export class LocalClaims implements WorkClaims {
+  readonly shared = false;
+  readonly #store: Store;
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async start(): Promise<void> {}
+  async stop(): Promise<void> {}
+
+  async take(n: number): Promise<number[]> {
+    return this.#store
+      .runsIn("queued")
+      .slice(0, n)
+      .map((run) => run.id);
+  }
+
+  async release(): Promise<void> {}
+  async offer(): Promise<void> {}
+  async reclaim(): Promise<void> {}
+}

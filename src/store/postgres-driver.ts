@@ -1,0 +1,159 @@
+import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
+import { migratePostgres } from "./postgres-migrations.ts";
+import type { Answer, Request, ThreadData } from "./postgres-thread.ts";
+import type { SqlDriver, SqlValue } from "./sql-driver.ts";
+
+/** How long a statement may take before the store gives up on PostgreSQL (its own statement_timeout is 25 s). */
+const ANSWER_MS = 30_000;
+
+/**
+ * Writers take one advisory lock for the length of their transaction, as SQLite's BEGIN IMMEDIATE
+ * does, so the store's read-then-write transactions keep their meaning with many processes. It is
+ * keyed on the schema too: stores in different schemas of one database do not wait on each other.
+ */
+const WRITE_LOCK = `pg_advisory_xact_lock(${0x4c697361}, hashtext(current_schema()))`;
+
+/**
+ * The shared store: a PostgreSQL database, named by `DATABASE_URL`. A `schema` query parameter
+ * picks the schema (`lisa` by default), so several Lisas (or tests) can share one database.
+ * Statements are the store's SQLite dialect, translated once each.
+ */
+export class PostgresDriver implements SqlDriver {
+  readonly #flag = new Int32Array(new SharedArrayBuffer(4));
+  readonly #port: MessagePort;
+  readonly #thread: Worker;
+  readonly #translated = new Map<string, { text: string; returnsId: boolean }>();
+  #sequence = 0;
+
+  constructor(url: string) {
+    const { connection, schema } = splitSchema(url);
+    const channel = new MessageChannel();
+    const data: ThreadData = { url: connection, schema, signal: this.#flag.buffer as SharedArrayBuffer, port: channel.port2 };
+    this.#thread = new Worker(new URL("./postgres-thread.ts", import.meta.url), {
+      workerData: data,
+      transferList: [channel.port2],
+    });
+    // The thread serves this store; it must not keep a process alive that is otherwise done.
+    this.#thread.unref();
+    this.#port = channel.port1;
+    this.#port.unref();
+    // The thread connects on its own and answers id 0 when ready.
+    this.#result(this.#answer(0));
+    migratePostgres(this, WRITE_LOCK);
+  }
+
+  /** Runs SQL as written (PostgreSQL's dialect, several statements allowed, no parameters). */
+  script(sql: string): void {
+    this.#call({ kind: "query", sql });
+  }
+
+  get<T>(sql: string, params: readonly SqlValue[]): T | undefined {
+    return this.all<T>(sql, params)[0];
+  }
+
+  all<T>(sql: string, params: readonly SqlValue[]): T[] {
+    return this.#call({ kind: "query", sql: this.#translate(sql).text, params: [...params] }).rows as T[];
+  }
+
+  run(sql: string, params: readonly SqlValue[]): { id: number; changes: number } {
+    const { text, returnsId } = this.#translate(sql);
+    const { rows, rowCount } = this.#call({ kind: "query", sql: text, params: [...params] });
+    return { id: returnsId ? Number(rows[0]?.id ?? 0) : 0, changes: rowCount };
+  }
+
+  begin(): void {
+    this.script(`BEGIN; SELECT ${WRITE_LOCK}`);
+  }
+
+  commit(): void {
+    this.script("COMMIT");
+  }
+
+  rollback(): void {
+    this.script("ROLLBACK");
+  }
+
+  isUniqueViolation(error: unknown): boolean {
+    return (error as { code?: string }).code === "23505";
+  }
+
+  tryLock(name: string): boolean {
+    const key = `${0x4c697361}, hashtext(current_schema() || ':' || ?)`;
+    return this.get<{ taken: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS taken`, [name])?.taken === true;
+  }
+
+  unlock(name: string): void {
+    this.get(`SELECT pg_advisory_unlock(${0x4c697361}, hashtext(current_schema() || ':' || ?))`, [name]);
+  }
+
+  close(): void {
+    try {
+      this.#call({ kind: "close" });
+    } finally {
+      void this.#thread.terminate();
+    }
+  }
+
+  #call(request: DistributiveOmit<Request, "id">): { rows: Record<string, unknown>[]; rowCount: number } {
+    const id = ++this.#sequence;
+    this.#port.postMessage({ ...request, id });
+    return this.#result(this.#answer(id));
+  }
+
+  #result(answer: Answer): { rows: Record<string, unknown>[]; rowCount: number } {
+    if ("error" in answer) {
+      throw Object.assign(new Error(`PostgreSQL: ${answer.error.message}`), { code: answer.error.code });
+    }
+    return answer;
+  }
+
+  /**
+   * Sleeps until the thread posts the answer to request `id`. The shared counter is read before
+   * looking for a message, so an answer posted in between changes it and the wait returns at once;
+   * answers to requests given up on earlier are dropped.
+   */
+  #answer(id: number): Answer {
+    const deadline = Date.now() + ANSWER_MS;
+    for (;;) {
+      const posted = Atomics.load(this.#flag, 0);
+      const received = receiveMessageOnPort(this.#port);
+      if (received) {
+        const answer = received.message as Answer;
+        if (answer.id === id) return answer;
+        continue;
+      }
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`PostgreSQL did not answer within ${ANSWER_MS / 1000} s`);
+      Atomics.wait(this.#flag, 0, posted, left);
+    }
+  }
+
+  /** SQLite's dialect as the store writes it, in PostgreSQL's: `$n` parameters, ON CONFLICT, RETURNING id. */
+  #translate(sql: string): { text: string; returnsId: boolean } {
+    let found = this.#translated.get(sql);
+    if (found) return found;
+    const ignore = /^\s*INSERT OR IGNORE INTO/i.test(sql);
+    let text = sql.replace(/^\s*INSERT OR IGNORE INTO/i, "INSERT INTO");
+    let n = 0;
+    text = text.replace(/'[^']*'|\?/g, (token) => (token === "?" ? `$${++n}` : token));
+    const returnsId = /^\s*INSERT/i.test(text);
+    if (ignore) text += " ON CONFLICT DO NOTHING";
+    if (returnsId) text += " RETURNING id";
+    found = { text, returnsId };
+    this.#translated.set(sql, found);
+    return found;
+  }
+}
+
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** The connection string without Lisa's `schema` parameter, and that schema. */
+export function splitSchema(url: string): { connection: string; schema: string } {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get("schema") ?? "lisa";
+  parsed.searchParams.delete("schema");
+  if (!/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`DATABASE_URL's schema "${schema}" must be lower-case letters, digits and underscores`);
+  }
+  return { connection: parsed.toString(), schema };
+}

@@ -1,0 +1,140 @@
+import type { ChildProcess } from "node:child_process";
+import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
+import { waitFor } from "../support/wait-for.ts";
+
+// Two `lisa worker`s and a `lisa web` on PostgreSQL. A worker told to stop (a deploy) hands its
+// run to the other without counting a crash; a worker frozen past its lease loses the run to the
+// other and, when it wakes, stops with status 70 instead of working beside it.
+
+const SECRET = "scale-down-secret";
+const REPO = "acme/api";
+const LISA_CLI = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
+
+const children: ChildProcess[] = [];
+const orphans: number[] = [];
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  for (const child of children.splice(0)) child.kill("SIGKILL");
+  for (const pid of orphans.splice(0)) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {
+      // gone already
+    }
+  }
+  await github?.stop();
+});
+
+/** An emulator with one repository, two workers and a web process sharing a fresh schema. */
+async function twoWorkers() {
+  const agent = createFakeClaude([
+    { write: { "half.txt": "half\n" }, hang: true },
+    { write: { "change.txt": "done\n" }, manifest: { title: "Make the change", what: "Makes it." } },
+  ]);
+  github = createGitHubEmulator({ reposRoot: tempDir("down-repos"), webhookSecret: SECRET });
+  await github.start();
+  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\ngates:\n  - test -f change.txt\n" });
+  github.addCollaborator(REPO, "ann", "write");
+  const url = new URL(process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  url.searchParams.set("schema", `scale_${randomUUID().replaceAll("-", "").slice(0, 12)}`);
+  const databaseUrl = url.toString();
+  const workers = new Map<string, { child: ChildProcess; dataDir: string }>();
+  for (const name of ["w1", "w2"]) {
+    const dataDir = path.join(tempDir(`down-${name}`), "lisa");
+    const child = await startLisaChild(github, {
+      dataDir,
+      claudeBinary: agent.binary,
+      secret: SECRET,
+      databaseUrl,
+      role: "worker",
+      workerName: name,
+      leaseSeconds: 10,
+      shutdownGraceMs: 500,
+      receivesWebhooks: false,
+    });
+    children.push(child);
+    workers.set(name, { child, dataDir });
+  }
+  children.push(
+    await startLisaChild(github, {
+      dataDir: path.join(tempDir("down-web"), "lisa"),
+      claudeBinary: agent.binary,
+      secret: SECRET,
+      databaseUrl,
+      role: "web",
+    }),
+  );
+  const issue = await github.createIssue(REPO, { title: "Make the change", body: "", user: "ann" });
+  await github.labelIssue(REPO, issue.number, "lisa", "ann");
+  const pids = await waitFor("the agent to hang", () => agent.hangingPids(), 60_000);
+  orphans.push(...pids);
+  const cwd = agent.calls()[0]?.cwd ?? "";
+  const [holder, held] = [...workers].find(([, worker]) => cwd.startsWith(worker.dataDir)) ?? [];
+  if (!holder || !held) throw new Error(`no worker ran the session in ${cwd}`);
+  const store = new Store(databaseUrl);
+  const tracking = () => github?.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+  return { databaseUrl, store, holder, held, other: holder === "w1" ? "w2" : "w1", tracking };
+}
+
+describe("workers leaving", () => {
+  it("a worker told to stop hands its run to another, which resumes it without counting a crash; lisa status shows who runs what", async () => {
+    const world = await twoWorkers();
+    try {
+      const status = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", LISA_CLI, "status"], {
+        env: { ...process.env, DATABASE_URL: world.databaseUrl },
+        encoding: "utf8",
+      });
+      expect(status.status).toBe(0);
+      expect(status.stdout).toContain("0 command(s) waiting, 0 run(s) queued, 1 running");
+      expect(status.stdout).toContain(`worker ${world.holder}: 1 running`);
+      expect(status.stdout).toMatch(new RegExp(`run 1 {2}${REPO}#1 {2}for \\d+ s`));
+
+      world.held.child.kill("SIGTERM");
+      const code = await new Promise((resolve) => world.held.child.once("exit", resolve));
+      expect(code).toBe(0);
+
+      await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
+      const [run] = world.store.runsIn("review");
+      expect(run).toMatchObject({ restarts: 0, worker: world.other });
+      expect(github?.pulls(REPO)).toHaveLength(1);
+      expect(world.store.events(run?.id ?? 0).map((e) => e.kind)).not.toContain("taken_over");
+    } finally {
+      world.store.close();
+    }
+  }, 120_000);
+
+  it("a worker frozen past its lease loses the run to another, and stops with status 70 when it wakes", async () => {
+    const world = await twoWorkers();
+    try {
+      world.held.child.kill("SIGSTOP");
+      await waitFor(
+        "the other worker to take the run over",
+        () => world.store.runsIn("running")[0]?.worker === world.other,
+        60_000,
+      );
+      const exited = new Promise((resolve) => world.held.child.once("exit", resolve));
+      world.held.child.kill("SIGCONT");
+      expect(await exited).toBe(70);
+
+      await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
+      const [run] = world.store.runsIn("review");
+      expect(run).toMatchObject({ restarts: 1, worker: world.other });
+      expect(world.tracking()).toContain(
+        `Worker ${world.holder} stopped renewing its claim on this run; worker ${world.other} took it over.`,
+      );
+      expect(github?.pulls(REPO)).toHaveLength(1);
+      expect(await github?.readFile(REPO, "half.txt", run ? world.store.steps(run.id)[0]?.branch : undefined)).toBeUndefined();
+    } finally {
+      world.store.close();
+    }
+  }, 120_000);
+});
