@@ -36,6 +36,8 @@ export async function startEmulatedLisa(options: {
   onAnswered?: (ms: number) => void;
   /** The first pause before a command GitHub failed is tried again. */
   commandRetryMs?: number;
+  /** How often tracking comments GitHub refused are written again. */
+  publishRetryMs?: number;
   /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
   databaseUrl?: string;
   role?: LisaRole;
@@ -55,6 +57,7 @@ export async function startEmulatedLisa(options: {
           sandbox: sandboxFor(options.agentEnvSource),
           concurrency: 1,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
+          ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
           ...(databaseUrl ? { databaseUrl } : {}),
           ...(options.role ? { role: options.role } : {}),
         })

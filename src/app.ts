@@ -55,6 +55,8 @@ export interface LisaOptions {
   tokenPrices?: TokenPrices;
   /** The first pause before a command GitHub failed is tried again (tests shorten it). */
   commandRetryMs?: number;
+  /** How often tracking comments GitHub refused are written again (tests shorten it). */
+  publishRetryMs?: number;
   now?: () => number;
 }
 
@@ -122,6 +124,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     now: options.now ?? Date.now,
     metrics,
     workerName,
+    publishOwed: new Set(),
   };
   let worker: Worker | undefined;
   const claims: WorkClaims = options.databaseUrl
@@ -137,6 +140,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     concurrency: options.concurrency ?? 2,
     claims,
     ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
+    ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
     ...(options.onClaimLost ? { onClaimLost: options.onClaimLost } : {}),
   });
   const takesWork = role !== "web";

@@ -311,6 +311,11 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       faults.push({ ...fault, left: fault.times ?? 1 });
     },
 
+    /** GitHub's bad day is over: the faults not yet answered are dropped. */
+    clearFaults(): void {
+      faults.length = 0;
+    },
+
     /**
      * Calls `listener` for each API request once its route has acted and before the answer is sent:
      * a test can kill the client there, when GitHub has made the change and the client never hears

@@ -126,7 +126,8 @@ export async function publishTracking(
       deps.store.updateRun(runId, { comment_id: await gh.createComment(ref, run.issue_number, body) });
     }
   } catch (error) {
-    deps.log.warn({ err: error, runId }, "could not update the tracking comment");
+    deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
+    deps.publishOwed.add(runId);
   }
 }
 

@@ -13,6 +13,7 @@ import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
+import { publishTracking } from "./publish-tracking.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
 const MAX_COMMAND_ATTEMPTS = 5;
@@ -31,12 +32,16 @@ export const MAX_RESTARTS = 2;
 /** How often a worker sharing PostgreSQL looks for work the others or `lisa web` stored. */
 const POLL_MS = 1_000;
 
+/** How often tracking comments GitHub refused are written again. */
+const PUBLISH_RETRY_MS = 30_000;
+
 export interface WorkerOptions {
   concurrency: number;
   commandRetryMs?: number;
   /** Who handles which command and run; the store alone (one process) by default. */
   claims?: WorkClaims;
   pollMs?: number;
+  publishRetryMs?: number;
   /** A claim on a run was lost (this worker froze past its lease); `lisa worker` exits, see main.ts. */
   onClaimLost?: (runId: number) => void;
 }
@@ -55,7 +60,9 @@ export class Worker {
   readonly #claims: WorkClaims;
   readonly #pollMs: number;
   readonly #onClaimLost: ((runId: number) => void) | undefined;
+  readonly #publishRetryMs: number;
   #poll: NodeJS.Timeout | undefined;
+  #publishRetry: NodeJS.Timeout | undefined;
   #pumping = false;
   #again = false;
   #stopped = true;
@@ -68,6 +75,7 @@ export class Worker {
     this.#claims = options.claims ?? new LocalClaims(deps.store);
     this.#pollMs = options.pollMs ?? POLL_MS;
     this.#onClaimLost = options.onClaimLost;
+    this.#publishRetryMs = options.publishRetryMs ?? PUBLISH_RETRY_MS;
   }
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
@@ -79,7 +87,25 @@ export class Worker {
       this.#poll = setInterval(() => this.notify(), this.#pollMs);
       this.#poll.unref();
     }
+    this.#publishRetry = setInterval(() => void this.#publishOwed(), this.#publishRetryMs);
+    this.#publishRetry.unref();
     this.notify();
+  }
+
+  /** Writes again the tracking comments GitHub refused; one refused again stays owed. */
+  async #publishOwed(): Promise<void> {
+    const { store, publishOwed, log } = this.#deps;
+    for (const runId of [...publishOwed]) {
+      publishOwed.delete(runId);
+      const run = store.run(runId);
+      if (!run) continue;
+      try {
+        await publishTracking(this.#deps, await this.#deps.github(run.installation_id), runId);
+      } catch (error) {
+        publishOwed.add(runId);
+        log.warn({ err: error, runId }, "could not write an owed tracking comment");
+      }
+    }
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
@@ -108,8 +134,7 @@ export class Worker {
     }
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
-        const message = `Lisa stopped during this run ${run.restarts + 1} times, so it gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
-        await abandonRun(this.#deps, run.id, message).catch((error) =>
+        await abandonRun(this.#deps, run.id, tooManyRestarts(run.restarts)).catch((error) =>
           log.error({ err: error, runId: run.id }, "could not report abandoned run"),
         );
       } else {
@@ -135,6 +160,9 @@ export class Worker {
     for (const run of mine) this.stopSessions(run.id);
     // This worker's name is its own (host and data directory): the process that held these is gone.
     await this.#claims.reclaim(mine.map((run) => run.id));
+    // A running run with no claim at all (its job lost, or recorded by a Lisa before PostgreSQL) is
+    // offered, to be taken over; one another worker holds is left to it (one job per run).
+    await this.#claims.offer(store.runsIn("running").map((run) => run.id));
     await this.#refreshGates();
     const swept = await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine]);
     if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
@@ -207,6 +235,7 @@ export class Worker {
 
   #clearRetryTimers(): void {
     clearInterval(this.#poll);
+    clearInterval(this.#publishRetry);
     for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#retryTimers.clear();
   }
@@ -395,8 +424,7 @@ export class Worker {
     const run = store.run(runId);
     if (run?.state === "running" && this.#claims.shared) {
       if (run.restarts >= MAX_RESTARTS) {
-        const message = `The workers running this run stopped ${run.restarts + 1} times, so Lisa gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
-        await abandonRun(this.#deps, run.id, message).catch((error) =>
+        await abandonRun(this.#deps, run.id, tooManyRestarts(run.restarts)).catch((error) =>
           this.#deps.log.error({ err: error, runId }, "could not report abandoned run"),
         );
         return undefined;
@@ -418,6 +446,10 @@ export class Worker {
     for (const resolve of waiters) resolve();
   }
 }
+
+/** What the issue is told when a run is given up after Lisa stopped during it once too often. */
+const tooManyRestarts = (restarts: number) =>
+  `Lisa stopped during this run ${restarts + 1} times, so it gave up instead of trying again. Comment \`/lisa retry\` to try once more.`;
 
 /** Whether `work` settles within `ms`. */
 async function settlesWithin(work: Promise<unknown>, ms: number): Promise<boolean> {

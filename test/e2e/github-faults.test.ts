@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
+import { waitFor } from "../support/wait-for.ts";
 
 // GitHub on a bad day, as the emulator plays it: 502s, 429s and secondary rate limits. Lisa's
 // Octokit does not retry here (tests turn its plugins off), so every fault reaches Lisa's own
@@ -18,7 +19,7 @@ afterEach(async () => {
 
 async function setUp() {
   const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } }]);
-  env = await startEmulatedLisa({ claudeBinary: agent.binary, commandRetryMs: 20 });
+  env = await startEmulatedLisa({ claudeBinary: agent.binary, commandRetryMs: 20, publishRetryMs: 300 });
   await env.github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\n" });
   env.github.addCollaborator(REPO, "ann", "write");
   const issue = await env.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
@@ -69,5 +70,21 @@ describe("GitHub failing while Lisa handles a command", () => {
     expect(last).toContain(
       "@ann, Lisa could not act on `/lisa status`: GitHub kept failing (429 API rate limit exceeded), 5 times. Nothing was changed; comment it again to try once more.",
     );
+  });
+});
+
+describe("GitHub refusing the tracking comment's last edit", () => {
+  it("writes it again once GitHub takes it, so the issue does not say Working over a run in review", async () => {
+    const { github, issue, env: e } = await setUp();
+    // Every edit of a comment is refused, the run's last one included, for as long as the fault lasts.
+    github.injectFault({ method: "PATCH", path: /\/issues\/comments\/\d+$/, kind: "secondary_rate_limit", times: 1_000 });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+    const tracking = () => github.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(e.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(tracking()).not.toContain("Ready for review");
+
+    github.clearFaults();
+    await waitFor("the tracking comment to show the run in review", () => tracking().includes("👀 Ready for review"), 10_000);
   });
 });

@@ -2,9 +2,10 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
+import { TRACKING_INTERVAL_MS } from "../../src/runs/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { waitFor } from "../support/wait-for.ts";
-import type { FaultScenario, FaultWorld } from "./fault-world.ts";
+import { type FaultScenario, type FaultWorld, quiet } from "./fault-world.ts";
 
 // The faults: Lisa killed at distinct points of single-repository runs, of a run planned across
 // two repositories, and of a second pass; its agent killed or stopped; tokens that expire during
@@ -117,6 +118,10 @@ const multiRepo: FaultScenario[] = [
 /** Waits for pass 1 to stand in review, then asks for a second pass and does `then`. */
 const duringPassTwo = (then: (world: FaultWorld) => Promise<void>) => async (world: FaultWorld) => {
   await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
+  // Pass 1's last writes (the state label, a coalesced tracking edit) may follow the comment's
+  // "Ready for review": a write counted for pass 2 must be pass 2's, or the SIGKILL comes before
+  // Lisa stored the redirect and GitHub's webhook finds no one. Past the edit interval, all is written.
+  await quiet(world.github, TRACKING_INTERVAL_MS + 1_000);
   const [pull] = world.github.pulls(world.repo);
   if (!pull) throw new Error("pass 1 opened no pull request");
   const harm = then(world);

@@ -200,10 +200,11 @@ async function reachedReview(world: FaultWorld, repos: string[], pass: number): 
 }
 
 /** Waits until GitHub has had no request for a second: Lisa's last label and comment edits are in. */
-async function quiet(github: GitHubEmulator): Promise<void> {
+/** Waits until the emulator has had no request for `ms` and no webhook is under way. */
+export async function quiet(github: GitHubEmulator, ms = 1_000): Promise<void> {
   let seen = github.requests().length;
   for (;;) {
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    await new Promise((resolve) => setTimeout(resolve, ms));
     await github.waitForWebhooks();
     const now = github.requests().length;
     if (now === seen) return;
