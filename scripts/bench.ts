@@ -8,7 +8,8 @@
 // 2. GitHub writes of a single-repository run with a near-instant agent, from the label to the
 //    review gate, counted at the emulator. Goal: at most 8.
 // 3. Throughput of claimed runs (issue 9): 8 issues labeled at once, each agent session taking
-//    2 s, with 1, 2 and 4 `lisa worker`s sharing PostgreSQL; time until all 8 wait for review.
+//    2 s (BENCH_AGENT_SECONDS), with 1, 2 and 4 `lisa worker`s sharing PostgreSQL; time until all 8 wait for review.
+//    The workers run in this process (dev/scaled-lisa.ts); agents, gates and git in their own.
 
 import { type EmulatedLisa, startEmulatedLisa } from "../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../dev/fake-agent.ts";
@@ -143,23 +144,27 @@ async function writesPerRun() {
 /** Seconds from labeling 8 issues at once until all 8 wait for review, with `workers` workers. */
 async function throughput(workers: number): Promise<number> {
   const agent = createFakeClaude([
-    { run: ["sleep 2"], write: { "change.txt": "ok\n" }, manifest: { title: "Change", what: "Changes it." } },
+    { run: [`sleep ${AGENT_SECONDS}`], write: { "change.txt": "ok\n" }, manifest: { title: "Change", what: "Changes it." } },
   ]);
   const databaseUrl = freshSchema(`w${workers}`);
   const scaled = await startScaledLisa({ databaseUrl, workers, claudeBinary: agent.binary });
   const store = new Store(databaseUrl);
   try {
     const { github } = scaled;
-    await github.createRepo("bench/api", {
-      files: { "README.md": "# API\n" },
-      config: "label: lisa\ngates:\n  - test -f change.txt\n",
-    });
-    github.addCollaborator("bench/api", "alice", "write");
+    // One repository per run: the workers share this process, and with it the per-repository git
+    // lock that separate worker processes would each have their own of.
     const issues = [];
-    for (let i = 0; i < RUNS; i++)
-      issues.push(await github.createIssue("bench/api", { title: `Change ${i + 1}`, user: "alice" }));
+    for (let i = 0; i < RUNS; i++) {
+      const repo = `bench/service-${i + 1}`;
+      await github.createRepo(repo, {
+        files: { "README.md": "# Service\n" },
+        config: "label: lisa\ngates:\n  - test -f change.txt\n",
+      });
+      github.addCollaborator(repo, "alice", "write");
+      issues.push({ repo, ...(await github.createIssue(repo, { title: `Change ${i + 1}`, user: "alice" })) });
+    }
     const started = performance.now();
-    await Promise.all(issues.map((issue) => github.labelIssue("bench/api", issue.number, "lisa", "alice")));
+    await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
     while (store.runsIn("review").length < RUNS) await new Promise((resolve) => setTimeout(resolve, 100));
     return (performance.now() - started) / 1000;
   } finally {
@@ -169,10 +174,12 @@ async function throughput(workers: number): Promise<number> {
 }
 
 const RUNS = 8;
+/** How long each agent session of the throughput figure takes; real ones wait on their model for minutes. */
+const AGENT_SECONDS = Number(process.env.BENCH_AGENT_SECONDS ?? 2);
 
 async function scaleOut() {
   console.log(
-    `Claimed runs: ${RUNS} issues labeled at once, 2 s agent sessions, workers sharing PostgreSQL (one run each at a time)`,
+    `Claimed runs: ${RUNS} issues labeled at once, ${AGENT_SECONDS} s agent sessions, workers sharing PostgreSQL (one run each at a time)`,
   );
   const one = await throughput(1);
   console.log(`  1 worker:  ${one.toFixed(1).padStart(5)} s`);
