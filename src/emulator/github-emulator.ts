@@ -8,7 +8,16 @@ import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
-import { errorResponse, HttpError, matchRoute, notFound, type RouteResponse, readJsonBody, send } from "./router.ts";
+import {
+  errorResponse,
+  HttpError,
+  matchRoute,
+  notFound,
+  type RouteResponse,
+  readJsonBody,
+  send,
+  validationFailed,
+} from "./router.ts";
 import {
   type Account,
   type AccountType,
@@ -77,13 +86,18 @@ export type AnswerListener = (request: RecordedRequest, bodies: { request: unkno
 export interface Fault {
   method?: string;
   path: RegExp;
-  kind: "server_error" | "rate_limited" | "secondary_rate_limit";
+  /** `slow`: the request is answered as usual, `delayMs` late (a GitHub under load). */
+  kind: "server_error" | "rate_limited" | "secondary_rate_limit" | "slow";
   /** How many requests it answers; 1 by default. */
   times?: number;
+  delayMs?: number;
 }
 
+/** GitHub's longest issue, comment, review and pull request body, in characters. */
+export const GITHUB_MAX_BODY = 65_536;
+
 /** The error GitHub answers with for each kind of fault, headers included. */
-function faultError(kind: Fault["kind"]): HttpError {
+function faultError(kind: Exclude<Fault["kind"], "slow">): HttpError {
   if (kind === "server_error") return new HttpError(502, "Server Error");
   if (kind === "rate_limited") return new HttpError(429, "API rate limit exceeded", undefined, { "retry-after": "1" });
   return new HttpError(
@@ -177,8 +191,18 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     try {
       body = await readJsonBody(request);
       const fault = takeFault(method, safeDecode(url.pathname));
-      if (fault) throw fault;
+      if (fault instanceof HttpError) throw fault;
+      if (fault) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       if (!match) throw notFound();
+      // GitHub refuses a body over its limit rather than cutting it; Lisa must cut first.
+      const text = (body as { body?: unknown } | undefined)?.body;
+      if (typeof text === "string" && text.length > GITHUB_MAX_BODY) {
+        throw validationFailed(match.route.pattern.includes("/pulls") ? "PullRequest" : "IssueComment", {
+          field: "body",
+          code: "custom",
+          message: `body is too long (maximum is ${GITHUB_MAX_BODY} characters)`,
+        });
+      }
       answer = await match.route.handler({
         method,
         path: apiPath ?? url.pathname,
@@ -213,11 +237,12 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
   const faults: (Fault & { left: number })[] = [];
 
-  function takeFault(method: string, path: string): HttpError | undefined {
+  /** The fault for this request, if one is left: an error to answer, or a delay before answering. */
+  function takeFault(method: string, path: string): HttpError | { delayMs: number } | undefined {
     const fault = faults.find((f) => f.left > 0 && (f.method ?? method) === method && f.path.test(path));
     if (!fault) return undefined;
     fault.left -= 1;
-    return faultError(fault.kind);
+    return fault.kind === "slow" ? { delayMs: fault.delayMs ?? 1_000 } : faultError(fault.kind);
   }
 
   function repoNamed(fullName: string): Repo {

@@ -127,6 +127,40 @@ describe("the GitHub emulator", () => {
     });
   });
 
+  describe("holds Lisa to GitHub's limits", () => {
+    it("refuses a comment body over 65,536 characters with GitHub's 422, and takes one at the limit", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Long", user: "mona" });
+      const comment = (body: string) =>
+        octokit.rest.issues.createComment({ owner: OWNER, repo: REPO, issue_number: issue.number, body });
+      const refused = await comment("x".repeat(65_537)).catch((error: { status: number; response: { data: unknown } }) => error);
+      expect(refused).toMatchObject({
+        status: 422,
+        response: {
+          data: {
+            message: "Validation Failed",
+            errors: [expect.objectContaining({ field: "body", message: "body is too long (maximum is 65536 characters)" })],
+          },
+        },
+      });
+      expect((await comment("x".repeat(65_536))).status).toBe(201);
+      expect(emulator.comments(FULL_NAME, issue.number).map((c) => c.body.length)).toEqual([65_536]);
+    });
+
+    it("answers late when told to be slow, and acts all the same", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Slow", user: "mona" });
+      emulator.injectFault({ method: "POST", path: /\/comments$/, kind: "slow", delayMs: 500 });
+      const answered: string[] = [];
+      const slow = octokit.rest.issues
+        .createComment({ owner: OWNER, repo: REPO, issue_number: issue.number, body: "late" })
+        .then(({ status }) => answered.push(`comment ${status}`));
+      // A request sent after the slow one is answered before it.
+      await octokit.rest.repos.get({ owner: OWNER, repo: REPO }).then(({ status }) => answered.push(`repo ${status}`));
+      await slow;
+      expect(answered).toEqual(["repo 200", "comment 201"]);
+      expect(emulator.comments(FULL_NAME, issue.number).map((c) => c.body)).toEqual(["late"]);
+    });
+  });
+
   describe("answers permission questions", () => {
     const permission = async (repo: string, username: string) =>
       (await octokit.rest.repos.getCollaboratorPermissionLevel({ owner: OWNER, repo, username })).data;
