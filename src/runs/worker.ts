@@ -128,9 +128,9 @@ export class Worker {
     // before a resumed session works in the same worktree. Only the very process that was
     // recorded: after a reboot, its pid may be someone else's.
     for (const session of interrupted) {
-      if (!session.pid) continue;
-      const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;
-      if (here || !this.#claims.shared) killGroup(session.pid, "SIGKILL");
+      if (session.pid && session.pid_identity && processIdentity(session.pid) === session.pid_identity) {
+        killGroup(session.pid, "SIGKILL");
+      }
     }
     for (const run of store.runsIn("running")) {
       if (run.restarts >= MAX_RESTARTS) {
