@@ -21,7 +21,7 @@ export interface BossClaimsOptions {
 }
 
 /**
- * Claims through pg-boss. Every queue is `exclusive`: one job per key at most, queued or held, so a
+ * Claims through pg-boss. The queue is `exclusive`: one job per key at most, queued or held, so a
  * run offered twice is one job and is claimed by one worker. A held job's heartbeat is its lease:
  * renewed every third of it, and when a worker dies pg-boss's supervisor fails the job after the
  * lease and retries it, so the next worker to fetch it takes the run over.
@@ -40,7 +40,7 @@ export class BossClaims implements WorkClaims {
       connectionString: connection,
       schema: `${schema}_jobs`,
       application_name: "lisa-claims",
-      // Only workers look for claims that lapsed; a web process only sends.
+      // Only workers look for claims that lapsed; a web process claims nothing.
       supervise: options.claims,
       // A lapsed claim is found by the supervisor's pass over each queue, which runs no more often
       // than both intervals allow (pg-boss's default is a minute): a third of the lease.
