@@ -179,7 +179,7 @@ const otherFaults: FaultScenario[] = [
     config: GATED,
     async inflict(world) {
       const pids = await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
-      for (const pid of pids) process.kill(pid, "SIGKILL");
+      for (const pid of pids) killIfAlive(pid);
       await retryOnceStopped(world);
     },
   },
@@ -264,13 +264,22 @@ const otherFaults: FaultScenario[] = [
       await world.github.unlabelIssue(world.repo, world.issue, "lisa", "ann");
       await world.github.labelIssue(world.repo, world.issue, "lisa", "ann");
       // Lisa is asked again while the first session still works: the agent ends, and the run goes on.
-      for (const pid of pids) process.kill(pid, "SIGKILL");
+      for (const pid of pids) killIfAlive(pid);
       await retryOnceStopped(world);
     },
   },
 ];
 
 export const FAULTS: FaultScenario[] = [...singleRepoWrites, ...singleRepoProcesses, ...multiRepo, ...passTwo, ...otherFaults];
+
+/** SIGKILLs a process unless it has ended already (Lisa may have stopped the agent first). */
+function killIfAlive(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ESRCH") throw error;
+  }
+}
 
 /** The GUID of the webhook that labeled the issue. */
 function labelDelivery(world: FaultWorld): string {
