@@ -11,7 +11,10 @@ const ANSWER_MS = 30_000;
  * does, so the store's read-then-write transactions keep their meaning with many processes. It is
  * keyed on the schema too: stores in different schemas of one database do not wait on each other.
  */
-const WRITE_LOCK = `pg_advisory_xact_lock(${0x4c697361}, hashtext(current_schema()))`;
+const LOCKS = 0x4c697361; // "Lisa": the advisory-lock space Lisa's keys live in
+const WRITE_LOCK = `pg_advisory_xact_lock(${LOCKS}, hashtext(current_schema()))`;
+/** The key of a named lock (tryLock), also per schema; its name is the statement's parameter. */
+const NAMED_LOCK = `${LOCKS}, hashtext(current_schema() || ':' || ?)`;
 
 /**
  * The shared store: a PostgreSQL database, named by `DATABASE_URL`. A `schema` query parameter
@@ -78,12 +81,11 @@ export class PostgresDriver implements SqlDriver {
   }
 
   tryLock(name: string): boolean {
-    const key = `${0x4c697361}, hashtext(current_schema() || ':' || ?)`;
-    return this.get<{ taken: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS taken`, [name])?.taken === true;
+    return this.get<{ taken: boolean }>(`SELECT pg_try_advisory_lock(${NAMED_LOCK}) AS taken`, [name])?.taken === true;
   }
 
   unlock(name: string): void {
-    this.get(`SELECT pg_advisory_unlock(${0x4c697361}, hashtext(current_schema() || ':' || ?))`, [name]);
+    this.get(`SELECT pg_advisory_unlock(${NAMED_LOCK})`, [name]);
   }
 
   close(): void {

@@ -35,13 +35,10 @@ const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);
 export class Store {
   readonly #db: SqlDriver;
   readonly #now: () => number;
-  /** Whether processes on other machines share this store (PostgreSQL). */
-  readonly shared: boolean;
 
   /** `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. */
   constructor(location: string, now: () => number = Date.now) {
-    this.shared = isPostgresUrl(location);
-    this.#db = this.shared ? new PostgresDriver(location) : new SqliteDriver(location);
+    this.#db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
     this.#now = now;
   }
 
