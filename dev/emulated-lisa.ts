@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { createGitHubEmulator, type GitHubEmulator } from "../emulator/github-emulator.ts";
 import { createLisa, type Lisa, type LisaRole } from "../src/app.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../src/emulator/github-emulator.ts";
 import { GITHUB_MAX_PAYLOAD, refuseUnboundedBody } from "../src/http/body-limit.ts";
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";

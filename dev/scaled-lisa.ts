@@ -1,8 +1,8 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
+import { createGitHubEmulator, type GitHubEmulator } from "../emulator/github-emulator.ts";
 import { createLisa, type Lisa } from "../src/app.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../src/emulator/github-emulator.ts";
 import { sandboxFor } from "./emulated-lisa.ts";
 import { tempDir } from "./temp-dir.ts";
 import { createTestProbot } from "./test-probot.ts";

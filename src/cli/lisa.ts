@@ -3,7 +3,6 @@
 // an issue. `npm start` runs the App itself.
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor.ts";
-import { emulator } from "./emulator.ts";
 import { status as workStatus } from "./status.ts";
 
 const USAGE = `usage: lisa <command>
@@ -21,7 +20,7 @@ const [command, ...rest] = process.argv.slice(2);
 let status: number;
 if (command === "doctor") status = await doctor();
 else if (command === "config" && rest[0] === "check") status = await configCheck(rest[1]);
-else if (command === "emulator") status = await emulator(rest);
+else if (command === "emulator") status = await runEmulator(rest);
 else if (command === "status") status = workStatus();
 else if (command === "all" || command === "web" || command === "worker") {
   // The App itself, in one role: main.ts reads it from the environment like every other setting.
@@ -33,3 +32,20 @@ else if (command === "all" || command === "web" || command === "worker") {
   status = command === undefined || command === "--help" || command === "help" ? 0 : 2;
 }
 process.exit(status);
+
+/**
+ * The emulator is a development tool kept outside `src/`, so it is not in the image: it is found
+ * at run time in a checkout, and its absence is said plainly instead of as a module error.
+ */
+async function runEmulator(args: string[]): Promise<number> {
+  const cli = new URL("../../emulator/cli.ts", import.meta.url);
+  let module: { emulator(args: string[]): Promise<number> };
+  try {
+    module = await import(cli.href);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ERR_MODULE_NOT_FOUND") throw error;
+    process.stderr.write("lisa emulator: the emulator ships with the source checkout, not with this installation.\n");
+    return 2;
+  }
+  return module.emulator(args);
+}

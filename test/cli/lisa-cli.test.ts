@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -91,5 +91,22 @@ describe("lisa config check", () => {
   it("shows its usage, and exits 2 on an unknown command", () => {
     expect(lisa(["--help"]).stdout).toContain("config check [path]");
     expect(lisa(["frobnicate"]).status).toBe(2);
+  });
+});
+
+describe("lisa emulator where it is not shipped", () => {
+  it("says the emulator belongs to the source checkout, as in the image, which copies src/ alone", () => {
+    // The image's layout: package.json, node_modules and src/, without the top-level emulator/.
+    const image = tempDir("lisa-image");
+    cpSync(fileURLToPath(new URL("../../src", import.meta.url)), path.join(image, "src"), { recursive: true });
+    cpSync(fileURLToPath(new URL("../../package.json", import.meta.url)), path.join(image, "package.json"));
+    symlinkSync(fileURLToPath(new URL("../../node_modules", import.meta.url)), path.join(image, "node_modules"));
+    const result = spawnSync(path.join(image, "src/cli/lisa.ts"), ["emulator"], {
+      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin` },
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(result.stderr).toBe("lisa emulator: the emulator ships with the source checkout, not with this installation.\n");
+    expect(result.status).toBe(2);
   });
 });

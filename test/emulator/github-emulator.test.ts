@@ -8,8 +8,8 @@ import { Webhooks } from "@octokit/webhooks";
 import { execa } from "execa";
 import { Probot, ProbotOctokit } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { subscribedEvents } from "../../src/emulator/app-events.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { subscribedEvents } from "../../emulator/app-events.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 
 const SECRET = "emulator-secret";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import type { RecordedRequest } from "../../src/emulator/github-emulator.ts";
+import type { RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // The emulator and Lisa held to GitHub's published OpenAPI description (@octokit/openapi): every
 // route the emulator answers is an operation GitHub has; every request Lisa sends in a run that

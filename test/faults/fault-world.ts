@@ -4,7 +4,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
-import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../src/emulator/github-emulator.ts";
+import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 

@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from "node:crypto";
 import { Probot } from "probot";
 import { afterEach, describe, expect, it } from "vitest";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 

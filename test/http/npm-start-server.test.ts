@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { signature } from "../../src/emulator/webhooks.ts";
+import { signature } from "../../emulator/webhooks.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { parsePrometheusText } from "../support/prometheus-text.ts";
 import { rawPost } from "../support/raw-post.ts";

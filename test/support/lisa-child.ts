@@ -3,7 +3,7 @@ import { existsSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
-import { createGitHubEmulator, type GitHubEmulator } from "../../src/emulator/github-emulator.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { tempDir } from "./git-fixtures.ts";
 import { waitFor } from "./wait-for.ts";
 

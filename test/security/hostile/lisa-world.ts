@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../../dev/fake-agent.ts";
-import { signature } from "../../../src/emulator/webhooks.ts";
+import { signature } from "../../../emulator/webhooks.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
 
 // Lisa as deployed, against the GitHub emulator, for hostile inputs that come through GitHub:

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { CONFIG_PATH } from "../config/parse-config.ts";
+import { CONFIG_PATH } from "../src/config/parse-config.ts";
 import { subscribedEvents } from "./app-events.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";

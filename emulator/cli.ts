@@ -4,7 +4,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { createGitHubEmulator, type GitHubEmulator } from "../emulator/github-emulator.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "./github-emulator.ts";
 
 const REPO = "acme/demo";
 const USER = "octocat";

@@ -6,7 +6,7 @@ import { parse } from "yaml";
  * with. The emulator sends no other, so a handler for an event the App never gets fails its test.
  */
 export function subscribedEvents(): string[] {
-  const manifest = parse(readFileSync(new URL("../../app.yml", import.meta.url), "utf8")) as { default_events?: unknown };
+  const manifest = parse(readFileSync(new URL("../app.yml", import.meta.url), "utf8")) as { default_events?: unknown };
   const events = manifest.default_events;
   if (!Array.isArray(events) || !events.every((event) => typeof event === "string")) {
     throw new Error("app.yml has no list of default_events");
