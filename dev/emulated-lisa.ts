@@ -41,10 +41,20 @@ export async function startEmulatedLisa(options: {
   /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
   databaseUrl?: string;
   role?: LisaRole;
+  /** Octokit as `npm start` has it (retries, and throttling of about one write a second). */
+  deployed?: boolean;
+  /** Runs at once (LISA_CONCURRENCY); 1 unless said. */
+  concurrency?: number;
+  /** The installation's permissions, when not all of app.yml's (an owner who has not accepted a new one). */
+  permissions?: Readonly<Record<string, "read" | "write">>;
 }): Promise<EmulatedLisa> {
-  const github = createGitHubEmulator({ reposRoot: tempDir("emulated-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
+  const github = createGitHubEmulator({
+    reposRoot: tempDir("emulated-repos"),
+    webhookSecret: EMULATED_WEBHOOK_SECRET,
+    ...(options.permissions ? { permissions: options.permissions } : {}),
+  });
   await github.start();
-  const probot = createTestProbot({ secret: EMULATED_WEBHOOK_SECRET, baseUrl: github.url });
+  const probot = createTestProbot({ secret: EMULATED_WEBHOOK_SECRET, baseUrl: github.url, deployed: options.deployed });
   const dataDir = path.join(tempDir("emulated-data"), "lisa");
   const databaseUrl = options.databaseUrl ?? testDatabaseUrl(dataDir);
   const lisa =
@@ -55,7 +65,7 @@ export async function startEmulatedLisa(options: {
           agentBinaries: { claude: options.claudeBinary },
           agentEnvSource: options.agentEnvSource ?? process.env,
           sandbox: sandboxFor(options.agentEnvSource),
-          concurrency: 1,
+          concurrency: options.concurrency ?? 1,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
           ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
           ...(databaseUrl ? { databaseUrl } : {}),

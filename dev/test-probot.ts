@@ -1,5 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { Probot, ProbotOctokit } from "probot";
+import { LisaOctokit } from "../src/github/lisa-octokit.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -11,9 +12,10 @@ const { privateKey } = generateKeyPairSync("rsa", {
  * A Probot instance for tests: a throw-away App key, retries and throttling off so failures show at
  * once, quiet unless LISA_TEST_LOG names a level. `retries` turns Octokit's retries back on, as
  * `npm start` has them (a 5xx or 429 is sent again up to three times); throttling stays off, since
- * its one write a second would only make each test slower.
+ * its one write a second would only make each test slower. `deployed` is Octokit as `npm start` has
+ * it, throttling and all, for the benchmark's figures "as deployed".
  */
-export function createTestProbot(options: { secret: string; baseUrl?: string; retries?: boolean }): Probot {
+export function createTestProbot(options: { secret: string; baseUrl?: string; retries?: boolean; deployed?: boolean }): Probot {
   return new Probot({
     appId: 123,
     privateKey,
@@ -21,10 +23,12 @@ export function createTestProbot(options: { secret: string; baseUrl?: string; re
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
     logLevel: (process.env.LISA_TEST_LOG as "info" | undefined) ?? "fatal",
     // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
-    Octokit: ProbotOctokit.defaults((instanceOptions: object) => ({
-      ...instanceOptions,
-      retry: { enabled: options.retries ?? false },
-      throttle: { enabled: false },
-    })),
+    Octokit: options.deployed
+      ? LisaOctokit
+      : ProbotOctokit.defaults((instanceOptions: object) => ({
+          ...instanceOptions,
+          retry: { enabled: options.retries ?? false },
+          throttle: { enabled: false },
+        })),
   });
 }

@@ -22,6 +22,8 @@ export interface EmulatorContext {
   webhooks: WebhookSender;
   /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
   apiWebhooks: boolean;
+  /** What the installation may do, by permission (app.yml's `default_permissions`). */
+  permissions: Readonly<Record<string, "read" | "write">>;
 }
 
 /** Sends the webhook an API call causes without holding up the call's answer; `waitForWebhooks()` waits for it. */

@@ -70,6 +70,17 @@ export async function branchSha(gitDir: string, branch: string): Promise<string 
   }
 }
 
+/** Whether `sha` names a commit of the repository: GitHub checks a check run's `head_sha` so. */
+export async function commitExists(gitDir: string, sha: string): Promise<boolean> {
+  if (!/^[0-9a-f]{40}$/.test(sha)) return false;
+  try {
+    await git(gitDir, ["cat-file", "-e", `${sha}^{commit}`]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** How many commits `head` has that `base` lacks: GitHub refuses a pull request without any. */
 export async function commitsAhead(gitDir: string, base: string, head: string): Promise<number> {
   const count = await git(gitDir, ["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`]);

@@ -2,7 +2,8 @@ import { createServer, type IncomingMessage, type ServerResponse } from "node:ht
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { CONFIG_PATH } from "../src/config/parse-config.ts";
-import { subscribedEvents } from "./app-events.ts";
+import { grantedPermissions, subscribedEvents } from "./app-events.ts";
+import { checkRunJson } from "./check-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
@@ -66,6 +67,11 @@ export interface GitHubEmulatorOptions {
    * Lisa's app.yml by default.
    */
   events?: readonly string[];
+  /**
+   * The permissions the installation holds (`default_permissions` of app.yml by default): an
+   * installation whose owner has not accepted a new permission yet is one without it.
+   */
+  permissions?: Readonly<Record<string, "read" | "write">>;
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
   intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
@@ -163,6 +169,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       events: options.events ?? subscribedEvents(),
     }),
     apiWebhooks: options.apiWebhooks ?? true,
+    permissions: options.permissions ?? grantedPermissions(),
   };
   const routes = restRoutes(context);
   const requestLog: RecordedRequest[] = [];
@@ -388,6 +395,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         issues: new Map(),
         comments: new Map(),
         reviewComments: new Map(),
+        checkRuns: new Map(),
         draftPullRequests: repoOptions.draftPullRequests ?? true,
         requiredApprovals: repoOptions.requiredApprovals,
         nextNumber: 1,
@@ -623,6 +631,12 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const [removed = label] = issue.labels.splice(index, 1);
       issue.updatedAt = now();
       return emitLabelChange(context, repo, issue, removed, "unlabeled", state.account(sender));
+    },
+
+    /** Check runs reported on a repository's commits, oldest first, as the API shows them. */
+    checkRuns: (fullName: string) => {
+      const repo = repoNamed(fullName);
+      return [...repo.checkRuns.values()].map((run) => checkRunJson(repo, run, context.links()));
     },
 
     /** Inline comments of a pull request, replies included, oldest first. */

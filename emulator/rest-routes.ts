@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { checkRunRoutes } from "./check-runs.ts";
 import {
   type EmulatorContext,
   emit,
@@ -10,10 +11,18 @@ import {
 } from "./context.ts";
 import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
 import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
-import { HttpError, notFound, type Route, type RouteRequest, type RouteResponse, route, validationFailed } from "./router.ts";
+import {
+  HttpError,
+  notFound,
+  type Route,
+  type RouteRequest,
+  type RouteResponse,
+  route,
+  stringField,
+  validationFailed,
+} from "./router.ts";
 import { type Account, type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
 
-const INSTALLATION_PERMISSIONS = { contents: "write", issues: "write", pull_requests: "write", metadata: "read" };
 const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
 
 /**
@@ -64,10 +73,14 @@ export function restRoutes(context: EmulatorContext): Route[] {
   };
 
   return [
+    ...checkRunRoutes(context, repoRoute),
+
     appRoute("GET", "/app", () => ({
       status: 200,
-      body: { id: context.appId, slug: "lisa", name: "Lisa", permissions: INSTALLATION_PERMISSIONS, events: ["issues"] },
+      body: { id: context.appId, slug: "lisa", name: "Lisa", permissions: context.permissions, events: ["issues"] },
     })),
+
+    appRoute("GET", "/app/installations", () => ({ status: 200, body: [installationJson(context)] })),
 
     appRoute("GET", "/app/installations/:id", (request) => {
       if (numberParam(request.params.id) !== context.installationId) throw notFound();
@@ -82,7 +95,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const expiresAt = new Date(expires).toISOString().replace(/\.\d{3}Z$/, "Z");
       return {
         status: 201,
-        body: { token, expires_at: expiresAt, permissions: INSTALLATION_PERMISSIONS, repository_selection: "all" },
+        body: { token, expires_at: expiresAt, permissions: context.permissions, repository_selection: "all" },
       };
     }),
 
@@ -602,7 +615,7 @@ function installationJson(context: EmulatorContext) {
     account: first ? accountJson(first.owner, context.links()) : null,
     target_type: first?.owner.type ?? "User",
     repository_selection: "all",
-    permissions: INSTALLATION_PERMISSIONS,
+    permissions: context.permissions,
     events: ["issues"],
   };
 }
@@ -636,13 +649,6 @@ function paginate(items: unknown[], request: RouteRequest, base: string): RouteR
     body: items.slice((page - 1) * perPage, page * perPage),
     headers: links.length > 0 ? { link: links.join(", ") } : {},
   };
-}
-
-/** A required non-empty string field of a JSON body, or GitHub's 422 naming it. */
-function stringField(body: unknown, field: string, resource: string): string {
-  const value = (body as Record<string, unknown> | undefined)?.[field];
-  if (typeof value !== "string" || value === "") throw validationFailed(resource, { field, code: "missing_field" });
-  return value;
 }
 
 function numberParam(value: string | undefined): number {

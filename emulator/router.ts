@@ -48,6 +48,13 @@ export const notFound = () => new HttpError(404, "Not Found");
 export const validationFailed = (resource: string, error: Record<string, unknown>) =>
   new HttpError(422, "Validation Failed", { errors: [{ resource, ...error }] });
 
+/** A required non-empty string field of a JSON body, or GitHub's 422 naming it. */
+export function stringField(body: unknown, field: string, resource: string): string {
+  const value = (body as Record<string, unknown> | undefined)?.[field];
+  if (typeof value !== "string" || value === "") throw validationFailed(resource, { field, code: "missing_field" });
+  return value;
+}
+
 export const route = (method: string, pattern: string, handler: Handler): Route => ({ method, pattern, handler });
 
 /** Finds the route for a request and its decoded parameters; `%2F` inside a `*rest` parameter becomes `/`. */

@@ -99,6 +99,19 @@ export interface Comment {
   reactions?: Reaction[];
 }
 
+/** A check run an app reported on a commit (the checks API). */
+export interface CheckRun {
+  id: number;
+  name: string;
+  headSha: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  detailsUrl: string | null;
+  output: { title: string | null; summary: string | null };
+  startedAt: string;
+  completedAt: string | null;
+}
+
 export interface Repo {
   id: number;
   owner: Account;
@@ -116,6 +129,7 @@ export interface Repo {
   issues: Map<number, Issue>;
   comments: Map<number, Comment>;
   reviewComments: Map<number, ReviewComment>;
+  checkRuns: Map<number, CheckRun>;
   /** False: the plan refuses draft pull requests (a private repository on GitHub Free). */
   draftPullRequests: boolean;
   /** A branch rule on the default branch requiring this many approvals, for GraphQL's `reviewDecision`. */

@@ -3,6 +3,7 @@ import type { GitHubPort, RepoRef } from "../github/github-port.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 import { acceptRun } from "../review/accept-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { endOpenChecks } from "../runs/check-run.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
@@ -518,6 +519,9 @@ async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {
     }
   }
   await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "stopped");
+  // A running run's worker ends its check runs as it stops; a blocked or queued one has no worker.
+  if (run.state !== "running")
+    await endOpenChecks(deps, gh, run.id, "cancelled", "The run was stopped before this pass reached review.", deps.heldSecrets);
   await scene.reply(
     `Stopped pass ${run.current_pass}. \`/lisa continue\` or \`/lisa redirect <what to change>\` starts pass ${run.current_pass + 1}; closing the pull requests ends the run.`,
   );

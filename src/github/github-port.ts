@@ -66,6 +66,14 @@ export interface ReviewComment {
   url: string;
 }
 
+/** What a check run says: in progress, or completed with a conclusion; a title and a Markdown summary. */
+export interface CheckReport {
+  conclusion?: "success" | "failure" | "neutral" | "cancelled";
+  title: string;
+  summary: string;
+  detailsUrl?: string;
+}
+
 /**
  * The GitHub operations Lisa's core needs, for one installation. The core depends on this small
  * object of functions, never on Probot, so it can be driven by a fake or the real API alike.
@@ -109,6 +117,11 @@ export interface GitHubPort {
   setDraft(nodeId: string, draft: boolean): Promise<void>;
   /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
+  /** The newest check run named `name` on commit `sha`, if any. */
+  findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
+  /** A check run on `sha`: in progress without a conclusion, completed with one. */
+  createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number>;
+  updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
 }
@@ -167,6 +180,18 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
     },
     async updateComment({ owner, repo }, commentId, body) {
       await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: fit(body) });
+    },
+    async findCheckRun({ owner, repo }, sha, name) {
+      const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, per_page: 1 });
+      const [found] = data.check_runs;
+      return found ? { id: found.id, status: found.status } : undefined;
+    },
+    async createCheckRun({ owner, repo }, sha, name, report) {
+      const { data } = await octokit.rest.checks.create({ owner, repo, name, head_sha: sha, ...checkFields(report) });
+      return data.id;
+    },
+    async updateCheckRun({ owner, repo }, id, report) {
+      await octokit.rest.checks.update({ owner, repo, check_run_id: id, ...checkFields(report) });
     },
     async labelsOf({ owner, repo }, issue) {
       const { data } = await octokit.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue, per_page: 100 });
@@ -315,6 +340,7 @@ interface PullJson {
  * Every body Lisa writes fits GitHub's limit: the renderers fit their own, and this cuts anything
  * else (a reply quoting a long command, say) with a note, rather than have GitHub refuse the write.
  */
+const CHECK_SUMMARY_LIMIT = 65_535;
 const fit = (body: string) => cutMarkdown(body, GITHUB_BODY_LIMIT);
 
 function pullState(pr: PullJson): PullRequestState {
@@ -367,5 +393,15 @@ function reviewComment(comment: ReviewCommentJson): ReviewComment {
     createdAt: comment.created_at,
     updatedAt: comment.updated_at,
     url: comment.html_url,
+  };
+}
+
+/** The checks API's fields for a report: a conclusion completes the run, its absence keeps it in progress. */
+function checkFields(report: CheckReport) {
+  return {
+    ...(report.conclusion ? { status: "completed" as const, conclusion: report.conclusion } : { status: "in_progress" as const }),
+    ...(report.detailsUrl ? { details_url: report.detailsUrl } : {}),
+    // The checks API bounds a summary one character below a comment's body.
+    output: { title: report.title, summary: cutMarkdown(report.summary, CHECK_SUMMARY_LIMIT) },
   };
 }

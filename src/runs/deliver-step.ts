@@ -17,6 +17,7 @@ import {
   syncMirror,
 } from "../workspace/workspace.ts";
 import { buildStep, verifyGates } from "./build-step.ts";
+import { checkWaiting } from "./check-run.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { composeStepPullRequest, issueRefFor } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
@@ -207,7 +208,10 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     finishStepPass(ctx, stepId, "delivered", current.headSha);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
-    if (pass.number === 1 && laterSteps(ctx, step().position)) await openPackage(ctx, stepId);
+    if (laterSteps(ctx, step().position)) {
+      await checkWaiting(ctx, stepId, current.headSha);
+      if (pass.number === 1) await openPackage(ctx, stepId);
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { checkAtGate } from "./check-run.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
@@ -180,6 +181,8 @@ async function ascend(ctx: RunContext): Promise<void> {
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
     store.updateStep(step.id, { draft: 0, head_sha: pr.headSha });
+    // The head Lisa pushed in this pass: a human's commit on top is not hers to vouch for.
+    if (record.state === "delivered" && record.end_sha) await checkAtGate(ctx, step.id, record.end_sha);
     await requestReview(ctx, step.id);
     const body = composeStepPullRequest(ctx, store.step(step.id)).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });

@@ -2,6 +2,7 @@ import { parseConfig } from "../config/parse-config.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
 import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
@@ -37,8 +38,12 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     };
     await executePass(ctx);
   } catch (error) {
-    if (error instanceof StoppedError || deps.store.run(runId)?.state !== "running") {
+    const state = deps.store.run(runId)?.state;
+    if (error instanceof StoppedError || state !== "running") {
       deps.log.info({ runId, reason: (error as Error).message }, "run stopped while it executed");
+      // A run handed back at shutdown resumes; one a human stopped or closed does not.
+      if (gh && (state === "stopped" || state === "closed" || state === "merged"))
+        await endOpenChecks(deps, gh, runId, "cancelled", "The run was stopped before this pass reached review.", secrets);
     } else {
       await failRun(deps, gh, runId, error, secrets);
     }
@@ -78,6 +83,7 @@ async function failRun(
     await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed").catch((e) =>
       deps.log.warn({ err: e }, "could not set label"),
     );
+    await endOpenChecks(deps, gh, runId, "failure", message, secrets);
   }
 }
 
@@ -99,5 +105,6 @@ export async function abandonRun(deps: CoreDeps, runId: number, message: string)
   deps.store.transitionRun(runId, "fail", { note: message });
   const gh = await deps.github(run.installation_id);
   await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed");
+  await endOpenChecks(deps, gh, runId, "failure", message, deps.heldSecrets);
   await publishTracking(deps, gh, runId);
 }

@@ -44,6 +44,8 @@ async function startReceiver() {
 }
 
 /** Pushes a commit writing `files` on a new branch of the emulated repository, as Lisa would. */
+const mainSha = async (gitDir: string) => (await execa("git", ["-C", gitDir, "rev-parse", "main"])).stdout.trim();
+
 function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>) {
   const work = tempDir("emulator-work");
   gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${FULL_NAME}.git`), ".");
@@ -327,6 +329,56 @@ describe("the GitHub emulator", () => {
     it("answers 404 for a pull request number that is an issue", async () => {
       const issue = await emulator.createIssue(FULL_NAME, { title: "Just an issue", user: "mona" });
       expect(await statusOf(octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: issue.number }))).toBe(404);
+    });
+  });
+
+  describe("keeps check runs", () => {
+    it("creates one on a commit, completes it, and lists a commit's by name, as the checks API does", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const { data: created } = await octokit.rest.checks.create({
+        owner: OWNER,
+        repo: REPO,
+        name: "Lisa",
+        head_sha: sha,
+        status: "in_progress",
+        output: { title: "Working", summary: "On it." },
+      });
+      expect(created).toMatchObject({ name: "Lisa", head_sha: sha, status: "in_progress", conclusion: null });
+      await octokit.rest.checks.update({ owner: OWNER, repo: REPO, check_run_id: created.id, conclusion: "success" });
+      const { data: listed } = await octokit.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: sha, check_name: "Lisa" });
+      expect(listed.check_runs.map((run) => [run.id, run.status, run.conclusion, run.output.title])).toEqual([
+        [created.id, "completed", "success", "Working"],
+      ]);
+      const { data: other } = await octokit.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: sha, check_name: "CI" });
+      expect(other.total_count).toBe(0);
+    });
+
+    it("refuses a commit it does not have, and a completed run without a conclusion", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      // Bodies Octokit's types would refuse: the point is what the emulator answers to them.
+      const create = (fields: object) =>
+        statusOf(octokit.request(`POST /repos/${FULL_NAME}/check-runs`, { name: "Lisa", ...fields }));
+      expect(await create({ head_sha: "0".repeat(40) })).toBe(422);
+      expect(await create({ head_sha: sha, status: "completed" })).toBe(422);
+      expect(await create({ head_sha: sha, conclusion: "passed" })).toBe(422);
+    });
+
+    it("answers 403 to an installation without `checks: write`", async () => {
+      const root = tempDir("emulator-no-checks");
+      const bare = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, permissions: { contents: "write" } });
+      await bare.start();
+      try {
+        await bare.createRepo("acme/plain", { files: { "README.md": "# Plain\n" } });
+        const client = new Octokit({ baseUrl: bare.url, auth: bare.createInstallationToken(), log: quiet });
+        const sha = await mainSha(path.join(root, "acme/plain.git"));
+        const refused = client.rest.checks.create({ owner: "acme", repo: "plain", name: "Lisa", head_sha: sha });
+        await expect(refused).rejects.toMatchObject({
+          status: 403,
+          message: expect.stringContaining("Resource not accessible by integration"),
+        });
+      } finally {
+        await bare.stop();
+      }
     });
   });
 

@@ -1,0 +1,124 @@
+import type { EmulatorContext } from "./context.ts";
+import { commitExists } from "./git-repos.ts";
+import type { Links } from "./representations.ts";
+import {
+  HttpError,
+  notFound,
+  type Route,
+  type RouteRequest,
+  type RouteResponse,
+  stringField,
+  validationFailed,
+} from "./router.ts";
+import { type CheckRun, now, type Repo } from "./state.ts";
+
+type RepoRoute = (
+  method: string,
+  pattern: string,
+  handler: (request: RouteRequest, repo: Repo) => RouteResponse | Promise<RouteResponse>,
+) => Route;
+
+const STATUSES = ["queued", "in_progress", "completed"] as const;
+const CONCLUSIONS = ["action_required", "cancelled", "failure", "neutral", "success", "skipped", "stale", "timed_out"];
+/** GitHub's bound on a check run's `output.summary` and `output.text`. */
+const OUTPUT_LIMIT = 65_535;
+
+export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
+  const url = `${links.base}/repos/${repo.fullName}/check-runs/${run.id}`;
+  return {
+    id: run.id,
+    node_id: Buffer.from(`CheckRun${run.id}`).toString("base64"),
+    name: run.name,
+    head_sha: run.headSha,
+    external_id: null,
+    url,
+    html_url: `${links.base}/${repo.fullName}/runs/${run.id}`,
+    details_url: run.detailsUrl,
+    status: run.status,
+    conclusion: run.conclusion,
+    started_at: run.startedAt,
+    completed_at: run.completedAt,
+    output: { ...run.output, text: null, annotations_count: 0, annotations_url: `${url}/annotations` },
+    pull_requests: [],
+  };
+}
+
+/**
+ * The checks API as Lisa uses it: create a check run on a commit, update it, list a commit's. Only
+ * an App whose installation holds `checks: write` may write them (403 otherwise, as on GitHub, so
+ * app.yml must ask for it); `head_sha` must be a commit of the repository; a completed run needs a
+ * conclusion; the output is bounded as GitHub bounds it.
+ */
+export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
+  const mayWrite = () => {
+    if (context.permissions.checks !== "write") throw new HttpError(403, "Resource not accessible by integration");
+  };
+
+  /** Applies `status`, `conclusion`, `details_url` and `output` of a request body to `run`. */
+  const apply = (run: CheckRun, body: Record<string, unknown>) => {
+    if (body.status !== undefined) {
+      if (!STATUSES.includes(body.status as CheckRun["status"]))
+        throw validationFailed("CheckRun", { field: "status", code: "invalid" });
+      run.status = body.status as CheckRun["status"];
+    }
+    if (body.conclusion !== undefined) {
+      if (!CONCLUSIONS.includes(body.conclusion as string))
+        throw validationFailed("CheckRun", { field: "conclusion", code: "invalid" });
+      run.conclusion = body.conclusion as string;
+      // A conclusion completes the run, whatever status was said.
+      run.status = "completed";
+    }
+    if (run.status === "completed" && run.conclusion === null)
+      throw new HttpError(422, 'Invalid request.\n\n"conclusion" wasn\'t supplied.');
+    if (run.status === "completed") run.completedAt ??= now();
+    if (typeof body.details_url === "string") run.detailsUrl = body.details_url;
+    if (body.output !== undefined) {
+      const output = body.output as { title?: unknown; summary?: unknown };
+      if (typeof output.title !== "string" || typeof output.summary !== "string")
+        throw new HttpError(422, 'Invalid request.\n\n"title", "summary" weren\'t supplied.');
+      if (output.summary.length > OUTPUT_LIMIT) throw validationFailed("CheckRun", { field: "output.summary", code: "too_long" });
+      run.output = { title: output.title, summary: output.summary };
+    }
+  };
+
+  return [
+    repoRoute("POST", "/check-runs", async (request, repo) => {
+      mayWrite();
+      const body = (request.body ?? {}) as Record<string, unknown>;
+      const name = stringField(body, "name", "CheckRun");
+      const headSha = stringField(body, "head_sha", "CheckRun");
+      if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, "No commit found for SHA: " + headSha);
+      const run: CheckRun = {
+        id: context.state.nextId(),
+        name,
+        headSha,
+        status: "queued",
+        conclusion: null,
+        detailsUrl: null,
+        output: { title: null, summary: null },
+        startedAt: now(),
+        completedAt: null,
+      };
+      apply(run, body);
+      repo.checkRuns.set(run.id, run);
+      return { status: 201, body: checkRunJson(repo, run, context.links()) };
+    }),
+
+    repoRoute("PATCH", "/check-runs/:id", (request, repo) => {
+      mayWrite();
+      const run = repo.checkRuns.get(Number(request.params.id));
+      if (!run) throw notFound();
+      apply(run, (request.body ?? {}) as Record<string, unknown>);
+      return { status: 200, body: checkRunJson(repo, run, context.links()) };
+    }),
+
+    repoRoute("GET", "/commits/:ref/check-runs", (request, repo) => {
+      const name = request.query.get("check_name");
+      const runs = [...repo.checkRuns.values()]
+        .filter((run) => run.headSha === request.params.ref && (name === null || run.name === name))
+        .sort((a, b) => b.id - a.id)
+        .map((run) => checkRunJson(repo, run, context.links()));
+      return { status: 200, body: { total_count: runs.length, check_runs: runs } };
+    }),
+  ];
+}

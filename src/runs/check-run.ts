@@ -1,0 +1,91 @@
+import type { CheckReport, GitHubPort } from "../github/github-port.ts";
+import { CHECK_NAME, type CheckView, checkEnded, checkInProgress, checkReady } from "../reporting/check-summary.ts";
+import type { GateLine } from "../reporting/views.ts";
+import type { RunRow, StepRow } from "../store/store.ts";
+import { issueRefFor } from "./compose-step-pr.ts";
+import type { CoreDeps } from "./deps.ts";
+import type { RunContext } from "./run-context.ts";
+
+/**
+ * The "Lisa" check run on each head Lisa pushes to a pull request, for the merge box: in progress
+ * while later steps of the plan are built, success at the review gate, failure or cancelled when
+ * the run ends before it. Each report looks before it creates (one check run per head, even across
+ * a crash), and a pass that opens its gate at once reports only its end: one write, not two.
+ */
+
+/** The tracking comment's address, from the pull request's (same host, the issue's repository). */
+function trackingUrl(run: RunRow, step: StepRow): string | undefined {
+  if (!step.pr_url || run.comment_id === null) return undefined;
+  const url = new URL(step.pr_url);
+  url.pathname = url.pathname.replace(/\/[^/]+\/[^/]+\/pull\/\d+$/, `/${run.owner}/${run.repo}/issues/${run.issue_number}`);
+  url.hash = `issuecomment-${run.comment_id}`;
+  return url.toString();
+}
+
+function view(run: RunRow, step: StepRow, pass: number, headSha: string, secrets: readonly string[]): CheckView {
+  return {
+    issueRef: issueRefFor(run, step),
+    pass,
+    headSha,
+    gates: JSON.parse(step.gates ?? "[]") as GateLine[],
+    trackingUrl: trackingUrl(run, step),
+    secrets,
+  };
+}
+
+/**
+ * Creates or updates the check run on `headSha`. A check is a courtesy, never a reason to fail a
+ * run: an installation that has not accepted `checks: write` yet gets 403, which is logged.
+ */
+async function report(ctx: RunContext, step: StepRow, headSha: string, make: (view: CheckView) => CheckReport): Promise<void> {
+  const run = ctx.deps.store.run(ctx.run.id) ?? ctx.run;
+  const ref = { owner: step.owner, repo: step.repo };
+  try {
+    const found = await ctx.gh.findCheckRun(ref, headSha, CHECK_NAME);
+    const check = make(view(run, step, ctx.pass.number, headSha, ctx.secrets));
+    if (found === undefined) await ctx.gh.createCheckRun(ref, headSha, CHECK_NAME, check);
+    else await ctx.gh.updateCheckRun(ref, found.id, check);
+  } catch (error) {
+    ctx.deps.log.warn({ err: error, runId: run.id, stepId: step.id }, "could not report the check run");
+  }
+}
+
+/** Lisa pushed `headSha` for this step, and later steps of the plan are still to be built. */
+export const checkWaiting = (ctx: RunContext, stepId: number, headSha: string) =>
+  report(ctx, ctx.deps.store.step(stepId), headSha, checkInProgress);
+
+/** The pass reached its review gate with `headSha`, the head Lisa pushed for this step. */
+export const checkAtGate = (ctx: RunContext, stepId: number, headSha: string) =>
+  report(ctx, ctx.deps.store.step(stepId), headSha, checkReady);
+
+/**
+ * The run ended before its gate: each head whose check is still in progress is completed with
+ * `conclusion`, so no merge box shows Lisa working forever. GitHub failing here is logged; the
+ * tracking comment already tells the run's end.
+ */
+export async function endOpenChecks(
+  deps: CoreDeps,
+  gh: GitHubPort,
+  runId: number,
+  conclusion: "failure" | "cancelled",
+  reason: string,
+  secrets: readonly string[],
+): Promise<void> {
+  const run = deps.store.run(runId);
+  if (!run) return;
+  for (const step of deps.store.steps(runId)) {
+    if (!step.head_sha || step.pr_number === null || step.position === 0) continue;
+    const ref = { owner: step.owner, repo: step.repo };
+    try {
+      const found = await gh.findCheckRun(ref, step.head_sha, CHECK_NAME);
+      if (found?.status !== "in_progress") continue;
+      await gh.updateCheckRun(
+        ref,
+        found.id,
+        checkEnded(view(run, step, run.current_pass, step.head_sha, secrets), conclusion, reason),
+      );
+    } catch (error) {
+      deps.log.warn({ err: error, runId, stepId: step.id }, "could not end the check run");
+    }
+  }
+}
