@@ -2,6 +2,8 @@ import { createPrivateKey } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
+import { ProbotOctokit } from "probot";
+import { parse as parseYaml } from "yaml";
 import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
 import { installedVersion } from "../providers/installed-version.ts";
 import { type ProviderName, providers } from "../providers/registry.ts";
@@ -33,10 +35,11 @@ const CREDENTIALS: Record<ProviderName, string[]> = {
 /**
  * `lisa doctor`: checks what a deployment needs before the first issue is labeled (Node.js, git,
  * the sandbox, the data directory, the environment, the App's credentials and webhook secret, each
- * agent CLI and its credentials) and prints a table with a fix for each problem. Exit status 0
- * when nothing failed (warnings allowed), 1 otherwise.
+ * agent CLI and its credentials) and prints a table with a fix for each problem. `--live` also asks
+ * GitHub, as the App, for itself and its installations. Exit status 0 when nothing failed
+ * (warnings allowed), 1 otherwise.
  */
-export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const checks: Check[] = [];
   const [major = 0, minor = 0] = process.versions.node.split(".").map(Number);
   checks.push(
@@ -85,7 +88,22 @@ export async function doctor(env: NodeJS.ProcessEnv = process.env): Promise<numb
     );
     checks.push(await dataDirCheck(settings.dataDir));
   }
-  checks.push(...(await appChecks(env)));
+  const app = await appChecks(env);
+  checks.push(...app);
+  if (args.includes("--live")) {
+    checks.push(
+      ...(app.some((check) => check.status === "FAIL")
+        ? [
+            {
+              name: "App on GitHub",
+              status: "FAIL" as const,
+              detail: "not asked: the App's settings above are incomplete",
+              fix: "Fix them first.",
+            },
+          ]
+        : await liveAppChecks(env)),
+    );
+  }
   for (const name of Object.keys(providers) as ProviderName[]) checks.push(...(await agentChecks(name, env)));
 
   printTable(checks);
@@ -109,6 +127,13 @@ async function dataDirCheck(dir: string): Promise<Check> {
   }
 }
 
+/** The App's private key as Probot reads it: PRIVATE_KEY (`\\n` for newlines allowed), else the file at PRIVATE_KEY_PATH. */
+async function appKey(env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const key = env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+  if (key) return key;
+  return env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8").catch(() => undefined) : undefined;
+}
+
 async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const checks: Check[] = [];
   const register = "Register the App (`npm start`, then open http://localhost:3000) or copy its settings into .env.";
@@ -117,8 +142,7 @@ async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
       ? { name: "APP_ID", status: "ok", detail: env.APP_ID }
       : { name: "APP_ID", status: "FAIL", detail: env.APP_ID ? `not a number: ${env.APP_ID}` : "not set", fix: register },
   );
-  let key = env.PRIVATE_KEY?.replace(/\\n/g, "\n");
-  if (!key && env.PRIVATE_KEY_PATH) key = await readFile(env.PRIVATE_KEY_PATH, "utf8").catch(() => undefined);
+  const key = await appKey(env);
   if (!key) {
     checks.push({
       name: "private key",
@@ -152,6 +176,75 @@ async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
           status: "FAIL",
           detail: secret ? "too short or the development placeholder" : "not set",
           fix: "Set WEBHOOK_SECRET to the App's webhook secret: at least 16 random characters, the same on GitHub.",
+        },
+  );
+  return checks;
+}
+
+/** The permissions app.yml asks for, which the registered App must hold for every feature to work. */
+async function manifestPermissions(): Promise<Record<string, string>> {
+  const manifest = parseYaml(await readFile(new URL("../../app.yml", import.meta.url), "utf8")) as {
+    default_permissions?: Record<string, string>;
+  };
+  return manifest.default_permissions ?? {};
+}
+
+/**
+ * `--live`: signs a JWT with the App's key and asks GitHub (or GHE_HOST) for the App and its
+ * installations: wrong pairs of APP_ID and key, an App installed nowhere, and an App registered
+ * before app.yml asked for a permission all show here rather than on the first issue.
+ */
+async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
+  const key = (await appKey(env)) ?? "";
+  const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL || "https"}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
+  const octokit = new ProbotOctokit({
+    auth: { appId: Number(env.APP_ID), privateKey: key },
+    baseUrl,
+    log: { debug() {}, info() {}, warn() {}, error() {} },
+    retry: { enabled: false },
+    throttle: { enabled: false },
+    request: { timeout: 15_000 },
+  });
+  let app: { slug?: string; permissions?: Record<string, string | undefined> } | null;
+  let installations: number;
+  try {
+    app = (await octokit.rest.apps.getAuthenticated()).data;
+    installations = (await octokit.rest.apps.listInstallations({ per_page: 100 })).data.length;
+  } catch (error) {
+    const status = (error as { status?: number }).status;
+    return [
+      {
+        name: "App on GitHub",
+        status: "FAIL",
+        detail: `${baseUrl} answered ${status ?? (error as Error).message}`,
+        fix:
+          status === 401
+            ? "APP_ID and the private key are not one App's: download a new key from the App's settings page."
+            : "Check the network, and GHE_HOST / GHE_PROTOCOL on GitHub Enterprise Server.",
+      },
+    ];
+  }
+  const checks: Check[] = [
+    installations > 0
+      ? { name: "App on GitHub", status: "ok", detail: `${app?.slug ?? "?"}, ${installations} installation(s)` }
+      : {
+          name: "App on GitHub",
+          status: "warn",
+          detail: `${app?.slug ?? "?"} is installed nowhere`,
+          fix: "Install it on the repositories Lisa should work in (the App's page, “Install App”).",
+        },
+  ];
+  const rank = (level: string | undefined) => (level === "write" || level === "admin" ? 2 : level === "read" ? 1 : 0);
+  const wanted = await manifestPermissions();
+  const missing = Object.entries(wanted).filter(([name, level]) => rank(app?.permissions?.[name]) < rank(level));
+  checks.push(
+    missing.length === 0
+      ? { name: "App permissions", status: "ok", detail: "every one app.yml asks for" }
+      : {
+          name: "App permissions",
+          status: "FAIL",
+          detail: `missing ${missing.map(([name, level]) => `${name}: ${level}`).join(", ")}`,
+          fix: "Add them in the App's settings (Permissions & events); each installation's owner must then accept them.",
         },
   );
   return checks;

@@ -7,7 +7,8 @@ import { status as workStatus } from "./status.ts";
 
 const USAGE = `usage: lisa <command>
 
-  doctor               check what a deployment needs, with a fix for each problem
+  doctor [--live]      check what a deployment needs, with a fix for each problem
+                       (--live: also ask GitHub, as the App, for itself and its installations)
   config check [path]  validate a .github/lisa.yml (default: .github/lisa.yml) as Lisa reads it
   emulator             a local GitHub (Enterprise Server layout) to try \`npm start\` against offline
   all                  run Lisa as one process: webhooks, commands and runs (what \`npm start\` does)
@@ -18,7 +19,7 @@ const USAGE = `usage: lisa <command>
 
 const [command, ...rest] = process.argv.slice(2);
 let status: number;
-if (command === "doctor") status = await doctor();
+if (command === "doctor") status = await doctor(rest);
 else if (command === "config" && rest[0] === "check") status = await configCheck(rest[1]);
 else if (command === "emulator") status = await runEmulator(rest);
 else if (command === "status") status = workStatus();

@@ -1,10 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { freePort } from "../../dev/free-port.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { waitFor } from "../support/wait-for.ts";
 
@@ -19,15 +19,6 @@ afterEach(() => {
   // Each in a process group of its own: killing `npm` alone would leave the node it started.
   for (const child of children.splice(0)) if (child.pid) process.kill(-child.pid, "SIGKILL");
 });
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** Spawns `command` and keeps what it prints. */
 function start(command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv }) {
