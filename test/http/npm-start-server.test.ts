@@ -1,11 +1,11 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { createServer, request } from "node:http";
-import type { AddressInfo } from "node:net";
+import { request } from "node:http";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "../../dev/free-port.ts";
 import { signature } from "../../emulator/webhooks.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { parsePrometheusText } from "../support/prometheus-text.ts";
@@ -51,15 +51,6 @@ beforeAll(async () => {
     lisa.on("exit", (code) => reject(new Error(`Lisa exited (${code}) before listening:\n${out}`)));
   });
 }, 30_000);
-
-/** A port nobody listens on now (Probot takes PORT=0 for its default, 3000). */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port: free } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return free;
-}
 
 afterAll(() => {
   lisa?.kill("SIGKILL");
