@@ -50,7 +50,10 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
  * conclusion; the output is bounded as GitHub bounds it.
  */
 export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
-  const mayWrite = () => {
+  const mayWrite = (request: RouteRequest) => {
+    // Only Apps write check runs; GitHub refuses a person's token whatever its scopes.
+    const [, token = ""] = (request.headers.authorization ?? "").split(" ");
+    if (context.tokenUsers.has(token)) throw new HttpError(403, "You must authenticate via a GitHub App.");
     if (context.permissions.checks !== "write") throw new HttpError(403, "Resource not accessible by integration");
   };
 
@@ -83,7 +86,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
 
   return [
     repoRoute("POST", "/check-runs", async (request, repo) => {
-      mayWrite();
+      mayWrite(request);
       const body = (request.body ?? {}) as Record<string, unknown>;
       const name = stringField(body, "name", "CheckRun");
       const headSha = stringField(body, "head_sha", "CheckRun");
@@ -105,7 +108,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
     }),
 
     repoRoute("PATCH", "/check-runs/:id", (request, repo) => {
-      mayWrite();
+      mayWrite(request);
       const run = repo.checkRuns.get(Number(request.params.id));
       if (!run) throw notFound();
       apply(run, (request.body ?? {}) as Record<string, unknown>);

@@ -17,6 +17,8 @@ export interface EmulatorContext {
    * these and nothing else; the git server accepts them only until they expire.
    */
   tokens: Map<string, number>;
+  /** Personal access tokens among `tokens`, with the account each acts as (instead of the bot). */
+  tokenUsers: Map<string, Account>;
   /** How long a token handed out is valid for git; an hour on GitHub. */
   tokenLifetimeMs: number;
   webhooks: WebhookSender;
@@ -24,6 +26,12 @@ export interface EmulatorContext {
   apiWebhooks: boolean;
   /** What the installation may do, by permission (app.yml's `default_permissions`). */
   permissions: Readonly<Record<string, "read" | "write">>;
+}
+
+/** Who a request acts as: the person of a personal token, else the installation's bot. */
+export function actorOf(context: EmulatorContext, headers: { authorization?: string }): Account {
+  const [, token = ""] = (headers.authorization ?? "").split(" ");
+  return context.tokenUsers.get(token) ?? context.bot;
 }
 
 /** Sends the webhook an API call causes without holding up the call's answer; `waitForWebhooks()` waits for it. */

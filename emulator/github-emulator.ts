@@ -161,6 +161,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     bot: state.account("lisa[bot]", "Bot"),
     appId: 1,
     tokens: new Map(),
+    tokenUsers: new Map(),
     tokenLifetimeMs: options.tokenLifetimeMs ?? 60 * 60 * 1000,
     webhooks: createWebhookSender({
       secret: options.webhookSecret,
@@ -367,6 +368,17 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     createInstallationToken(): string {
       const token = newToken();
       context.tokens.set(token, Date.now() + context.tokenLifetimeMs);
+      return token;
+    },
+
+    /**
+     * A personal access token of `login` (`lisa run`'s kind): it never expires, works for the API
+     * and git, and what it writes is written by that person, not by the App's bot.
+     */
+    createPersonalToken(login: string): string {
+      const token = `ghp_${newToken().slice(4)}`;
+      context.tokens.set(token, Number.POSITIVE_INFINITY);
+      context.tokenUsers.set(token, state.account(login));
       return token;
     },
 

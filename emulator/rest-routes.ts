@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { checkRunRoutes } from "./check-runs.ts";
 import {
+  actorOf,
   type EmulatorContext,
   emit,
   emitComment,
@@ -74,6 +75,15 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
+
+    /** The token's person; an installation token is not one (GitHub answers it 403). */
+    route("GET", "/user", (request) => {
+      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
+      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+      const user = context.tokenUsers.get(token);
+      if (!user) throw new HttpError(403, "Resource not accessible by integration");
+      return { status: 200, body: accountJson(user, context.links()) };
+    }),
 
     appRoute("GET", "/app", () => ({
       status: 200,
@@ -186,13 +196,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
         id: state.nextId(),
         issueNumber: issue.number,
         body,
-        user: context.bot,
+        user: actorOf(context, request.headers),
         createdAt: now(),
         updatedAt: now(),
       };
       repo.comments.set(comment.id, comment);
       touch(issue);
-      emitInBackground(context, () => emitComment(context, repo, comment, "created", context.bot));
+      emitInBackground(context, () => emitComment(context, repo, comment, "created", actorOf(context, request.headers)));
       const json = commentJson(repo, comment, context.links());
       return { status: 201, body: json, headers: { location: json.url } };
     }),
@@ -204,7 +214,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const from = comment.body;
       comment.body = body;
       comment.updatedAt = now();
-      emitInBackground(context, () => emitComment(context, repo, comment, "edited", context.bot, { body: { from } }));
+      emitInBackground(context, () =>
+        emitComment(context, repo, comment, "edited", actorOf(context, request.headers), { body: { from } }),
+      );
       return { status: 200, body: commentJson(repo, comment, context.links()) };
     }),
 
@@ -215,8 +227,8 @@ export function restRoutes(context: EmulatorContext): Route[] {
       if (typeof content !== "string" || !REACTIONS.includes(content)) {
         throw validationFailed("Reaction", { field: "content", code: "invalid" });
       }
-      const existing = issue.reactions.find((r) => r.content === content && r.user.id === context.bot.id);
-      const reaction = existing ?? { id: state.nextId(), content, user: context.bot, createdAt: now() };
+      const existing = issue.reactions.find((r) => r.content === content && r.user.id === actorOf(context, request.headers).id);
+      const reaction = existing ?? { id: state.nextId(), content, user: actorOf(context, request.headers), createdAt: now() };
       if (!existing) issue.reactions.push(reaction);
       const links = context.links();
       return {
@@ -238,7 +250,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
         const label = state.label(repo, name);
         issue.labels.push(label.name);
         touch(issue);
-        emitInBackground(context, () => emitLabelChange(context, repo, issue, label.name, "labeled", context.bot));
+        emitInBackground(context, () =>
+          emitLabelChange(context, repo, issue, label.name, "labeled", actorOf(context, request.headers)),
+        );
       }
       return { status: 200, body: labelsOf(repo, issue) };
     }),
@@ -253,9 +267,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
       issue.labels = issue.labels.filter((name) => has(wanted, name)).concat(added);
       if (removed.length || added.length) touch(issue);
       for (const name of removed)
-        emitInBackground(context, () => emitLabelChange(context, repo, issue, name, "unlabeled", context.bot));
+        emitInBackground(context, () =>
+          emitLabelChange(context, repo, issue, name, "unlabeled", actorOf(context, request.headers)),
+        );
       for (const name of added)
-        emitInBackground(context, () => emitLabelChange(context, repo, issue, name, "labeled", context.bot));
+        emitInBackground(context, () =>
+          emitLabelChange(context, repo, issue, name, "labeled", actorOf(context, request.headers)),
+        );
       return { status: 200, body: labelsOf(repo, issue) };
     }),
 
@@ -266,7 +284,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
       if (index === -1) throw new HttpError(404, "Label does not exist");
       const [removed = ""] = issue.labels.splice(index, 1);
       touch(issue);
-      emitInBackground(context, () => emitLabelChange(context, repo, issue, removed, "unlabeled", context.bot));
+      emitInBackground(context, () =>
+        emitLabelChange(context, repo, issue, removed, "unlabeled", actorOf(context, request.headers)),
+      );
       return { status: 200, body: labelsOf(repo, issue) };
     }),
 
@@ -322,7 +342,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
         number: repo.nextNumber++,
         title,
         body: typeof input.body === "string" ? input.body : null,
-        user: context.bot,
+        user: actorOf(context, request.headers),
         labels: [],
         state: "open",
         reactions: [],
@@ -344,7 +364,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
         closedAt: null,
       };
       repo.issues.set(pull.number, pull);
-      emitInBackground(context, () => emitPullChange(context, repo, pull, "opened", context.bot));
+      emitInBackground(context, () => emitPullChange(context, repo, pull, "opened", actorOf(context, request.headers)));
       const json = await pullView(context, repo, pull);
       return { status: 201, body: json, headers: { location: json.url } };
     }),
@@ -391,11 +411,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
       }
       touch(pull);
       if (Object.keys(changes).length > 0) {
-        emitInBackground(context, () => emitPullChange(context, repo, pull, "edited", context.bot, changes));
+        emitInBackground(context, () =>
+          emitPullChange(context, repo, pull, "edited", actorOf(context, request.headers), changes),
+        );
       }
       if (stateChange) {
         const action = stateChange === "closed" ? "closed" : "reopened";
-        emitInBackground(context, () => emitPullChange(context, repo, pull, action, context.bot));
+        emitInBackground(context, () => emitPullChange(context, repo, pull, action, actorOf(context, request.headers)));
       }
       return { status: 200, body: await pullView(context, repo, pull) };
     }),
@@ -432,7 +454,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
           if (issue.pull.draft !== draft) {
             issue.pull.draft = draft;
             const action = draft ? "converted_to_draft" : "ready_for_review";
-            emitInBackground(context, () => emitPullChange(context, repo, issue, action, context.bot));
+            emitInBackground(context, () => emitPullChange(context, repo, issue, action, actorOf(context, request.headers)));
           }
           return { status: 200, body: { data: { [mutation]: { pullRequest: { id, isDraft: draft } } } } };
         }
@@ -492,7 +514,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
         path: parent.path,
         line: parent.line,
         body,
-        user: context.bot,
+        user: actorOf(context, request.headers),
         commitId: parent.commitId,
         diffHunk: parent.diffHunk,
         inReplyTo: parent.inReplyTo ?? parent.id,
@@ -503,7 +525,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
       repo.reviewComments.set(reply.id, reply);
       const json = reviewCommentJson(repo, reply, context.links());
       emitInBackground(context, async () =>
-        emit(context, "pull_request_review_comment", repo, context.bot, {
+        emit(context, "pull_request_review_comment", repo, actorOf(context, request.headers), {
           action: "created",
           comment: json,
           pull_request: await pullView(context, repo, pull),
@@ -560,7 +582,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const merged = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${pull.number}`);
       if (!merged) throw new HttpError(405, "Pull Request is not mergeable");
       markMerged(pull, merged);
-      emitInBackground(context, () => emitPullChange(context, repo, pull, "closed", context.bot));
+      emitInBackground(context, () => emitPullChange(context, repo, pull, "closed", actorOf(context, request.headers)));
       return { status: 200, body: { sha: merged, merged: true, message: "Pull Request successfully merged" } };
     }),
   ];
@@ -570,8 +592,8 @@ export function restRoutes(context: EmulatorContext): Route[] {
     if (typeof content !== "string" || !REACTIONS.includes(content)) {
       throw validationFailed("Reaction", { field: "content", code: "invalid" });
     }
-    const existing = reactions.find((r) => r.content === content && r.user.id === context.bot.id);
-    const reaction = existing ?? { id: state.nextId(), content, user: context.bot as Account, createdAt: now() };
+    const existing = reactions.find((r) => r.content === content && r.user.id === actorOf(context, request.headers).id);
+    const reaction = existing ?? { id: state.nextId(), content, user: actorOf(context, request.headers), createdAt: now() };
     if (!existing) reactions.push(reaction);
     return {
       status: existing ? 200 : 201,

@@ -4,7 +4,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
-import { createGitHubPort } from "./github/github-port.ts";
+import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
@@ -57,6 +57,11 @@ export interface LisaOptions {
   commandRetryMs?: number;
   /** How often tracking comments GitHub refused are written again (tests shorten it). */
   publishRetryMs?: number;
+  /**
+   * GitHub as something other than the App's installations: `lisa run` acts with a person's token,
+   * with no App and no webhook.
+   */
+  githubPort?: (installationId: number) => Promise<GitHubPort>;
   now?: () => number;
 }
 
@@ -93,14 +98,16 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
   const deps: CoreDeps = {
     store,
-    github: async (installationId) =>
-      createGitHubPort(counted(await app.auth(installationId), metrics) as never, async () => {
-        // Asked as the App, not through the installation client's auth hook, which ignores a
-        // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
-        const appClient = await app.auth();
-        const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-        return data.token;
-      }),
+    github: options.githubPort
+      ? options.githubPort
+      : async (installationId) =>
+          createGitHubPort(counted(await app.auth(installationId), metrics) as never, async () => {
+            // Asked as the App, not through the installation client's auth hook, which ignores a
+            // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
+            const appClient = await app.auth();
+            const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+            return data.token;
+          }),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,

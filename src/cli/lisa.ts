@@ -3,6 +3,7 @@
 // an issue. `npm start` runs the App itself.
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor.ts";
+import { runIssue } from "./run-issue.ts";
 import { status as workStatus } from "./status.ts";
 
 const USAGE = `usage: lisa <command>
@@ -10,6 +11,7 @@ const USAGE = `usage: lisa <command>
   doctor [--live]      check what a deployment needs, with a fix for each problem
                        (--live: also ask GitHub, as the App, for itself and its installations)
   config check [path]  validate a .github/lisa.yml (default: .github/lisa.yml) as Lisa reads it
+  run owner/repo#N     one issue end to end from this terminal with your token (GITHUB_TOKEN), no App
   emulator             a local GitHub (Enterprise Server layout) to try \`npm start\` against offline
   all                  run Lisa as one process: webhooks, commands and runs (what \`npm start\` does)
   web                  answer webhooks and store them; runs nothing (needs DATABASE_URL)
@@ -22,6 +24,7 @@ let status: number;
 if (command === "doctor") status = await doctor(rest);
 else if (command === "config" && rest[0] === "check") status = await configCheck(rest[1]);
 else if (command === "emulator") status = await runEmulator(rest);
+else if (command === "run") status = await runIssue(rest);
 else if (command === "status") status = workStatus();
 else if (command === "all" || command === "web" || command === "worker") {
   // The App itself, in one role: main.ts reads it from the environment like every other setting.

@@ -136,7 +136,15 @@ type OctokitWithConfig = Octokit & {
  * The GitHub port over an installation-authenticated Octokit (Probot's, with its config plugin),
  * and a function that mints a fresh installation token for git.
  */
-export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Promise<string>): GitHubPort {
+export function createGitHubPort(
+  octokit: OctokitWithConfig,
+  mintToken: () => Promise<string>,
+  { self }: { self?: string } = {},
+): GitHubPort {
+  // Lisa's own comments: an App's are a bot's, and no person can write as one; with a person's
+  // token (`lisa run`), they are that person's, and only theirs count.
+  const isMine = (user: { type?: string; login?: string } | null | undefined) =>
+    self === undefined ? user?.type === "Bot" : user?.login?.toLowerCase() === self.toLowerCase();
   return {
     installationToken: mintToken,
     async readConfig({ owner, repo }) {
@@ -169,7 +177,7 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
         issue_number: issue,
         per_page: 100,
       })) {
-        const found = data.find((comment) => comment.body?.includes(marker) && comment.user?.type === "Bot");
+        const found = data.find((comment) => comment.body?.includes(marker) && isMine(comment.user));
         if (found) return found.id;
       }
       return undefined;
@@ -294,7 +302,9 @@ export function createGitHubPort(octokit: OctokitWithConfig, mintToken: () => Pr
       else await octokit.rest.reactions.createForPullRequestReviewComment({ owner, repo, comment_id: commentId, content });
     },
     async requestReviewers({ owner, repo }, number, logins) {
-      if (logins.length > 0) await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers: logins });
+      // With a person's token the pull request is theirs, and GitHub refuses to ask its author.
+      const reviewers = logins.filter((login) => login.toLowerCase() !== self?.toLowerCase());
+      if (reviewers.length > 0) await octokit.rest.pulls.requestReviewers({ owner, repo, pull_number: number, reviewers });
     },
     async setDraft(nodeId, draft) {
       const mutation = draft

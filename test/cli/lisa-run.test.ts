@@ -1,0 +1,86 @@
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+// `lisa run owner/repo#N` (issue 11): one issue from a terminal with a person's token, no App and
+// no webhook, against the emulator laid out as a GitHub Enterprise Server host.
+
+const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
+
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  await github?.stop();
+  github = undefined;
+});
+
+/** `lisa run` as a person runs it, with only `env` (and PATH, HOME) in its environment. */
+function lisaRun(target: string, env: Record<string, string>) {
+  const home = tempDir("lisa-run-home");
+  return execa(LISA, ["run", target], {
+    cwd: home,
+    env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, ...env },
+    extendEnv: false,
+    reject: false,
+    timeout: 120_000,
+  });
+}
+
+describe("lisa run", () => {
+  it("takes an issue to a pull request waiting for review, acting as the token's person, and shows its progress", async () => {
+    github = createGitHubEmulator({ reposRoot: tempDir("lisa-run-repos"), webhookSecret: "unused", ghes: true });
+    await github.start();
+    await github.createRepo("acme/api", {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    github.addCollaborator("acme/api", "ann", "write");
+    const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", body: "Expose /health.", user: "ann" });
+    const agent = createFakeClaude([
+      { write: { "health.ts": "ok\n" }, manifest: { title: "Add a health endpoint", what: "GET /health." } },
+    ]);
+
+    const result = await lisaRun(`acme/api#${issue.number}`, {
+      GITHUB_TOKEN: github.createPersonalToken("ann"),
+      GHE_HOST: new URL(github.url).host,
+      GHE_PROTOCOL: "http",
+      LISA_DATA_DIR: path.join(tempDir("lisa-run-data"), "data"),
+      LISA_CLAUDE_PATH: agent.binary,
+    });
+    expect(result.stderr).toBe("");
+    expect(result.exitCode).toBe(0);
+    const [pull] = github.pulls("acme/api");
+    expect(pull?.user.login).toBe("ann");
+    expect(await github.readFile("acme/api", "health.ts", pull?.head.ref ?? "")).toBe("ok\n");
+    const lines = String(result.stdout).split("\n");
+    expect(lines[0]).toMatch(/^Lisa on acme\/api#1 “Add a health endpoint”, as @ann; data in /);
+    expect(lines.some((line) => /^ +\d+ s {2}run running$/.test(line))).toBe(true);
+    expect(lines.some((line) => /^ +\d+ s {2}claude session \(implement\) in acme\/api$/.test(line))).toBe(true);
+    expect(lines.some((line) => line.endsWith(`  pull request ${pull?.html_url}`))).toBe(true);
+    // Check runs are for Apps: refused to her token, and the run went on without one.
+    expect(
+      github
+        .requests()
+        .filter((r) => r.path.endsWith("/check-runs"))
+        .map((r) => `${r.method} ${r.status}`),
+    ).toEqual(["POST 403"]);
+    // GitHub refuses to ask a pull request's author for review; she is not asked.
+    expect(github.requests().filter((r) => r.path.endsWith("/requested_reviewers"))).toEqual([]);
+    expect(lines.at(-1)).toMatch(/^Waiting for review\. Approving and `\/lisa redirect` need the App installed/);
+    // The tracking comment is ann's (her token wrote it), and only one was written.
+    const tracking = github.comments("acme/api", issue.number).filter((c) => c.body.includes("Ready for review"));
+    expect(tracking.map((c) => c.user.login)).toEqual(["ann"]);
+  });
+
+  it("says what is missing: a target, a token", async () => {
+    const none = await lisaRun("acme/api", {});
+    expect(none.exitCode).toBe(2);
+    expect(none.stderr).toContain("usage: lisa run owner/repo#N");
+    const tokenless = await lisaRun("acme/api#1", {});
+    expect(tokenless.exitCode).toBe(2);
+    expect(tokenless.stderr).toBe("lisa run: set GITHUB_TOKEN (or GH_TOKEN) to a token with write access to acme/api.");
+  });
+});
