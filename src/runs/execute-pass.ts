@@ -8,6 +8,7 @@ import { invokeAgent } from "./invoke-agent.ts";
 import { finishPackage } from "./review-package.ts";
 import { assertStillRunning, type RunContext } from "./run-context.ts";
 import { setStateLabel } from "./state-labels.ts";
+import type { RunState } from "./transitions.ts";
 
 /**
  * One pass of a run, resumable from wherever it stands, as numbered steps:
@@ -19,10 +20,35 @@ import { setStateLabel } from "./state-labels.ts";
  * 6. gate: queued guidance starts the next pass at once; otherwise the run waits for review.
  */
 export async function executePass(ctx: RunContext): Promise<void> {
+  const { gh, run } = ctx;
+  const issue = { owner: run.owner, repo: run.repo };
+  // The working label is a write that waits its turn in Octokit's throttle (about a second), and
+  // nothing in the pass needs it on first: the pass starts meanwhile. Later label changes queue
+  // behind it so they land in order, and the pass ends only once they are on.
+  let labels = setStateLabel(gh, issue, run.issue_number, "running");
+  const relabel = (state: RunState): Promise<void> => {
+    labels = labels.then(() => setStateLabel(gh, issue, run.issue_number, state));
+    // Awaited at the end of the pass; until then a refusal must not count as unhandled.
+    labels.catch(() => undefined);
+    return labels;
+  };
+  labels.catch(() => undefined);
+  try {
+    await passSteps(ctx, relabel);
+  } catch (error) {
+    await labels.catch(() => undefined);
+    throw error;
+  }
+  // A label GitHub refused on the way (the pass went on without it, and the ones queued behind it
+  // were not written): once more, the label of where the run stands now. A second refusal reaches
+  // the run's failure boundary.
+  await labels.catch(() => setStateLabel(gh, issue, run.issue_number, ctx.deps.store.run(run.id)?.state ?? "running"));
+}
+
+async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<void>): Promise<void> {
   const { deps, gh, run } = ctx;
   const { store } = deps;
   const issue = { owner: run.owner, repo: run.repo };
-  await setStateLabel(gh, issue, run.issue_number, "running");
   ctx.publish();
 
   // 1 + 2
@@ -42,7 +68,7 @@ export async function executePass(ctx: RunContext): Promise<void> {
     if (ctx.config.review.plan && store.steps(run.id).some((s) => s.position === 0)) {
       store.transitionPass(ctx.pass.id, "plan_ready");
       store.transitionRun(run.id, "plan_ready");
-      await setStateLabel(gh, issue, run.issue_number, "plan_review");
+      await relabel("plan_review");
       return;
     }
     store.transitionPass(ctx.pass.id, "planned");
@@ -65,7 +91,7 @@ export async function executePass(ctx: RunContext): Promise<void> {
       store.transitionPass(ctx.pass.id, "block");
       for (const step of blocked) await finishPackage(ctx, step.id, "blocked");
       store.transitionRun(run.id, "block");
-      await setStateLabel(gh, issue, run.issue_number, "blocked");
+      await relabel("blocked");
       return;
     }
     store.transitionPass(ctx.pass.id, "built");
@@ -89,7 +115,7 @@ export async function executePass(ctx: RunContext): Promise<void> {
     if (pass) return;
   }
   store.transitionRun(run.id, "gate_open");
-  await setStateLabel(gh, issue, run.issue_number, "review");
+  await relabel("review");
   // Approvals of PRs this pass left unchanged still count: the gate may already be open. Reading it can
   // wait for the next event or start-up if GitHub fails now; the pass itself is done.
   await refreshGate(deps, gh, run.id, {}, ctx.publish).catch((error) =>
