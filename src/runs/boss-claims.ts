@@ -1,4 +1,4 @@
-import { type Job, PgBoss } from "pg-boss";
+import type { Job, PgBoss } from "pg-boss";
 import { splitSchema } from "../store/postgres-driver.ts";
 import type { WorkClaims } from "./claims.ts";
 import type { Log } from "./deps.ts";
@@ -28,31 +28,39 @@ export interface BossClaimsOptions {
  */
 export class BossClaims implements WorkClaims {
   readonly shared = true;
-  readonly #boss: PgBoss;
+  // Loaded at start: pg-boss and its driver are some 20 MB of memory that a process on SQLite,
+  // which never starts these claims, should not carry.
+  #started: PgBoss | undefined;
   readonly #options: BossClaimsOptions;
   readonly #held = new Map<number, Job<{ runId: number }>>();
   #renewal: NodeJS.Timeout | undefined;
 
   constructor(options: BossClaimsOptions) {
     this.#options = options;
-    const { connection, schema } = splitSchema(options.databaseUrl);
-    this.#boss = new PgBoss({
+  }
+
+  get #boss(): PgBoss {
+    if (!this.#started) throw new Error("BossClaims used before start()");
+    return this.#started;
+  }
+
+  async start(): Promise<void> {
+    const { PgBoss } = await import("pg-boss");
+    const { connection, schema } = splitSchema(this.#options.databaseUrl);
+    this.#started = new PgBoss({
       connectionString: connection,
       schema: `${schema}_jobs`,
       application_name: "lisa-claims",
       // Only workers look for claims that lapsed; a web process claims nothing.
-      supervise: options.claims,
+      supervise: this.#options.claims,
       // A lapsed claim is found by the supervisor's pass over each queue, which runs no more often
       // than both intervals allow (pg-boss's default is a minute): a third of the lease.
-      superviseIntervalSeconds: Math.max(1, Math.floor(options.leaseSeconds / 3)),
-      monitorIntervalSeconds: Math.max(1, Math.floor(options.leaseSeconds / 3)),
+      superviseIntervalSeconds: Math.max(1, Math.floor(this.#options.leaseSeconds / 3)),
+      monitorIntervalSeconds: Math.max(1, Math.floor(this.#options.leaseSeconds / 3)),
       schedule: false,
       max: 4,
     } as ConstructorParameters<typeof PgBoss>[0]);
-    this.#boss.on("error", (error) => options.log.warn({ err: error }, "pg-boss reported an error"));
-  }
-
-  async start(): Promise<void> {
+    this.#boss.on("error", (error) => this.#options.log.warn({ err: error }, "pg-boss reported an error"));
     await this.#boss.start();
     await this.#boss.createQueue(RUNS, {
       policy: "exclusive",
@@ -71,6 +79,7 @@ export class BossClaims implements WorkClaims {
 
   async stop(): Promise<void> {
     clearInterval(this.#renewal);
+    if (!this.#started) return;
     await this.#boss.stop({ graceful: false, close: true, timeout: 5_000 });
   }
 

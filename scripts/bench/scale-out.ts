@@ -1,0 +1,52 @@
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startScaledLisa } from "../../dev/scaled-lisa.ts";
+import { Store } from "../../src/store/store.ts";
+import { freshSchema } from "./stats.ts";
+
+/** Seconds from labeling 8 issues at once until all 8 wait for review, with `workers` workers. */
+async function throughput(workers: number): Promise<number> {
+  const agent = createFakeClaude([
+    { run: [`sleep ${AGENT_SECONDS}`], write: { "change.txt": "ok\n" }, manifest: { title: "Change", what: "Changes it." } },
+  ]);
+  const databaseUrl = freshSchema(`w${workers}`);
+  const scaled = await startScaledLisa({ databaseUrl, workers, claudeBinary: agent.binary });
+  const store = new Store(databaseUrl);
+  try {
+    const { github } = scaled;
+    // One repository per run: the workers share this process, and with it the per-repository git
+    // lock that separate worker processes would each have their own of.
+    const issues = [];
+    for (let i = 0; i < RUNS; i++) {
+      const repo = `bench/service-${i + 1}`;
+      await github.createRepo(repo, {
+        files: { "README.md": "# Service\n" },
+        config: "label: lisa\ngates:\n  - test -f change.txt\n",
+      });
+      github.addCollaborator(repo, "alice", "write");
+      issues.push({ repo, ...(await github.createIssue(repo, { title: `Change ${i + 1}`, user: "alice" })) });
+    }
+    const started = performance.now();
+    await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
+    while (store.runsIn("review").length < RUNS) await new Promise((resolve) => setTimeout(resolve, 100));
+    return (performance.now() - started) / 1000;
+  } finally {
+    store.close();
+    await scaled.stop();
+  }
+}
+
+const RUNS = 8;
+/** How long each agent session of the throughput figure takes; real ones wait on their model for minutes. */
+const AGENT_SECONDS = Number(process.env.BENCH_AGENT_SECONDS ?? 2);
+
+export async function scaleOut(): Promise<void> {
+  console.log(
+    `Claimed runs: ${RUNS} issues labeled at once, ${AGENT_SECONDS} s agent sessions, workers sharing PostgreSQL (one run each at a time)`,
+  );
+  const one = await throughput(1);
+  console.log(`  1 worker:  ${one.toFixed(1).padStart(5)} s`);
+  for (const n of [2, 4]) {
+    const seconds = await throughput(n);
+    console.log(`  ${n} workers: ${seconds.toFixed(1).padStart(5)} s  (${(one / seconds).toFixed(2)}× the throughput of 1)`);
+  }
+}
