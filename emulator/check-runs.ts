@@ -90,7 +90,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       const body = (request.body ?? {}) as Record<string, unknown>;
       const name = stringField(body, "name", "CheckRun");
       const headSha = stringField(body, "head_sha", "CheckRun");
-      if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, "No commit found for SHA: " + headSha);
+      if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, `No commit found for SHA: ${headSha}`);
       const run: CheckRun = {
         id: context.state.nextId(),
         name,

@@ -22,7 +22,7 @@ import {
   stringField,
   validationFailed,
 } from "./router.ts";
-import { type Account, type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
+import { type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
 
 const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
 

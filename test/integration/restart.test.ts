@@ -69,6 +69,7 @@ describe("a run interrupted by Lisa stopping", () => {
         "reviews",
         "reviewers",
         "graphql",
+        "checks",
       ],
       comments: before.comments,
     });

@@ -19,7 +19,11 @@ export type Route =
   | "reviews"
   | "graphql"
   /** Asking for reviews at the gate. */
-  | "reviewers";
+  | "reviewers"
+  /** The "Lisa" check run on a head: listing a commit's and creating one… */
+  | "checks"
+  /** …and completing one created in progress (plans of several steps). */
+  | "check-update";
 
 export interface FakeComment {
   id: number;
@@ -96,6 +100,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     labels: new Set<string>(options.labels),
     reactions: [] as string[],
     pulls: [...(options.pulls ?? [])],
+    checkRuns: [] as { id: number; name: string; head_sha: string; status: string; conclusion: string | null }[],
     requests: [] as string[],
   };
   let nextId = 1000;
@@ -344,6 +349,55 @@ export function fakeGitHub(options: FakeGitHubOptions) {
           if (!pull) return [200, { errors: [{ message: "Could not resolve to a node" }] }];
           pull.draft = query.includes("convertPullRequestToDraft");
           return [200, { data: { pullRequest: { isDraft: pull.draft } } }];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("checks")) {
+    scope
+      .get(new RegExp(`^${base}/commits/[^/]+/check-runs`))
+      .reply(
+        respond((uri) => {
+          record("GET", uri);
+          const url = new URL(uri, API);
+          const sha = url.pathname.split("/").at(-2);
+          const name = url.searchParams.get("check_name");
+          const runs = state.checkRuns.filter((run) => run.head_sha === sha && (name === null || run.name === name)).reverse();
+          return [200, { total_count: runs.length, check_runs: runs }];
+        }),
+      )
+      .persist();
+    scope
+      .post(`${base}/check-runs`)
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          const fields = body as { name: string; head_sha: string; status?: string; conclusion?: string };
+          const run = {
+            id: nextId++,
+            name: fields.name,
+            head_sha: fields.head_sha,
+            status: fields.conclusion ? "completed" : (fields.status ?? "queued"),
+            conclusion: fields.conclusion ?? null,
+          };
+          state.checkRuns.push(run);
+          return [201, run];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("check-update")) {
+    scope
+      .patch(new RegExp(`^${base}/check-runs/\\d+$`))
+      .reply(
+        respond((uri, body) => {
+          record("PATCH", uri);
+          const run = state.checkRuns.find((r) => r.id === Number(uri.split("/").at(-1)));
+          if (!run) return [404, { message: "Not Found" }];
+          const fields = body as { status?: string; conclusion?: string };
+          if (fields.conclusion) Object.assign(run, { status: "completed", conclusion: fields.conclusion });
+          else if (fields.status) run.status = fields.status;
+          return [200, run];
         }),
       )
       .persist();

@@ -69,4 +69,5 @@ export const DELIVERY_ROUTES = [
   "reviews",
   "reviewers",
   "graphql",
+  "checks",
 ] as const satisfies readonly Route[];
