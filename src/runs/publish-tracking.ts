@@ -1,7 +1,7 @@
 import type { GitHubPort } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
 import type { PrGate } from "../reporting/views.ts";
-import type { Store } from "../store/store.ts";
+import type { RunRow, Store } from "../store/store.ts";
 import type { CoreDeps } from "./deps.ts";
 import { readConfigOf } from "./pass-config.ts";
 import { PASS_OUTCOME } from "./transitions.ts";
@@ -106,28 +106,34 @@ export async function publishTracking(
 ): Promise<void> {
   const run = deps.store.run(runId);
   if (!run) return;
-  const ref = { owner: run.owner, repo: run.repo };
   try {
-    const body = renderTrackingComment(trackingView(deps.store, runId, deps.now(), secrets));
-    if (run.comment_id !== null) {
-      try {
-        return await gh.updateComment(ref, run.comment_id, body);
-      } catch (error) {
-        // Someone deleted the comment: make a new one rather than fall silent.
-        if ((error as { status?: number }).status !== 404) throw error;
-      }
-    }
-    // Look before creating: a crash may have come between creating the comment and recording it.
-    const found = await gh.findComment(ref, run.issue_number, trackingMarker(runId));
-    if (found !== undefined) {
-      deps.store.updateRun(runId, { comment_id: found });
-      await gh.updateComment(ref, found, body);
-    } else {
-      deps.store.updateRun(runId, { comment_id: await gh.createComment(ref, run.issue_number, body) });
-    }
+    await writeTracking(deps, gh, run, renderTrackingComment(trackingView(deps.store, runId, deps.now(), secrets)));
+    if (deps.store.run(runId)?.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
+    // Owed in the store too: a process that restarts before GitHub takes the edit still writes it.
+    if (!deps.store.run(runId)?.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 1 });
     deps.publishOwed.add(runId);
+  }
+}
+
+async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: string): Promise<void> {
+  const ref = { owner: run.owner, repo: run.repo };
+  if (run.comment_id !== null) {
+    try {
+      return await gh.updateComment(ref, run.comment_id, body);
+    } catch (error) {
+      // Someone deleted the comment: make a new one rather than fall silent.
+      if ((error as { status?: number }).status !== 404) throw error;
+    }
+  }
+  // Look before creating: a crash may have come between creating the comment and recording it.
+  const found = await gh.findComment(ref, run.issue_number, trackingMarker(run.id));
+  if (found !== undefined) {
+    deps.store.updateRun(run.id, { comment_id: found });
+    await gh.updateComment(ref, found, body);
+  } else {
+    deps.store.updateRun(run.id, { comment_id: await gh.createComment(ref, run.issue_number, body) });
   }
 }
 

@@ -89,6 +89,9 @@ export class Worker {
     }
     this.#publishRetry = setInterval(() => void this.#publishOwed(), this.#publishRetryMs);
     this.#publishRetry.unref();
+    // Edits an earlier process owed (GitHub refused them, then it stopped): written now.
+    for (const run of this.#deps.store.runsOwingTracking()) this.#deps.publishOwed.add(run.id);
+    if (this.#deps.publishOwed.size > 0) void this.#publishOwed();
     this.notify();
   }
 

@@ -213,6 +213,10 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN worker TEXT;
   `,
+  // 7: a tracking comment edit GitHub refused is owed until written, across restarts (PostgreSQL's 2).
+  `
+  ALTER TABLE runs ADD COLUMN tracking_owed INTEGER NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

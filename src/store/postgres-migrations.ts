@@ -174,6 +174,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_by_run ON events (run_id, id);
   `,
+  // 2: a tracking comment edit GitHub refused is owed until written, across restarts (SQLite's 7).
+  `
+  ALTER TABLE runs ADD COLUMN tracking_owed BIGINT NOT NULL DEFAULT 0;
+  `,
 ];
 
 /** Brings the schema up to the latest migration, one transaction each, under the store's write lock. */

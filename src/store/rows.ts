@@ -30,6 +30,8 @@ export interface RunRow {
   error: string | null;
   /** The worker process that claimed the run last (its LISA_WORKER_NAME). */
   worker: string | null;
+  /** 1 while the tracking comment lags the run: GitHub refused its last edit, which is written again. */
+  tracking_owed: number;
   created_at: number;
   updated_at: number;
   /** Set when the run reaches a terminal state (merged, closed). */

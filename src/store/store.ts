@@ -234,6 +234,11 @@ export class Store {
     return run && step ? { run, step } : undefined;
   }
 
+  /** Runs whose tracking comment GitHub refused to bring up to date. */
+  runsOwingTracking(): RunRow[] {
+    return this.#all("SELECT * FROM runs WHERE tracking_owed = 1 ORDER BY id");
+  }
+
   runsIn(...states: RunState[]): RunRow[] {
     return this.#all(`SELECT * FROM runs WHERE state IN (${states.map(() => "?").join(", ")}) ORDER BY id`, ...states);
   }
@@ -297,7 +302,9 @@ export class Store {
 
   updateRun(
     id: number,
-    changes: Partial<Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config" | "worker">>,
+    changes: Partial<
+      Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config" | "worker" | "tracking_owed">
+    >,
   ): void {
     this.#update("runs", id, changes);
   }
