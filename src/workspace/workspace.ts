@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { git } from "./git.ts";
@@ -108,7 +108,11 @@ export function createWorktree(
     }
     const startSha = (await git(mirror, ["rev-parse", startRef])).trim();
     if (existsSync(path.join(worktreePath, ".git"))) {
-      return { path: worktreePath, branch, startSha, reused: true };
+      if (checkoutFinished(worktreePath)) return { path: worktreePath, branch, startSha, reused: true };
+      // `worktree add` was killed mid-checkout: part of the files are missing, and committing
+      // that worktree would delete them in the pull request. It holds no work yet (the agent starts
+      // after the checkout), so it is made again.
+      await git(mirror, ["worktree", "remove", "--force", "--force", worktreePath]).catch(() => undefined);
     }
     await rm(worktreePath, { recursive: true, force: true });
     await git(mirror, ["worktree", "prune"]);
@@ -116,6 +120,16 @@ export function createWorktree(
     await git(mirror, ["worktree", "add", "--quiet", "-B", branch, worktreePath, startSha]);
     return { path: worktreePath, branch, startSha, reused: false };
   });
+}
+
+/**
+ * Whether the checkout of a worktree ran to its end. git writes the worktree's index last (as
+ * `index.lock`, renamed when every file is out), so a worktree with a `.git` file and no index
+ * is a checkout that was cut off.
+ */
+function checkoutFinished(worktreePath: string): boolean {
+  const pointer = readFileSync(path.join(worktreePath, ".git"), "utf8").match(/^gitdir: (.+)$/m)?.[1];
+  return pointer !== undefined && existsSync(path.join(path.resolve(worktreePath, pointer.trim()), "index"));
 }
 
 async function refExists(mirror: string, ref: string): Promise<boolean> {

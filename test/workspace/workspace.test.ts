@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName } from "../../src/workspace/branch-name.ts";
@@ -68,6 +68,20 @@ describe("syncMirror and createWorktree", () => {
     const again = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
     expect(again).toMatchObject({ path: first.path, reused: true });
     expect(readFileSync(path.join(again.path, "work.txt"), "utf8")).toBe("half done");
+  });
+
+  it("makes again a worktree whose checkout was cut off, instead of committing its missing files away", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const first = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    // What a `worktree add` killed mid-checkout leaves: the `.git` file, part of the files, no index.
+    const gitDir = (await git(first.path, ["rev-parse", "--absolute-git-dir"])).trim();
+    rmSync(path.join(gitDir, "index"));
+    rmSync(path.join(first.path, "README.md"));
+    const again = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    expect(again).toMatchObject({ path: first.path, reused: false });
+    expect(readFileSync(path.join(again.path, "README.md"), "utf8")).toBe("hello\n");
+    expect((await git(again.path, ["status", "--porcelain"])).trim()).toBe("");
   });
 
   it("starts from the branch's remote head when the branch was pushed before", async () => {
