@@ -4,6 +4,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { ProbotOctokit } from "probot";
 import { parse as parseYaml } from "yaml";
+import { unquotedPrivateKey } from "../config/app-key.ts";
 import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
 import { installedVersion } from "../providers/installed-version.ts";
 import { type ProviderName, providers } from "../providers/registry.ts";
@@ -129,7 +130,7 @@ async function dataDirCheck(dir: string): Promise<Check> {
 
 /** The App's private key as Probot reads it: PRIVATE_KEY (`\\n` for newlines allowed), else the file at PRIVATE_KEY_PATH. */
 async function appKey(env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const key = env.PRIVATE_KEY?.replace(/\\n/g, "\n");
+  const key = unquotedPrivateKey(env.PRIVATE_KEY)?.replace(/\\n/g, "\n");
   if (key) return key;
   return env.PRIVATE_KEY_PATH ? await readFile(env.PRIVATE_KEY_PATH, "utf8").catch(() => undefined) : undefined;
 }

@@ -67,10 +67,15 @@ describe("lisa emulator with npm start", () => {
         manifest: { title: "Add a health check", what: "health()." },
       },
     ]);
+    // The key as `docker run --env-file` passes the `.env` Probot's manifest flow writes: inline,
+    // newlines as `\n`, and the double quotes kept.
+    const { PRIVATE_KEY_PATH: keyFile = "", ...written } = readEnvFile(envFile);
+    const dockerKey = `"${readFileSync(keyFile, "utf8").replace(/\n/g, "\\n")}"`;
     const lisa = start("npm", ["start"], {
       cwd: ROOT,
       env: {
-        ...readEnvFile(envFile),
+        ...written,
+        PRIVATE_KEY: dockerKey,
         PATH: path_,
         HOME: dir,
         PORT: String(lisaPort),
