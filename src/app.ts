@@ -131,7 +131,6 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     now: options.now ?? Date.now,
     metrics,
     workerName,
-    publishOwed: new Set(),
   };
   let worker: Worker | undefined;
   const claims: WorkClaims = options.databaseUrl

@@ -36,9 +36,4 @@ export interface CoreDeps {
   now(): number;
   /** This worker process's name (LISA_WORKER_NAME), recorded on the runs it claims. */
   workerName: string;
-  /**
-   * Runs whose tracking comment GitHub refused to take (a rate limit that outlasted Octokit's
-   * retries): the worker writes them again later, so no issue keeps saying "Working" over a run at rest.
-   */
-  publishOwed: Set<number>;
 }

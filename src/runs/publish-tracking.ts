@@ -108,12 +108,11 @@ export async function publishTracking(
   if (!run) return;
   try {
     await writeTracking(deps, gh, run, renderTrackingComment(trackingView(deps.store, runId, deps.now(), secrets)));
-    if (deps.store.run(runId)?.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
+    if (run.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
-    // Owed in the store too: a process that restarts before GitHub takes the edit still writes it.
-    if (!deps.store.run(runId)?.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 1 });
-    deps.publishOwed.add(runId);
+    // Owed in the store, where every worker (and the next process, after a restart) finds it.
+    deps.store.updateRun(runId, { tracking_owed: 1 });
   }
 }
 

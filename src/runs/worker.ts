@@ -90,25 +90,25 @@ export class Worker {
     this.#publishRetry = setInterval(() => void this.#publishOwed(), this.#publishRetryMs);
     this.#publishRetry.unref();
     // Edits an earlier process owed (GitHub refused them, then it stopped): written now.
-    for (const run of this.#deps.store.runsOwingTracking()) this.#deps.publishOwed.add(run.id);
-    if (this.#deps.publishOwed.size > 0) void this.#publishOwed();
+    void this.#publishOwed();
     this.notify();
   }
 
-  /** Writes again the tracking comments GitHub refused; one refused again stays owed. */
+  /**
+   * Writes again the tracking comments GitHub refused (publishTracking records them as owed, and
+   * one refused again stays owed). One worker at a time: the others would write the same edits.
+   */
   async #publishOwed(): Promise<void> {
-    const { store, publishOwed, log } = this.#deps;
-    for (const runId of [...publishOwed]) {
-      publishOwed.delete(runId);
-      const run = store.run(runId);
-      if (!run) continue;
-      try {
-        await publishTracking(this.#deps, await this.#deps.github(run.installation_id), runId);
-      } catch (error) {
-        publishOwed.add(runId);
-        log.warn({ err: error, runId }, "could not write an owed tracking comment");
+    const { store, log } = this.#deps;
+    await store.exclusively("tracking", async () => {
+      for (const run of store.runsOwingTracking()) {
+        try {
+          await publishTracking(this.#deps, await this.#deps.github(run.installation_id), run.id);
+        } catch (error) {
+          log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
+        }
       }
-    }
+    });
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
