@@ -9,6 +9,7 @@ import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
 import { installedVersion } from "../providers/installed-version.ts";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import { checkSandbox } from "../sandbox/check-sandbox.ts";
+import { apiBaseUrl, quietLog } from "./github-api.ts";
 
 type Status = "ok" | "warn" | "FAIL";
 
@@ -197,11 +198,11 @@ async function manifestPermissions(): Promise<Record<string, string>> {
  */
 async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   const key = (await appKey(env)) ?? "";
-  const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL || "https"}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
+  const baseUrl = apiBaseUrl(env);
   const octokit = new ProbotOctokit({
     auth: { appId: Number(env.APP_ID), privateKey: key },
     baseUrl,
-    log: { debug() {}, info() {}, warn() {}, error() {} },
+    log: quietLog,
     retry: { enabled: false },
     throttle: { enabled: false },
     request: { timeout: 15_000 },

@@ -6,6 +6,7 @@ import { labelOf } from "../config/parse-config.ts";
 import { createGitHubPort } from "../github/github-port.ts";
 import { LisaOctokit } from "../github/lisa-octokit.ts";
 import type { RunRow } from "../store/store.ts";
+import { apiBaseUrl, quietLog } from "./github-api.ts";
 
 const USAGE = `usage: lisa run owner/repo#N
 
@@ -16,9 +17,6 @@ requests, then stops at the review gate. It acts with your token: GITHUB_TOKEN o
 The rest of the environment is Lisa's (LISA_DATA_DIR, LISA_SANDBOX, GHE_HOST, the agent's keys);
 LOG_LEVEL=warn shows Lisa's warnings too (check runs, for one, are refused to a personal token).
 `;
-
-/** States a run rests in until a person acts: where a terminal run ends. */
-const RESTING = new Set(["review", "plan_review", "blocked", "failed", "accepted", "stopped", "merged", "closed"]);
 
 /**
  * `lisa run owner/repo#N`: one issue end to end with a person's token, for trying Lisa on a real
@@ -47,7 +45,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
     process.stderr.write(`lisa run: fix these environment variables:\n${error.message}\n`);
     return 2;
   }
-  const baseUrl = env.GHE_HOST ? `${env.GHE_PROTOCOL || "https"}://${env.GHE_HOST}/api/v3` : "https://api.github.com";
+  const baseUrl = apiBaseUrl(env);
   const octokit = new LisaOctokit({ auth: { token }, baseUrl, log: quietLog });
   const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -119,13 +117,13 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
     say("Lisa did not start a run; her answer is on the issue.");
     return 1;
   }
-  if (!RESTING.has(run.state)) return 1;
+  // Lisa is idle, so the run rests until a person acts: at the gate, or stopped short of it.
+  if (run.state === "queued" || run.state === "running") return 1;
+  const atGate = run.state === "review" || run.state === "plan_review";
   say(
-    run.state === "review" || run.state === "plan_review"
+    atGate
       ? `Waiting for review. Approving and \`/lisa redirect\` need the App installed (README, “Running Lisa for real”).`
       : `The run is ${run.state}${run.error ? `: ${run.error}` : ""}. The tracking comment on the issue says more.`,
   );
-  return run.state === "review" || run.state === "plan_review" ? 0 : 1;
+  return atGate ? 0 : 1;
 }
-
-const quietLog = { debug() {}, info() {}, warn() {}, error() {} };
