@@ -1,4 +1,4 @@
-import type { EmulatorContext } from "./context.ts";
+import { type EmulatorContext, tokenOf } from "./context.ts";
 import { commitExists } from "./git-repos.ts";
 import type { Links } from "./representations.ts";
 import {
@@ -52,8 +52,7 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
 export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
   const mayWrite = (request: RouteRequest) => {
     // Only Apps write check runs; GitHub refuses a person's token whatever its scopes.
-    const [, token = ""] = (request.headers.authorization ?? "").split(" ");
-    if (context.tokenUsers.has(token)) throw new HttpError(403, "You must authenticate via a GitHub App.");
+    if (context.tokenUsers.has(tokenOf(request.headers))) throw new HttpError(403, "You must authenticate via a GitHub App.");
     if (context.permissions.checks !== "write") throw new HttpError(403, "Resource not accessible by integration");
   };
 

@@ -28,10 +28,15 @@ export interface EmulatorContext {
   permissions: Readonly<Record<string, "read" | "write">>;
 }
 
+/** The token a request authenticates with (the word after `token` or `Bearer`), "" without one. */
+export function tokenOf(headers: { authorization?: string }): string {
+  const [, token = ""] = (headers.authorization ?? "").split(" ");
+  return token;
+}
+
 /** Who a request acts as: the person of a personal token, else the installation's bot. */
 export function actorOf(context: EmulatorContext, headers: { authorization?: string }): Account {
-  const [, token = ""] = (headers.authorization ?? "").split(" ");
-  return context.tokenUsers.get(token) ?? context.bot;
+  return context.tokenUsers.get(tokenOf(headers)) ?? context.bot;
 }
 
 /** Sends the webhook an API call causes without holding up the call's answer; `waitForWebhooks()` waits for it. */

@@ -9,6 +9,7 @@ import {
   emitLabelChange,
   emitPullChange,
   pullView,
+  tokenOf,
 } from "./context.ts";
 import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
 import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
@@ -43,6 +44,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
       return handler(request);
     });
 
+  /** The request's token, one the emulator handed out (an installation's or a person's), or GitHub's 401. */
+  const authenticated = (request: RouteRequest): string => {
+    const token = tokenOf(request.headers);
+    if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+    return token;
+  };
+
   /** A route on one repository, authenticated as the installation. */
   const repoRoute = (
     method: string,
@@ -50,8 +58,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
     handler: (request: RouteRequest, repo: Repo) => RouteResponse | Promise<RouteResponse>,
   ) =>
     route(method, `/repos/:owner/:repo${pattern}`, (request) => {
-      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
-      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+      authenticated(request);
       const repo = state.findRepo(request.params.owner ?? "", request.params.repo ?? "");
       if (!repo) throw notFound();
       return handler(request, repo);
@@ -78,9 +85,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
     route("GET", "/user", (request) => {
-      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
-      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
-      const user = context.tokenUsers.get(token);
+      const user = context.tokenUsers.get(authenticated(request));
       if (!user) throw new HttpError(403, "Resource not accessible by integration");
       return { status: 200, body: accountJson(user, context.links()) };
     }),
@@ -427,8 +432,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
      * Anything else gets GraphQL's error shape with status 200, as GitHub answers it.
      */
     route("POST", "/graphql", async (request) => {
-      const [, token = ""] = (request.headers.authorization ?? "").split(" ");
-      if (!context.tokens.has(token)) throw new HttpError(401, "Bad credentials");
+      authenticated(request);
       const { query = "", variables = {} } = (request.body ?? {}) as { query?: string; variables?: Record<string, unknown> };
       if (/\breviewDecision\b/.test(query) && /\brepository\s*\(/.test(query)) {
         const repo = state.findRepo(String(variables.owner ?? ""), String(variables.name ?? ""));
