@@ -1,6 +1,7 @@
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { median, REPS, seconds, until, verdict } from "./stats.ts";
+import { waitFor } from "../../dev/wait-for.ts";
+import { median, REPS, seconds, verdict } from "./stats.ts";
 
 const RUNS = 8;
 
@@ -35,7 +36,7 @@ export async function concurrentRuns(): Promise<void> {
           const [owner = "", repo = ""] = issue.repo.split("/");
           return lisa.store.latestRunFor(owner, repo, issue.number)?.state === "review";
         });
-      await until(`${count} runs to reach review`, inReview, 600_000);
+      await waitFor(`${count} runs to reach review`, inReview, 600_000);
       const elapsed = performance.now() - started;
       await env.settle();
       return elapsed;

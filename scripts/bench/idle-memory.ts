@@ -2,10 +2,11 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { freePort } from "../../dev/free-port.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
-import { median, REPS, sleep, verdict } from "./stats.ts";
+import { median, REPS, verdict } from "./stats.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const BARE_PROBOT = "import { run } from 'probot'; await run(() => {});";

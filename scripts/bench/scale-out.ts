@@ -1,5 +1,6 @@
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { startScaledLisa } from "../../dev/scaled-lisa.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { freshSchema } from "./stats.ts";
 
@@ -27,7 +28,7 @@ async function throughput(workers: number): Promise<number> {
     }
     const started = performance.now();
     await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
-    while (store.runsIn("review").length < RUNS) await new Promise((resolve) => setTimeout(resolve, 100));
+    await waitFor(`${RUNS} runs to reach review`, () => store.runsIn("review").length === RUNS, 600_000);
     return (performance.now() - started) / 1000;
   } finally {
     store.close();

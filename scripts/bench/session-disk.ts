@@ -4,8 +4,9 @@ import path from "node:path";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { diskKiB, LARGE_REPO_FILES, largeRepoFiles, rawGit } from "./large-repo.ts";
-import { median, REPS, until, verdict } from "./stats.ts";
+import { median, REPS, verdict } from "./stats.ts";
 
 /** The agents' sandbox homes, which Lisa makes in the temporary folder for each session. */
 const sandboxHomes = () => new Set(readdirSync(tmpdir()).filter((name) => name.startsWith("lisa-home-")));
@@ -29,10 +30,14 @@ export async function sessionDisk(): Promise<void> {
     const startSession = async (title: string) => {
       const issue = await github.createIssue("bench/large", { title, user: "alice" });
       await github.labelIssue("bench/large", issue.number, "lisa", "alice");
-      await until(`${title}'s session`, () => {
-        const run = lisa.store.latestRunFor("bench", "large", issue.number);
-        return run !== undefined && lisa.store.runningSessions(run.id).length > 0;
-      });
+      await waitFor(
+        `${title}'s session`,
+        () => {
+          const run = lisa.store.latestRunFor("bench", "large", issue.number);
+          return run !== undefined && lisa.store.runningSessions(run.id).length > 0;
+        },
+        300_000,
+      );
     };
     await startSession("First session");
     const lisaKiB: number[] = [];

@@ -3,10 +3,11 @@ import path from "node:path";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { createWorktree, removeWorktree, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";
 import { LARGE_REPO_FILES, largeRepoFiles, rawGit } from "./large-repo.ts";
-import { median, REPS, seconds, until, verdict } from "./stats.ts";
+import { median, REPS, seconds, verdict } from "./stats.ts";
 
 const REF = { owner: "bench", repo: "large" };
 const AUTHOR = { name: "Lisa", email: "lisa@example.invalid" };
@@ -106,14 +107,15 @@ export async function sessionSetupDeployed(): Promise<void> {
       const issue = await github.createIssue("bench/large", { title, user: "alice" });
       const labeled = Date.now();
       await github.labelIssue("bench/large", issue.number, "lisa", "alice");
-      let run = lisa.store.latestRunFor("bench", "large", issue.number);
-      await until(`${title} to reach review`, () => {
-        run = lisa.store.latestRunFor("bench", "large", issue.number);
-        if (run?.state === "failed") throw new Error(`bench: ${title} failed`);
-        return run?.state === "review";
-      });
-      if (!run) throw new Error("unreachable");
-      const runId = run.id;
+      const { id: runId } = await waitFor(
+        `${title} to reach review`,
+        () => {
+          const run = lisa.store.latestRunFor("bench", "large", issue.number);
+          if (run?.state === "failed") throw new Error(`bench: ${title} failed`);
+          return run?.state === "review" && run;
+        },
+        300_000,
+      );
       const sessions = lisa.store.steps(runId).flatMap((step) => lisa.store.sessions(step.id));
       const reviewAt = lisa.store.events(runId).find((event) => event.to_state === "review")?.created_at ?? Number.NaN;
       const agentMs = sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0);

@@ -22,14 +22,3 @@ export function percentile(sorted: number[], p: number): number {
 export const verdict = (met: boolean) => (met ? "met" : "missed");
 
 export const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
-
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** Polls `ready` every 20 ms until it holds, or throws after `timeoutMs`. */
-export async function until(what: string, ready: () => boolean, timeoutMs = 300_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ready()) {
-    if (Date.now() > deadline) throw new Error(`bench: timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}

@@ -1,5 +1,6 @@
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { freshSchema, percentile } from "./stats.ts";
 
 const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 300);
@@ -24,7 +25,7 @@ async function webhookTarget(kind: "probot" | "lisa" | "web") {
   github.addCollaborator("bench/app", "alice", "write");
   const busy = await github.createIssue("bench/app", { title: "Keep the worker busy", user: "alice" });
   await github.labelIssue("bench/app", busy.number, "lisa", "alice");
-  if (withLisa) while (!agent.hangingPids()) await new Promise((resolve) => setTimeout(resolve, 20));
+  if (withLisa) await waitFor("the busy run's agent to start", () => agent.hangingPids());
   const issues: { number: number }[] = [];
   for (let i = 0; i < DELIVERIES + WARMUP; i++)
     issues.push(await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" }));

@@ -3,11 +3,11 @@ import { generateKeyPairSync } from "node:crypto";
 import { cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { parseConfigYaml } from "../../src/config/parse-config.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { runLisaCommand } from "../support/lisa-command.ts";
 
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
@@ -21,19 +21,6 @@ function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("l
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
-}
-
-/** The same, without blocking this process: for a `lisa` that talks to an emulator this test serves. */
-async function lisaAsync(args: string[], env: Record<string, string> = {}) {
-  const cwd = tempDir("lisa-cli");
-  const result = await execa(LISA, args, {
-    cwd,
-    env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: cwd, ...env },
-    extendEnv: false,
-    reject: false,
-    timeout: 60_000,
-  });
-  return { status: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr) };
 }
 
 describe("lisa doctor", () => {
@@ -162,7 +149,7 @@ describe("lisa doctor --live", () => {
     };
     const full = await registered();
     try {
-      const { status, stdout } = await lisaAsync(["doctor", "--live"], { ...configured, GHE_HOST: new URL(full.url).host });
+      const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(full.url).host });
       expect(stdout).toMatch(/^ok {4}App on GitHub +lisa, 1 installation\(s\)$/m);
       expect(stdout).toMatch(/^ok {4}App permissions +every one app\.yml asks for$/m);
       expect(status).toBe(0);
@@ -172,14 +159,14 @@ describe("lisa doctor --live", () => {
     // Registered before app.yml asked for check runs.
     const old = await registered({ contents: "write", issues: "write", pull_requests: "write", metadata: "read" });
     try {
-      const { status, stdout } = await lisaAsync(["doctor", "--live"], { ...configured, GHE_HOST: new URL(old.url).host });
+      const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(old.url).host });
       expect(stdout).toMatch(/^FAIL {2}App permissions +missing checks: write\n +fix: Add them in the App's settings/m);
       expect(status).toBe(1);
     } finally {
       await old.stop();
     }
     // Nothing answers there.
-    const { status, stdout } = await lisaAsync(["doctor", "--live"], { ...configured, GHE_HOST: "127.0.0.1:9" });
+    const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: "127.0.0.1:9" });
     expect(stdout).toMatch(/^FAIL {2}App on GitHub +http:\/\/127\.0\.0\.1:9\/api\/v3 answered .+\n +fix: Check the network/m);
     expect(status).toBe(1);
   });

@@ -5,8 +5,8 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { freePort } from "../../dev/free-port.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // The README's way to try `npm start` offline: `lisa emulator` as a GitHub Enterprise Server host,
 // then `npm start` with the variables it wrote, then an issue labeled through its control.
@@ -94,13 +94,16 @@ describe("lisa emulator with npm start", () => {
       fetch(`${url}/_emulator/state`).then(
         (answer) =>
           answer.json() as Promise<{
-            deliveries: { event: string; action: string; status: number }[];
+            deliveries: { event: string; action: string; status: number | null }[];
             issues: { number: number; labels: string[]; comments: { user: string; body: string }[] }[];
           }>,
       );
-    // Until Lisa has opened the pull request and said so, for a minute at most.
+    // Until Lisa has opened the pull request and said so, and has answered every webhook sent so
+    // far (her last writes send some as the comment is written), for a minute at most.
+    const settled = (now: typeof last) =>
+      now.issues[0]?.comments.some((c) => c.body.includes("Ready for review")) && now.deliveries.every((d) => d.status !== null);
     let last = await state();
-    for (let tries = 0; tries < 600 && !last.issues[0]?.comments.some((c) => c.body.includes("Ready for review")); tries++) {
+    for (let tries = 0; tries < 600 && !settled(last); tries++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
       last = await state();
     }

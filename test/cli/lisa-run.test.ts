@@ -1,33 +1,18 @@
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { execa } from "execa";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { runLisaCommand } from "../support/lisa-command.ts";
 
 // `lisa run owner/repo#N` (issue 11): one issue from a terminal with a person's token, no App and
 // no webhook, against the emulator laid out as a GitHub Enterprise Server host.
-
-const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 
 let github: GitHubEmulator | undefined;
 afterEach(async () => {
   await github?.stop();
   github = undefined;
 });
-
-/** `lisa run` as a person runs it, with only `env` (and PATH, HOME) in its environment. */
-function lisaRun(target: string, env: Record<string, string>) {
-  const home = tempDir("lisa-run-home");
-  return execa(LISA, ["run", target], {
-    cwd: home,
-    env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: home, ...env },
-    extendEnv: false,
-    reject: false,
-    timeout: 120_000,
-  });
-}
 
 describe("lisa run", () => {
   it("takes an issue to a pull request waiting for review, acting as the token's person, and shows its progress", async () => {
@@ -43,7 +28,7 @@ describe("lisa run", () => {
       { write: { "health.ts": "ok\n" }, manifest: { title: "Add a health endpoint", what: "GET /health." } },
     ]);
 
-    const result = await lisaRun(`acme/api#${issue.number}`, {
+    const result = await runLisaCommand(["run", `acme/api#${issue.number}`], {
       GITHUB_TOKEN: github.createPersonalToken("ann"),
       GHE_HOST: new URL(github.url).host,
       GHE_PROTOCOL: "http",
@@ -51,11 +36,11 @@ describe("lisa run", () => {
       LISA_CLAUDE_PATH: agent.binary,
     });
     expect(result.stderr).toBe("");
-    expect(result.exitCode).toBe(0);
+    expect(result.status).toBe(0);
     const [pull] = github.pulls("acme/api");
     expect(pull?.user.login).toBe("ann");
     expect(await github.readFile("acme/api", "health.ts", pull?.head.ref ?? "")).toBe("ok\n");
-    const lines = String(result.stdout).split("\n");
+    const lines = result.stdout.split("\n");
     expect(lines[0]).toMatch(/^Lisa on acme\/api#1 “Add a health endpoint”, as @ann; data in /);
     expect(lines.some((line) => /^ +\d+ s {2}run running$/.test(line))).toBe(true);
     expect(lines.some((line) => /^ +\d+ s {2}claude session \(implement\) in acme\/api$/.test(line))).toBe(true);
@@ -76,11 +61,11 @@ describe("lisa run", () => {
   });
 
   it("says what is missing: a target, a token", async () => {
-    const none = await lisaRun("acme/api", {});
-    expect(none.exitCode).toBe(2);
+    const none = await runLisaCommand(["run", "acme/api"], {});
+    expect(none.status).toBe(2);
     expect(none.stderr).toContain("usage: lisa run owner/repo#N");
-    const tokenless = await lisaRun("acme/api#1", {});
-    expect(tokenless.exitCode).toBe(2);
+    const tokenless = await runLisaCommand(["run", "acme/api#1"], {});
+    expect(tokenless.status).toBe(2);
     expect(tokenless.stderr).toBe("lisa run: set GITHUB_TOKEN (or GH_TOKEN) to a token with write access to acme/api.");
   });
 });

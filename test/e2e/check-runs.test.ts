@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { waitFor } from "../support/wait-for.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 
 // The "Lisa" check run in the merge box (issue 11): on each head Lisa pushes, in progress while
 // the plan's later steps are built, success at the review gate, cancelled when a human stops the run.

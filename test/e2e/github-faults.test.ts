@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // GitHub on a bad day, as the emulator plays it: 502s, 429s and secondary rate limits. Lisa's
 // Octokit does not retry here (tests turn its plugins off), so every fault reaches Lisa's own

@@ -2,10 +2,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // A tracking comment edit GitHub refused is owed in the store, not only in memory: Lisa killed
 // before GitHub takes it, the next Lisa on the same data writes it as it starts (issue 10). The

@@ -3,11 +3,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
 // pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.

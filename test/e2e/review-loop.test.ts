@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
 // emulator, people acting through the emulator's helpers, the agent a scripted stand-in.

@@ -5,11 +5,11 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // Two `lisa worker`s and a `lisa web` on PostgreSQL. A worker told to stop (a deploy) hands its
 // run to the other without counting a crash; a worker frozen past its lease loses the run to the

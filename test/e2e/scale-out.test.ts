@@ -3,11 +3,11 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // Lisa scaled out as the README's "Running at scale" describes it: one `lisa web` and three
 // `lisa worker` processes sharing PostgreSQL, each worker with its own data directory (mirrors and

@@ -2,9 +2,9 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { TRACKING_INTERVAL_MS } from "../../src/runs/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { waitFor } from "../support/wait-for.ts";
 import { type FaultScenario, type FaultWorld, quiet } from "./fault-world.ts";
 
 // The faults: Lisa killed at distinct points of single-repository runs, of a run planned across

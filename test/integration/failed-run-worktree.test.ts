@@ -4,10 +4,10 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // A failed run is still open: `/lisa retry` resumes it where it stood. Lisa restarting in between
 // (a deploy) must not sweep the worktree that holds the step's work.

@@ -2,11 +2,11 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 // A deploy: Lisa gets SIGTERM while an agent works. It must exit cleanly within its grace period,
 // leave nothing running, and resume the run at the next start without counting a crash.

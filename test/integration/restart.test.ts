@@ -4,12 +4,12 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import type { FakeComment, Route } from "../support/fake-github.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, OWNER, REPO } from "../support/lisa-harness.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { waitFor } from "../support/wait-for.ts";
 
 const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
 const ROUTES: Route[] = [...DELIVERY_ROUTES];

@@ -3,9 +3,9 @@ import { existsSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { tempDir } from "./git-fixtures.ts";
-import { waitFor } from "./wait-for.ts";
 
 const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url));
 
