@@ -1,5 +1,6 @@
+import { randomUUID } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
-import { mkdir, readdir, rm, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { git } from "./git.ts";
 import { withRepoLock } from "./repo-lock.ts";
@@ -53,11 +54,25 @@ async function resetMirrorConfig(options: WorkspaceOptions, ref: RepoRef): Promi
     "\tauto = 0",
     "",
   ].join("\n");
-  await writeFile(path.join(mirror, "config"), config);
-  await mkdir(path.join(mirror, "info"), { recursive: true });
-  await writeFile(path.join(mirror, "info", "exclude"), `${LISA_FILES.join("\n")}\n`);
+  await replaceFile(path.join(mirror, "config"), config);
+  // A link planted in place of `info` would have Lisa write where it points.
+  const info = path.join(mirror, "info");
+  if ((await lstat(info).catch(() => undefined))?.isDirectory() === false) await rm(info, { force: true });
+  await mkdir(info, { recursive: true });
+  await replaceFile(path.join(info, "exclude"), `${LISA_FILES.join("\n")}\n`);
   await rm(path.join(mirror, "hooks"), { recursive: true, force: true });
   return mirror;
+}
+
+/**
+ * Writes a file by renaming a complete copy over it. Sessions of the repository run git in the
+ * mirror meanwhile (a CLI's own worktree, outside Lisa's lock); a file truncated and then written
+ * showed them a config with no remote for a moment.
+ */
+async function replaceFile(file: string, content: string): Promise<void> {
+  const next = `${file}.lisa-${process.pid}-${randomUUID()}`;
+  await writeFile(next, content);
+  await rename(next, file);
 }
 
 /** Creates the bare mirror if needed and fetches every branch with the installation token. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName } from "../../src/workspace/branch-name.ts";
@@ -108,6 +108,44 @@ describe("syncMirror and createWorktree", () => {
     );
     expect(new Set(worktrees.map((w) => w.path)).size).toBe(8);
     expect(worktrees.every((w) => existsSync(path.join(w.path, "README.md")))).toBe(true);
+  });
+
+  it("rewrites the mirror's config so that git reading it meanwhile (a CLI's own worktree) never sees it half written", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const mirror = mirrorPath(options, ref);
+    // What `claude --worktree` does in the mirror while another session of the repository starts.
+    const reader = async () => {
+      const failures: string[] = [];
+      for (let i = 0; i < 150; i++) {
+        await git(mirror, ["remote", "get-url", "origin"]).catch((error: Error) => failures.push(error.message));
+      }
+      return failures;
+    };
+    const writer = async () => {
+      for (let i = 0; i < 150; i++) await syncMirror(options, ref, TOKEN);
+      return [];
+    };
+    const failures = (await Promise.all([reader(), reader(), writer()])).flat();
+    expect(failures).toEqual([]);
+  });
+
+  it("writes its own config and exclude file in place of links an agent planted, not where they point", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const mirror = mirrorPath(options, ref);
+    const elsewhere = tempDir("elsewhere");
+    writeFileSync(path.join(elsewhere, "target"), "keep\n");
+    rmSync(path.join(mirror, "config"));
+    symlinkSync(path.join(elsewhere, "target"), path.join(mirror, "config"));
+    rmSync(path.join(mirror, "info"), { recursive: true });
+    symlinkSync(elsewhere, path.join(mirror, "info"));
+
+    await syncMirror(options, ref, TOKEN);
+    expect(readFileSync(path.join(elsewhere, "target"), "utf8")).toBe("keep\n");
+    expect(existsSync(path.join(elsewhere, "exclude"))).toBe(false);
+    expect(lstatSync(path.join(mirror, "config")).isFile()).toBe(true);
+    expect(lstatSync(path.join(mirror, "info")).isDirectory()).toBe(true);
   });
 
   it("fails clearly when the base branch does not exist", async () => {
