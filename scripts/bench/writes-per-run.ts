@@ -5,6 +5,25 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 const isWrite = (request: { method: string; path: string }) =>
   request.method !== "GET" && !request.path.endsWith("/access_tokens");
 
+/** What each write is for, and which part of the product asks for it. */
+const PURPOSE: Record<string, string> = {
+  "POST /repos/:owner/:repo/issues/:number/reactions": "👀: Lisa heard (run)",
+  "POST /repos/:owner/:repo/issues/:number/labels": "lisa:working (run)",
+  "POST /repos/:owner/:repo/pulls": "the pull request (run)",
+  "POST /repos/:owner/:repo/check-runs": "the Lisa check run on the head (check runs)",
+  "POST /repos/:owner/:repo/pulls/:number/requested_reviewers": "asks the requester for review (review loop)",
+  "PUT /repos/:owner/:repo/issues/:number/labels": "lisa:working → lisa:review (run)",
+  "PATCH /repos/:owner/:repo/issues/comments/:id": "the tracking comment's final state (run)",
+  "PATCH /repos/:owner/:repo/pulls/:number": "the PR's title or body (run)",
+  "POST /graphql": "draft → ready for review (review loop)",
+};
+const purpose = (write: { method: string; path: string; route: string | null }, issue: number) => {
+  // One route, two comments: the tracking comment on the issue, the review package on the PR.
+  if (write.route === "/repos/:owner/:repo/issues/:number/comments")
+    return write.path.includes(`/issues/${issue}/`) ? "the tracking comment (run)" : "the review package (review loop)";
+  return PURPOSE[`${write.method} ${write.route}`] ?? "?";
+};
+
 export async function writesPerRun(): Promise<void> {
   const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } }]);
   const env: EmulatedLisa = await startEmulatedLisa({ claudeBinary: agent.binary });
@@ -23,7 +42,7 @@ export async function writesPerRun(): Promise<void> {
     console.log(
       `GitHub writes of a single-repository run, label to review gate: ${writes.length} (goal ≤ 8: ${writes.length <= 8 ? "met" : "missed"})`,
     );
-    for (const write of writes) console.log(`  ${write.method} ${write.path} → ${write.status}`);
+    for (const write of writes) console.log(`  ${write.method} ${write.path} → ${write.status}: ${purpose(write, issue.number)}`);
   } finally {
     await env.stop();
   }

@@ -16,12 +16,13 @@ const isIssueRepo = (run: RunRow, step: StepRow) =>
 /**
  * Title and Lisa's section of a step's pull request body, from what the store kept of it, its
  * passes and its sibling steps. `mergeInto` puts the section into the body as it is on GitHub,
- * keeping what people wrote outside Lisa's markers.
+ * keeping what people wrote outside Lisa's markers. `delivered` writes the step's running pass as
+ * it will read once the step is delivered, for a PR written just before its gate opens.
  */
 export function composeStepPullRequest(
   ctx: RunContext,
   step: StepRow,
-  options: { acceptedAfter?: number } = {},
+  options: { acceptedAfter?: number; delivered?: boolean } = {},
 ): { title: string; mergeInto(existing: string | null): string } {
   const { run, deps } = ctx;
   const { store } = deps;
@@ -32,7 +33,9 @@ export function composeStepPullRequest(
   const passes: PassRowView[] = store.stepHistory(step.id).map((record) => {
     const pass = store.pass(run.id, record.number);
     const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
-    const gates = JSON.parse(record.gates ?? "[]") as GateLine[];
+    // Delivering copies the step's gates into its record of the pass; until then they are the step's.
+    const deliveredNow = options.delivered && record.number === ctx.pass.number;
+    const gates = JSON.parse((deliveredNow ? step.gates : record.gates) ?? "[]") as GateLine[];
     return {
       pass: record.number,
       startedBy: `${pass?.trigger === "initial" ? "label" : (pass?.trigger ?? "pass")} by @${pass?.requested_by ?? run.requested_by}`,
@@ -44,7 +47,11 @@ export function composeStepPullRequest(
         .sessions(step.id)
         .filter((s) => s.pass === record.number)
         .reduce((sum, s) => sum + s.cost_usd, 0),
-      outcome: record.state === "pending" || record.state === "running" ? "working" : (record.state as PassRowView["outcome"]),
+      outcome: !(record.state === "pending" || record.state === "running")
+        ? (record.state as PassRowView["outcome"])
+        : deliveredNow
+          ? "delivered"
+          : "working",
     };
   });
   const section = renderPrBodySection({
@@ -70,7 +77,7 @@ export function composeStepPullRequest(
         }
       : {}),
     closing: closer?.id === step.id ? "closes" : "part_of",
-    ...(step.draft === 0 && step.state === "running" ? { inProgress: ctx.pass.number } : {}),
+    ...(step.draft === 0 && step.state === "running" && !options.delivered ? { inProgress: ctx.pass.number } : {}),
     ...(options.acceptedAfter ? { acceptedAfter: options.acceptedAfter } : {}),
     secrets: ctx.secrets,
   });

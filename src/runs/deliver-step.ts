@@ -171,7 +171,10 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
         commits: await commitsSince(dir(), start),
       });
     }
-    const pr = composeStepPullRequest(ctx, step());
+    // The pass's last step opens the gate right after it: its PR is written as it will read there,
+    // and opens ready for review, instead of a draft marked ready and edited a moment later.
+    const gateNext = !stepsStillOpen(ctx, stepId);
+    const pr = composeStepPullRequest(ctx, step(), { delivered: gateNext });
     let number = step().pr_number;
     let url = step().pr_url;
     if (number === null) {
@@ -194,7 +197,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
           body: pr.mergeInto(null),
           head: step().branch,
           base,
-          draft: ctx.config.review.draft_until_review,
+          draft: ctx.config.review.draft_until_review && !gateNext,
         }));
       number = opened.number;
       url = opened.url;
@@ -218,6 +221,15 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 /** Whether steps after `position` are still to be built in this pass. */
 const laterSteps = (ctx: RunContext, position: number) =>
   ctx.deps.store.steps(ctx.run.id).some((s) => s.position > position && s.state === "pending");
+
+/** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
+const stepsStillOpen = (ctx: RunContext, stepId: number) =>
+  ctx.deps.store
+    .steps(ctx.run.id)
+    .some(
+      (s) =>
+        s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
+    );
 
 function finishStepPass(
   ctx: RunContext,

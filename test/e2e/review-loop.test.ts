@@ -88,10 +88,7 @@ describe("the review loop", () => {
   it("E2E-1: a writer's approval at the head accepts the pass: final report, PR ready, lisa:accepted", async () => {
     const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     expect(runOf(e).state).toBe("review");
-    // A draft while Lisa worked on it, marked ready for review when the pass reached the gate.
-    const prEvents = github.deliveries().filter((d) => d.event === "pull_request" && d.action !== "edited");
-    expect(prEvents.map((d) => d.action)).toEqual(["opened", "ready_for_review"]);
-    expect(prEvents[0]?.payload.pull_request).toMatchObject({ draft: true });
+    // The pass's only step opened its PR as the gate opened: ready for review, never a draft.
     expect(pull.draft).toBe(false);
     expect(packages(e, pull.number)).toHaveLength(1);
     expect(packages(e, pull.number)[0]?.body).toContain("pass 1");
@@ -761,6 +758,58 @@ describe("a human push while Lisa works on the pass (E2E-8)", () => {
 });
 
 describe("drafts (E2E-20)", () => {
+  const prActions = (e: EmulatedLisa, repo = REPO) =>
+    e.github
+      .deliveries()
+      .filter((d) => d.event === "pull_request")
+      .map((d) => d.payload as { action: string; repository: { full_name: string }; pull_request: { draft: boolean } })
+      .filter((payload) => payload.repository.full_name === repo)
+      .map((payload) => `${payload.action}${payload.pull_request.draft ? " (draft)" : ""}`);
+  const writes = (e: EmulatedLisa) =>
+    e.github
+      .requests()
+      .filter((r) => r.method !== "GET" && r.route !== null && !r.path.includes("/access_tokens"))
+      .map((r) => `${r.method} ${r.route}`);
+
+  it("a pass's last step opens its PR ready, with the gate's body, and asks for review once the package is there", async () => {
+    const { env: e, pull } = await passOne([change("health.ts", "Add GET /health")]);
+    expect(prActions(e)).toEqual(["opened"]);
+    expect(pull.body).toContain("| delivered |");
+    expect(pull.body).not.toContain("in progress");
+    const order = writes(e).filter((w) => /pulls|comments|requested_reviewers|graphql/.test(w));
+    expect(order).toEqual([
+      "POST /repos/:owner/:repo/issues/:number/comments",
+      "POST /repos/:owner/:repo/pulls",
+      "POST /repos/:owner/:repo/issues/:number/comments",
+      "POST /repos/:owner/:repo/pulls/:number/requested_reviewers",
+      "PATCH /repos/:owner/:repo/issues/comments/:id",
+    ]);
+  });
+
+  it("a PR is a draft while a pass works on it: during pass 2, and while a later step of the plan is built", async () => {
+    const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health"), change("health.ts", "v2")]);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect use v2", "ann");
+    await e.settle();
+    expect(prActions(e).filter((a) => !a.startsWith("edited"))).toEqual([
+      "opened",
+      "converted_to_draft (draft)",
+      "ready_for_review",
+    ]);
+
+    await e.stop();
+    const { e: two, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+    ]);
+    await two.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await two.settle();
+    // The API's PR waited as a draft while the web's step was built; the web's opened as the gate did.
+    expect(prActions(two, "acme/api").filter((a) => !a.startsWith("edited"))).toEqual(["opened (draft)", "ready_for_review"]);
+    expect(prActions(two, "acme/web")).toEqual(["opened"]);
+    expect(two.github.pulls("acme/api")[0]?.draft).toBe(false);
+  });
+
   it("opens a normal PR where the repository refuses drafts, and still reaches review", async () => {
     const agent = createFakeClaude([change("health.ts", "Add GET /health"), change("health.ts", "v2")]);
     env = await startEmulatedLisa({ claudeBinary: agent.binary });

@@ -15,9 +15,9 @@ export type Route =
   | "label-set"
   | "label-delete"
   | "pulls"
-  | "pull-update"
+  /** Reading a pull request (Lisa opens it with the body it keeps: no edit follows). */
+  | "pull-read"
   | "reviews"
-  | "graphql"
   /** Asking for reviews at the gate. */
   | "reviewers"
   /** The "Lisa" check run on a head: listing a commit's and creating one… */
@@ -290,19 +290,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
       )
       .persist();
   }
-  if (routes.has("pull-update")) {
-    scope
-      .patch(new RegExp(`^${base}/pulls/\\d+$`))
-      .reply(
-        respond((uri, body) => {
-          record("PATCH", uri);
-          const pull = state.pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
-          if (!pull) return [404, { message: "Not Found" }];
-          Object.assign(pull, body);
-          return [200, pullJson(pull)];
-        }),
-      )
-      .persist();
+  if (routes.has("pull-read")) {
     scope
       .get(new RegExp(`^${base}/pulls/\\d+$`))
       .reply(
@@ -334,21 +322,6 @@ export function fakeGitHub(options: FakeGitHubOptions) {
           const number = Number(uri.split("/").at(-2));
           const reviewers = (body as { reviewers?: string[] }).reviewers ?? [];
           return [201, { number, requested_reviewers: reviewers.map((login) => ({ login })) }];
-        }),
-      )
-      .persist();
-  }
-  if (routes.has("graphql")) {
-    scope
-      .post("/graphql")
-      .reply(
-        respond((uri, body) => {
-          record("POST", uri);
-          const { query, variables } = body as { query: string; variables: { id: string } };
-          const pull = state.pulls.find((p) => `PR_${p.number}` === variables.id);
-          if (!pull) return [200, { errors: [{ message: "Could not resolve to a node" }] }];
-          pull.draft = query.includes("convertPullRequestToDraft");
-          return [200, { data: { pullRequest: { isDraft: pull.draft } } }];
         }),
       )
       .persist();

@@ -65,9 +65,8 @@ export const NO_PR_ROUTES = [
 export const DELIVERY_ROUTES = [
   ...NO_PR_ROUTES,
   "pulls",
-  "pull-update",
+  "pull-read",
   "reviews",
   "reviewers",
-  "graphql",
   "checks",
 ] as const satisfies readonly Route[];
