@@ -47,6 +47,8 @@ export async function startEmulatedLisa(options: {
   concurrency?: number;
   /** The installation's permissions, when not all of app.yml's (an owner who has not accepted a new one). */
   permissions?: Readonly<Record<string, "read" | "write">>;
+  /** Disk the worktrees of failed and blocked runs may keep (LISA_KEPT_WORKTREES_MB). */
+  keptWorktreesBytes?: number;
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({
     reposRoot: tempDir("emulated-repos"),
@@ -68,6 +70,7 @@ export async function startEmulatedLisa(options: {
           concurrency: options.concurrency ?? 1,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
           ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
+          ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
           ...(databaseUrl ? { databaseUrl } : {}),
           ...(options.role ? { role: options.role } : {}),
         })

@@ -53,6 +53,8 @@ export interface LisaOptions {
   sandbox?: SandboxSettings;
   /** What Gemini's tokens cost (USD per million), by model; Google's list prices by default. */
   tokenPrices?: TokenPrices;
+  /** Disk the worktrees of failed and blocked runs may keep (LISA_KEPT_WORKTREES_MB); 10 GiB by default. */
+  keptWorktreesBytes?: number;
   /** The first pause before a command GitHub failed is tried again (tests shorten it). */
   commandRetryMs?: number;
   /** How often tracking comments GitHub refused are written again (tests shorten it). */
@@ -147,6 +149,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     claims,
     ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
     ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
+    ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
     ...(options.onClaimLost ? { onClaimLost: options.onClaimLost } : {}),
   });
   const takesWork = role !== "web";

@@ -57,6 +57,11 @@ const envSchema = z.object({
       return ms;
     })
     .default(8_000),
+  LISA_KEPT_WORKTREES_MB: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of megabytes, e.g. 10240")
+    .transform(Number)
+    .default(10_240),
   LISA_GEMINI_PRICES: z
     .string()
     .transform((text, context) => {
@@ -94,6 +99,8 @@ export interface LisaSettings {
   agentBinaries: Partial<Record<ProviderName, string>>;
   /** Google's list prices, with LISA_GEMINI_PRICES over them. */
   tokenPrices: TokenPrices;
+  /** Disk the worktrees of failed and blocked runs may keep on this machine (trimKeptWorktrees). */
+  keptWorktreesBytes: number;
 }
 
 /** Lisa cannot start with this environment; the message has one line per bad variable. */
@@ -142,5 +149,6 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     sandbox: { mode: vars.LISA_SANDBOX, homeTemplate: vars.LISA_AGENT_HOME },
     agentBinaries,
     tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
+    keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,
   };
 }

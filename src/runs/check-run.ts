@@ -72,9 +72,12 @@ export async function endOpenChecks(
   secrets: readonly string[],
 ): Promise<void> {
   const run = deps.store.run(runId);
-  if (!run) return;
-  for (const step of deps.store.steps(runId)) {
-    if (!step.head_sha || step.pr_number === null || step.position === 0) continue;
+  const planned = deps.store.steps(runId).filter((step) => step.position > 0);
+  // Only a step with later steps after it reports "in progress" (checkWaiting): a run of one step
+  // has no open check to end, and no lookup to make.
+  if (!run || planned.length < 2) return;
+  for (const step of planned) {
+    if (!step.head_sha || step.pr_number === null) continue;
     const ref = { owner: step.owner, repo: step.repo };
     try {
       const found = await gh.findCheckRun(ref, step.head_sha, CHECK_NAME);

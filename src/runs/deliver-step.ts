@@ -71,11 +71,12 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
   store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
   if (!worktree.reused && WORK_ON_DISK.has(step.phase) && (await commitsSince(worktree.path, startSha)) === 0) {
-    // The step was under way in a worktree that is gone (its worker died, on another machine), and
-    // none of that work was pushed: the session runs again, from scratch, and the issue is told.
+    // The step was under way in a worktree that is gone (its worker died on another machine, or
+    // the disk budget of stopped runs took it), and none of that work was pushed: the session runs
+    // again, from scratch, and the issue is told.
     store.redoStep(stepId);
     store.addEvent(ctx.run.id, "work_redone", {
-      note: `The work of ${ref.owner}/${ref.repo}'s last session was not pushed before its worker stopped, so the session runs again.`,
+      note: `The work of ${ref.owner}/${ref.repo}'s last session was not pushed and its worktree is gone, so the session runs again.`,
     });
     ctx.publish();
   }

@@ -6,10 +6,10 @@ import type { CoreDeps } from "./deps.ts";
 import { readConfigOf } from "./pass-config.ts";
 import { PASS_OUTCOME } from "./transitions.ts";
 
-/** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
-/** Events the tracking comment states in words: a run taken over by another worker, work done again. */
-const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_redone"]);
+/** Events the tracking comment states in words: a run taken over by another worker, work dropped or done again. */
+const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_dropped", "work_redone"]);
 
+/** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
 export function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): TrackingView {
   const run = store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);

@@ -13,6 +13,7 @@ import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
+import { trimKeptWorktrees } from "./kept-worktrees.ts";
 import { publishTracking } from "./publish-tracking.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
@@ -35,6 +36,9 @@ const POLL_MS = 1_000;
 /** How often tracking comments GitHub refused are written again. */
 const PUBLISH_RETRY_MS = 30_000;
 
+/** Disk the worktrees of failed and blocked runs may keep, unless configured. */
+const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
+
 export interface WorkerOptions {
   concurrency: number;
   commandRetryMs?: number;
@@ -42,6 +46,8 @@ export interface WorkerOptions {
   claims?: WorkClaims;
   pollMs?: number;
   publishRetryMs?: number;
+  /** Disk the worktrees of failed and blocked runs may keep (trimKeptWorktrees). */
+  keptWorktreesBytes?: number;
   /** A claim on a run was lost (this worker froze past its lease); `lisa worker` exits, see main.ts. */
   onClaimLost?: (runId: number) => void;
 }
@@ -61,6 +67,7 @@ export class Worker {
   readonly #pollMs: number;
   readonly #onClaimLost: ((runId: number) => void) | undefined;
   readonly #publishRetryMs: number;
+  readonly #keptWorktreesBytes: number;
   #poll: NodeJS.Timeout | undefined;
   #publishRetry: NodeJS.Timeout | undefined;
   #pumping = false;
@@ -76,6 +83,7 @@ export class Worker {
     this.#pollMs = options.pollMs ?? POLL_MS;
     this.#onClaimLost = options.onClaimLost;
     this.#publishRetryMs = options.publishRetryMs ?? PUBLISH_RETRY_MS;
+    this.#keptWorktreesBytes = options.keptWorktreesBytes ?? KEPT_WORKTREES_BYTES;
   }
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
@@ -147,7 +155,7 @@ export class Worker {
       }
     }
     await this.#refreshGates();
-    const swept = await this.#sweep(store.runsIn("queued", "failed", "blocked"));
+    const swept = [...(await this.#sweep(store.runsIn("queued", "failed", "blocked"))), ...(await this.#trimKept())];
     if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
   }
 
@@ -167,7 +175,10 @@ export class Worker {
     // offered, to be taken over; one another worker holds is left to it (one job per run).
     await this.#claims.offer(store.runsIn("running").map((run) => run.id));
     await this.#refreshGates();
-    const swept = await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine]);
+    const swept = [
+      ...(await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine])),
+      ...(await this.#trimKept()),
+    ];
     if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
   }
 
@@ -196,6 +207,14 @@ export class Worker {
         .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),
     );
     return sweepWorktrees(this.#deps.workspace, keep);
+  }
+
+  /** Keeps the worktrees of stopped runs within their disk budget; a failure to measure or remove is logged. */
+  #trimKept(): Promise<string[]> {
+    return trimKeptWorktrees(this.#deps, this.#keptWorktreesBytes).catch((error) => {
+      this.#deps.log.warn({ err: error }, "could not keep the worktrees of stopped runs within their disk budget");
+      return [];
+    });
   }
 
   /**
@@ -406,6 +425,9 @@ export class Worker {
         })
         .finally(async () => {
           this.#active.delete(run.id);
+          // A run that stopped failed or blocked keeps its worktrees: the budget may be over now.
+          const state = this.#deps.store.run(run.id)?.state;
+          if (state === "failed" || state === "blocked") await this.#trimKept();
           // A run handed back at shutdown is offered again once it has left (see shutdown).
           await this.#claims
             .release(run.id)

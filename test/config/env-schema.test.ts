@@ -18,6 +18,7 @@ describe("settingsFromEnv", () => {
       sandbox: { mode: "bwrap", homeTemplate: undefined },
       agentBinaries: {},
       tokenPrices: GEMINI_PRICES,
+      keptWorktreesBytes: 10 * 1024 ** 3,
     });
   });
 
@@ -36,6 +37,7 @@ describe("settingsFromEnv", () => {
       LISA_ROLE: "worker",
       LISA_WORKER_NAME: "worker-1",
       LISA_LEASE_SECONDS: "45",
+      LISA_KEPT_WORKTREES_MB: "512",
     });
     expect(settings).toEqual({
       dataDir: "/var/lib/lisa",
@@ -53,6 +55,7 @@ describe("settingsFromEnv", () => {
         "gemini-2.5-pro": { input: 1, output: 8 },
         "gemini-exp": { input: 0, output: 0 },
       },
+      keptWorktreesBytes: 512 * 1024 ** 2,
     });
     expect(settingsFromEnv({ LISA_GIT_BASE_URL: "file:///srv/repos", GHE_HOST: "x.test" }).gitBaseUrl).toBe("file:///srv/repos");
   });
@@ -67,6 +70,7 @@ describe("settingsFromEnv", () => {
         PORT: "http",
         DATABASE_URL: "mysql://db/lisa",
         LISA_LEASE_SECONDS: "5",
+        LISA_KEPT_WORKTREES_MB: "10G",
       });
     expect(bad).toThrow(EnvError);
     const lines = (() => {
@@ -86,6 +90,7 @@ describe("settingsFromEnv", () => {
         'PORT="http": must be a port number',
         'DATABASE_URL="mysql://db/lisa": must be a PostgreSQL URL such as postgres://lisa@db.example.com/lisa',
         'LISA_LEASE_SECONDS="5": must be at least 10 (pg-boss\'s shortest heartbeat)',
+        'LISA_KEPT_WORKTREES_MB="10G": must be a whole number of megabytes, e.g. 10240',
       ]),
     );
     expect(() => settingsFromEnv({ LISA_CONCURRENCY: "0" })).toThrow('LISA_CONCURRENCY="0": must be at least 1');

@@ -136,7 +136,7 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
         github.comments(`${run?.owner}/${run?.repo}`, run?.issue_number ?? 0).find((c) => c.body.includes("lisa:tracking"))
           ?.body ?? "";
       expect(tracking).toContain(`Worker ${victim} stopped renewing its claim`);
-      expect(tracking).toContain("was not pushed before its worker stopped, so the session runs again");
+      expect(tracking).toContain("was not pushed and its worktree is gone, so the session runs again");
       // What the lost session wrote never reached GitHub.
       expect(await github.readFile(`acme/${run?.repo}`, "lost.txt", step?.branch)).toBeUndefined();
 

@@ -1,0 +1,46 @@
+import { existsSync } from "node:fs";
+import { diskUsage } from "../workspace/disk-usage.ts";
+import { removeWorktree } from "../workspace/workspace.ts";
+import type { CoreDeps } from "./deps.ts";
+import { publishTracking } from "./publish-tracking.ts";
+
+/**
+ * A failed or blocked run keeps its steps' worktrees, so that `/lisa retry` or `/lisa fix` goes on
+ * with the agent's unpushed work. Runs nobody comes back to would fill the disk: past `budgetBytes`,
+ * the worktrees of the runs that ended longest ago are removed, and their issues say so (a retry
+ * then runs those sessions again). Returns the folders removed.
+ */
+export async function trimKeptWorktrees(deps: CoreDeps, budgetBytes: number): Promise<string[]> {
+  const { store } = deps;
+  const removed: string[] = [];
+  let used = 0;
+  const newestFirst = store.runsIn("failed", "blocked").sort((a, b) => b.updated_at - a.updated_at);
+  for (const run of newestFirst) {
+    let dropped = false;
+    for (const step of store.steps(run.id)) {
+      // Another worker's folders are not on this machine, and its budget is its own.
+      for (const dir of [step.worktree, step.native_worktree]) {
+        if (!dir || !existsSync(dir)) continue;
+        const size = await diskUsage(dir);
+        if (used + size <= budgetBytes) {
+          used += size;
+          continue;
+        }
+        // A retry may have taken the run up meanwhile. Read just before the removal queues for the
+        // repository's lock, which the retry's own worktree set-up waits for too.
+        if (store.run(run.id)?.state !== run.state) break;
+        await removeWorktree(deps.workspace, { owner: step.owner, repo: step.repo }, { path: dir });
+        removed.push(dir);
+        dropped = true;
+      }
+    }
+    if (!dropped) continue;
+    store.addEvent(run.id, "work_dropped", {
+      note: "Lisa removed this run's worktrees to stay within the disk kept for stopped runs (`LISA_KEPT_WORKTREES_MB`): work that was not pushed is done again on `/lisa retry` or `/lisa fix`.",
+    });
+    await publishTracking(deps, await deps.github(run.installation_id), run.id).catch((error) =>
+      deps.log.warn({ err: error, runId: run.id }, "could not say on the issue that the run's work was removed"),
+    );
+  }
+  return removed;
+}
