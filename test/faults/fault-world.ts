@@ -180,7 +180,10 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   }
 }
 
-/** A change Lisa asked GitHub for; minting a token and asking GraphQL (Lisa only reads with it) are not. */
+/**
+ * A change Lisa asked GitHub for; minting a token is not. GraphQL is left out: the request log does
+ * not tell a read (reviewDecision) from a draft mutation, so kill points count REST writes.
+ */
 function isWrite(request: RecordedRequest): boolean {
   return request.method !== "GET" && !request.path.endsWith("/access_tokens") && request.path !== "/graphql";
 }
@@ -199,8 +202,7 @@ async function reachedReview(world: FaultWorld, repos: string[], pass: number): 
   return false;
 }
 
-/** Waits until GitHub has had no request for a second: Lisa's last label and comment edits are in. */
-/** Waits until the emulator has had no request for `ms` and no webhook is under way. */
+/** Waits until the emulator has had no request for `ms` and no webhook is under way: Lisa's last edits are in. */
 export async function quiet(github: GitHubEmulator, ms = 1_000): Promise<void> {
   let seen = github.requests().length;
   for (;;) {

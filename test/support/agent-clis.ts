@@ -15,13 +15,13 @@ export const CLAUDE = path.join(AGENT_BIN, "claude");
 /** A GitHub token in Lisa's environment that no agent may ever see. */
 export const LEAKABLE_TOKEN = "ghp_lisaMustNeverPassThisToTheAgent000000";
 
-/** The scripted server's OpenCode provider and model, as `.github/lisa.yml` names them. */
 /**
  * A shell command for the agent that records its environment in `agent-env.txt` with the values of
  * credentials replaced: Lisa refuses to push a file holding its agent's model key, as it should.
  */
 export const AGENT_ENV_DUMP = `env | awk -F= '$1 ~ /KEY|TOKEN|SECRET/ { print $1 "=(set)"; next } { print }' > agent-env.txt`;
 
+/** The scripted server's OpenCode provider and model, as `.github/lisa.yml` names them. */
 export const OPENCODE_MODEL = "scripted/scripted-model";
 
 /**
