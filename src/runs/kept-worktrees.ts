@@ -21,7 +21,8 @@ export async function trimKeptWorktrees(deps: CoreDeps, budgetBytes: number): Pr
       // Another worker's folders are not on this machine, and its budget is its own.
       for (const dir of [step.worktree, step.native_worktree]) {
         if (!dir || !existsSync(dir)) continue;
-        const size = await diskUsage(dir);
+        // Once the budget is spent, older worktrees go without being measured.
+        const size = used < budgetBytes ? await diskUsage(dir) : Number.POSITIVE_INFINITY;
         if (used + size <= budgetBytes) {
           used += size;
           continue;
