@@ -19,6 +19,11 @@ import { parseCommand } from "./parse-command.ts";
 export interface RunControls {
   /** Stops the live agent sessions of a run (or of one of its steps) now. */
   stopSessions(runId: number, stepId?: number): void;
+  /**
+   * Lets a write that only tells someone Lisa heard them (👀) wait for its turn in GitHub's write
+   * pacing without holding up the commands and runs after it.
+   */
+  acknowledge(write: Promise<void>): void;
 }
 
 /** Guidance kept per pass: the prompt and the package must stay readable. */
@@ -169,9 +174,11 @@ async function onCommand(scene: Scene, gesture: CommandGesture): Promise<string>
     return "not one of Lisa's pull requests";
   }
   if (gesture.commentId !== null) {
-    await gh
-      .addCommentReaction(ref, gesture.commentId, gesture.where === "inline" ? "review" : "issue", "eyes")
-      .catch((error) => deps.log.warn({ err: error }, "could not react to the command"));
+    scene.controls.acknowledge(
+      gh
+        .addCommentReaction(ref, gesture.commentId, gesture.where === "inline" ? "review" : "issue", "eyes")
+        .catch((error) => deps.log.warn({ err: error }, "could not react to the command")),
+    );
   }
   if (command.name === "help") {
     await scene.reply(HELP);

@@ -8,6 +8,7 @@ import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import { replyOnce, WRITE_ROLES } from "./authorize.ts";
 import type { LabeledCommand } from "./gesture.ts";
+import type { RunControls } from "./handle-gesture.ts";
 
 /**
  * The steps a run starts with: a planning step when the config lists several repositories, else
@@ -31,7 +32,12 @@ function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
  * Decides what a labeled issue means: nothing (another label), a reply (invalid config, no
  * permission), or a new queued run. Returns the outcome in words for the command log.
  */
-export async function startRun(deps: CoreDeps, deliveryId: string, command: LabeledCommand): Promise<string> {
+export async function startRun(
+  deps: CoreDeps,
+  deliveryId: string,
+  command: LabeledCommand,
+  controls: Pick<RunControls, "acknowledge">,
+): Promise<string> {
   const gh = await deps.github(command.installationId);
   const ref = { owner: command.owner, repo: command.repo };
   const issue = command.issue.number;
@@ -97,7 +103,9 @@ export async function startRun(deps: CoreDeps, deliveryId: string, command: Labe
     return "ignored: the issue already has an open run";
   }
   // The run is queued whatever happens here: a failed 👀 must not make a retry of this command find
-  // its own run and call it "still open".
-  await gh.addReaction(ref, issue, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react to the label"));
+  // its own run and call it "still open". Nor does the run wait for it to be written.
+  controls.acknowledge(
+    gh.addReaction(ref, issue, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react to the label")),
+  );
   return `queued run ${run.id}`;
 }

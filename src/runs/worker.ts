@@ -61,6 +61,8 @@ export class Worker {
   readonly #deps: CoreDeps;
   readonly #concurrency: number;
   readonly #active = new Map<number, Promise<void>>();
+  /** 👀 reactions on their way to GitHub (acknowledge). */
+  readonly #acknowledgements = new Set<Promise<void>>();
   readonly #retryMs: number;
   readonly #retryTimers = new Set<NodeJS.Timeout>();
   readonly #claims: WorkClaims;
@@ -231,6 +233,16 @@ export class Worker {
     }
   }
 
+  acknowledge(write: Promise<void>): void {
+    const tracked: Promise<void> = write
+      .catch(() => undefined)
+      .finally(() => {
+        this.#acknowledgements.delete(tracked);
+        this.#settleIdle();
+      });
+    this.#acknowledgements.add(tracked);
+  }
+
   /** Whether the worker takes work: started, and not stopping. */
   get running(): boolean {
     return !this.#stopped;
@@ -252,7 +264,7 @@ export class Worker {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#clearRetryTimers();
-    await Promise.allSettled(this.#active.values());
+    await Promise.allSettled([...this.#active.values(), ...this.#acknowledgements]);
   }
 
   #clearRetryTimers(): void {
@@ -296,6 +308,7 @@ export class Worker {
     const { store } = this.#deps;
     return (
       this.#active.size === 0 &&
+      this.#acknowledgements.size === 0 &&
       !this.#pumping &&
       (this.#stopped || (store.pendingCommands() === 0 && store.runsIn("queued").length === 0))
     );
@@ -336,7 +349,7 @@ export class Worker {
         outcome = repeated
           ? `coalesced into command ${repeated.id}`
           : command.kind === "start_run"
-            ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand)
+            ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand, this)
             : command.kind === "gesture"
               ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
               : `ignored: unknown command kind ${command.kind}`;

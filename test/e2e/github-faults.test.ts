@@ -41,6 +41,23 @@ describe("GitHub failing while Lisa handles a command", () => {
     expect(github.comments(REPO, issue.number).some((c) => c.body.includes("could not start"))).toBe(false);
   });
 
+  it("starts the run while a slow GitHub still holds the 👀, which lands all the same", async () => {
+    const { agent, github, issue, env: e } = await setUp();
+    github.injectFault({ method: "POST", path: /\/reactions$/, kind: "slow", delayMs: 3_000 });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await waitFor("the agent to start", () => agent.calls().length > 0, 10_000);
+    // The emulator logs a request once it has answered it.
+    expect(github.requests().some((r) => r.path.endsWith("/reactions"))).toBe(false);
+    await e.settle();
+    expect(
+      github
+        .requests()
+        .filter((r) => r.path.endsWith("/reactions"))
+        .map((r) => r.status),
+    ).toEqual([201]);
+    expect(github.pulls(REPO)).toHaveLength(1);
+  });
+
   it("says so on the issue when GitHub keeps failing, and starts nothing", async () => {
     const { agent, github, issue, env: e } = await setUp();
     github.injectFault({ method: "GET", path: CONFIG_PATH, kind: "server_error", times: 100 });
