@@ -810,17 +810,35 @@ describe("drafts (E2E-20)", () => {
     expect(two.github.pulls("acme/api")[0]?.draft).toBe(false);
   });
 
-  it("opens a normal PR where the repository refuses drafts, and still reaches review", async () => {
-    const agent = createFakeClaude([change("health.ts", "Add GET /health"), change("health.ts", "v2")]);
+  it("opens a normal PR that says the pass is under way where the repository refuses drafts, and still reaches review", async () => {
+    const agent = createFakeClaude([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+    ]);
     env = await startEmulatedLisa({ claudeBinary: agent.binary });
     const e = env;
-    await e.github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG, draftPullRequests: false });
-    e.github.addCollaborator(REPO, "ann", "write");
-    const issue = await e.github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
-    await e.github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.github.createRepo("acme/api", { files: { "README.md": "# API\n" }, config: TWO_REPOS, draftPullRequests: false });
+    await e.github.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+    for (const repo of ["acme/api", "acme/web"]) e.github.addCollaborator(repo, "ann", "write");
+    const issue = await e.github.createIssue("acme/api", { title: "Add a health endpoint", body: "", user: "ann" });
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
-    const [pull] = e.github.pulls(REPO);
-    expect(pull?.draft).toBe(false);
+
+    // The API's PR waits for the web's step: Lisa asked for a draft, GitHub said 422, Lisa opened a normal one.
+    const creations = e.github.requests().filter((r) => r.method === "POST" && r.path === "/repos/acme/api/pulls");
+    expect(creations.map((r) => r.status)).toEqual([422, 201]);
+    const opened = e.github
+      .deliveries()
+      .filter((d) => d.event === "pull_request")
+      .map(
+        (d) => d.payload as { action: string; repository: { full_name: string }; pull_request: { draft: boolean; body: string } },
+      )
+      .find((p) => p.action === "opened" && p.repository.full_name === "acme/api");
+    expect(opened?.pull_request.draft).toBe(false);
+    expect(opened?.pull_request.body).toContain("🚧 Pass 1 in progress");
+    // At the gate the line is gone.
+    expect(e.github.pulls("acme/api")[0]?.body).not.toContain("in progress");
     expect(runOf(e).state).toBe("review");
   });
 });
