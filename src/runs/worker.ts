@@ -13,7 +13,7 @@ import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
-import { trimKeptWorktrees } from "./kept-worktrees.ts";
+import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { publishTracking } from "./publish-tracking.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
@@ -70,6 +70,7 @@ export class Worker {
   readonly #onClaimLost: ((runId: number) => void) | undefined;
   readonly #publishRetryMs: number;
   readonly #keptWorktreesBytes: number;
+  readonly #keptSizes: KeptSizes = new Map();
   #poll: NodeJS.Timeout | undefined;
   #publishRetry: NodeJS.Timeout | undefined;
   #pumping = false;
@@ -213,7 +214,7 @@ export class Worker {
 
   /** Keeps the worktrees of stopped runs within their disk budget; a failure to measure or remove is logged. */
   #trimKept(): Promise<string[]> {
-    return trimKeptWorktrees(this.#deps, this.#keptWorktreesBytes).catch((error) => {
+    return trimKeptWorktrees(this.#deps, this.#keptWorktreesBytes, this.#keptSizes).catch((error) => {
       this.#deps.log.warn({ err: error }, "could not keep the worktrees of stopped runs within their disk budget");
       return [];
     });
@@ -233,6 +234,7 @@ export class Worker {
     }
   }
 
+  /** A 👀 on its way: the commands and runs after it go on, and idle() and stop() wait for it. */
   acknowledge(write: Promise<void>): void {
     const tracked: Promise<void> = write
       .catch(() => undefined)
