@@ -47,11 +47,12 @@ export function composeStepPullRequest(
         .sessions(step.id)
         .filter((s) => s.pass === record.number)
         .reduce((sum, s) => sum + s.cost_usd, 0),
-      outcome: !(record.state === "pending" || record.state === "running")
-        ? (record.state as PassRowView["outcome"])
-        : deliveredNow
-          ? "delivered"
-          : "working",
+      outcome:
+        record.state !== "pending" && record.state !== "running"
+          ? (record.state as PassRowView["outcome"])
+          : deliveredNow
+            ? "delivered"
+            : "working",
     };
   });
   const section = renderPrBodySection({
