@@ -3,6 +3,7 @@ import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // GitHub on a bad day, as the emulator plays it: 502s, 429s and secondary rate limits. Lisa's
 // Octokit does not retry here (tests turn its plugins off), so every fault reaches Lisa's own
@@ -97,7 +98,7 @@ describe("GitHub refusing the tracking comment's last edit", () => {
     github.injectFault({ method: "PATCH", path: /\/issues\/comments\/\d+$/, kind: "secondary_rate_limit", times: 1_000 });
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await e.settle();
-    const tracking = () => github.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = () => trackingBody(github, REPO, issue.number);
     expect(e.lisa.store.runsIn("review")).toHaveLength(1);
     expect(tracking()).not.toContain("Ready for review");
 

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { diskUsage } from "../../src/workspace/disk-usage.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // A failed run keeps its worktree for `/lisa retry`; the worktrees of runs nobody comes back to are
 // held to a disk budget (LISA_KEPT_WORKTREES_MB), the oldest going first.
@@ -34,7 +35,7 @@ describe("the worktrees of failed runs", () => {
       const run = lisa.store.runsIn("failed").find((r) => r.issue_number === issue);
       return run ? (lisa.store.steps(run.id)[0]?.worktree ?? "") : "";
     };
-    const tracking = (issue: number) => github.comments(REPO, issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = (issue: number) => trackingBody(github, REPO, issue);
 
     await github.labelIssue(REPO, first.number, "lisa", "ann");
     await env.settle();

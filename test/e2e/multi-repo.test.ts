@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { gitIn } from "../support/git-fixtures.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const CONFIG = `label: lisa
 repos:
@@ -59,8 +60,7 @@ async function setUp(invocations: FakeInvocation[], writers: readonly string[] =
   return { agent, github, issue, env };
 }
 
-const tracking = (e: EmulatedLisa, issue: number) =>
-  e.github.comments("acme/api", issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+const tracking = (e: EmulatedLisa, issue: number) => trackingBody(e.github, "acme/api", issue);
 
 describe("a multi-repository issue", () => {
   it("gives issue acme/api#1 and issue acme/web#1 their own branches and pull requests in acme/web", async () => {

@@ -6,6 +6,7 @@ import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // A tracking comment edit GitHub refused is owed in the store, not only in memory: Lisa killed
 // before GitHub takes it, the next Lisa on the same data writes it as it starts (issue 10). The
@@ -37,7 +38,7 @@ describe("a tracking comment edit owed when Lisa is killed", () => {
     try {
       await waitFor("the run to be blocked", () => store.runsIn("blocked").length === 1, 60_000);
       await waitFor("the refused edit to be recorded as owed", () => store.runsOwingTracking().length === 1, 10_000);
-      const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+      const tracking = () => trackingBody(emulator, REPO, issue.number);
       expect(tracking()).not.toContain("⛔ Blocked");
 
       first.kill("SIGKILL");

@@ -8,6 +8,7 @@ import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
 // pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.
@@ -36,7 +37,7 @@ describe("Lisa killed during pass 2", () => {
 
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
-    const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = () => trackingBody(emulator, REPO, issue.number);
     await waitFor("pass 1 to reach review", () => tracking().includes("pass 1 · 👀 Ready for review"));
     const [pull] = emulator.pulls(REPO);
     if (!pull) throw new Error("no pull request");

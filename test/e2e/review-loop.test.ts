@@ -5,6 +5,7 @@ import { waitFor } from "../../dev/wait-for.ts";
 import { RUN_STATES } from "../../src/runs/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
 // emulator, people acting through the emulator's helpers, the agent a scripted stand-in.
@@ -78,8 +79,7 @@ const runOf = (e: EmulatedLisa) => {
   if (!run) throw new Error("no run");
   return run;
 };
-const tracking = (e: EmulatedLisa, issue: number) =>
-  e.github.comments(REPO, issue).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+const tracking = (e: EmulatedLisa, issue: number) => trackingBody(e.github, REPO, issue);
 const packages = (e: EmulatedLisa, pr: number) => e.github.comments(REPO, pr).filter((c) => c.body.includes("<!-- lisa:pass "));
 const headOf = (e: EmulatedLisa, pr: number) => e.github.pulls(REPO).find((p) => p.number === pr)?.head.sha ?? "";
 const remote = (e: EmulatedLisa) => e.github.gitDir(REPO);
@@ -587,8 +587,7 @@ describe("the review loop across two repositories (E2E-4)", () => {
     await e.github.submitReview("acme/api", api.number, { state: "APPROVED", user: "ann" });
     await e.settle();
     expect(runOf(e).state).toBe("review");
-    const issueTracking = () =>
-      e.github.comments("acme/api", issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const issueTracking = () => trackingBody(e.github, "acme/api", issue.number);
     expect(issueTracking()).toMatch(/acme\/api#\d+\]\([^)]*\) ✅/);
 
     // A redirect on the issue: the planner changes the web only, so the API's approval still counts.
@@ -634,10 +633,9 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     );
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
-    const trackingBody = () =>
-      e.github.comments("acme/api", issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const planTracking = () => trackingBody(e.github, "acme/api", issue.number);
     expect(runOf(e).state).toBe("plan_review");
-    expect(trackingBody()).toContain("Plan ready for review");
+    expect(planTracking()).toContain("Plan ready for review");
     expect(agent.calls()).toHaveLength(1);
 
     await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect leave the web alone", "ann");

@@ -10,6 +10,7 @@ import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // Two `lisa worker`s and a `lisa web` on PostgreSQL. A worker told to stop (a deploy) hands its
 // run to the other without counting a crash; a worker frozen past its lease loses the run to the
@@ -81,7 +82,7 @@ async function twoWorkers() {
   const [holder, held] = [...workers].find(([, worker]) => cwd.startsWith(worker.dataDir)) ?? [];
   if (!holder || !held) throw new Error(`no worker ran the session in ${cwd}`);
   const store = new Store(databaseUrl);
-  const tracking = () => github?.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+  const tracking = () => (github ? trackingBody(github, REPO, issue.number) : "");
   return { databaseUrl, store, holder, held, other: holder === "w1" ? "w2" : "w1", tracking };
 }
 

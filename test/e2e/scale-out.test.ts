@@ -8,6 +8,7 @@ import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // Lisa scaled out as the README's "Running at scale" describes it: one `lisa web` and three
 // `lisa worker` processes sharing PostgreSQL, each worker with its own data directory (mirrors and
@@ -97,7 +98,7 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
       await waitFor("all 12 runs to reach review", () => store.runsIn("review").length === 12 || undefined, 180_000);
       // The tracking comments are edited after the state changes (coalesced, off the critical path).
       const trackingOf = (issue: { repo: string; number: number }) =>
-        github?.comments(issue.repo, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+        github ? trackingBody(github, issue.repo, issue.number) : "";
       await waitFor("every tracking comment to say so", () => issues.every((i) => trackingOf(i).includes("Ready for review")));
       await github.waitForWebhooks();
 

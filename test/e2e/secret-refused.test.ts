@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // An agent writes its model key into a file. Lisa refuses the push, says so without the value, and
 // drops that work, so `/lisa retry` starts the agent again from what was published instead of
@@ -34,7 +35,7 @@ describe("a push refused for a secret", () => {
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await env.settle();
 
-    const tracking = () => github.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = () => trackingBody(github, REPO, issue.number);
     expect(github.pulls(REPO)).toEqual([]);
     expect(tracking()).toMatch(
       /Lisa refused to push, so nothing was published: commit [0-9a-f]{7} adds a secret Lisa holds .* in `notes\.txt`/,

@@ -7,6 +7,7 @@ import { processesMatching } from "../../dev/processes-matching.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // One fault at a time against Lisa as deployed: a GitHub emulator in this process, Lisa in a
 // process of its own that the fault may kill, stop or starve, and a second Lisa on the same data
@@ -138,7 +139,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
           });
         });
       },
-      tracking: () => github.comments(REPO, issueNumber).find((c) => c.body.includes("lisa:tracking"))?.body ?? "",
+      tracking: () => trackingBody(github, REPO, issueNumber),
     };
     await scenario.prepare?.(world);
     await start();

@@ -7,6 +7,7 @@ import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // A deploy: Lisa gets SIGTERM while an agent works. It must exit cleanly within its grace period,
 // leave nothing running, and resume the run at the next start without counting a crash.
@@ -46,7 +47,7 @@ describe("SIGTERM during an agent session", () => {
     handedBack.close();
 
     await lisa.start(options);
-    const tracking = () => emulator.comments(REPO, issue.number).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    const tracking = () => trackingBody(emulator, REPO, issue.number);
     await waitFor("the run to reach review", () => tracking().includes("Ready for review"));
     await emulator.waitForWebhooks();
     lisa.killAll();
