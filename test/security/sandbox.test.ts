@@ -1,3 +1,4 @@
+import { type ChildProcess, spawn } from "node:child_process";
 import { createHmac } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { attack, createWorld, HOST, removeWorlds, SECRETS } from "./attack-world.ts";
@@ -8,13 +9,20 @@ import { type AttackRun, outcomeOf, SANDBOX_CASES, type World } from "./sandbox-
 // none of those inputs holds merely because the agent could not have got through anyway.
 
 let unconfined: { world: World; run: AttackRun };
+// Another process on the host with a WEBHOOK_SECRET of its own, as the README's emulator flow leaves
+// one: started first, it comes first among /proc's entries, and the agent must still sign with Lisa's.
+let decoy: ChildProcess;
 
 beforeAll(async () => {
+  decoy = spawn("sleep", ["300"], { env: { PATH: process.env.PATH, WEBHOOK_SECRET: "another-process-secret" }, stdio: "ignore" });
   const world = createWorld();
   unconfined = { world, run: await attack(world, "off") };
 }, 120_000);
 
-afterAll(removeWorlds);
+afterAll(() => {
+  decoy.kill("SIGKILL");
+  removeWorlds();
+});
 
 describe("the same agent with LISA_SANDBOX=off (the control: every probe above can succeed)", () => {
   it.each(SANDBOX_CASES.filter((c) => c.leaksWithoutSandbox(HOST)))("can $attempt ($name)", (sandboxCase) => {
