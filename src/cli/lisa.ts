@@ -31,9 +31,13 @@ else if (command === "all" || command === "web" || command === "worker") {
   process.env.LISA_ROLE = command;
   await import("../main.ts");
   status = await new Promise<number>(() => {}); // main.ts runs until it exits the process
-} else {
+} else if (command === undefined || command === "--help" || command === "help") {
   process.stdout.write(USAGE);
-  status = command === undefined || command === "--help" || command === "help" ? 0 : 2;
+  status = 0;
+} else {
+  const named = command === "config" ? `config ${rest[0] ?? ""}`.trim() : command;
+  process.stderr.write(`lisa: unknown command '${named}'\n\n${USAGE}`);
+  status = 2;
 }
 process.exit(status);
 

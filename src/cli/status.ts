@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatWorkStatus, workStatus } from "../runs/work-status.ts";
 import { Store } from "../store/store.ts";
@@ -5,6 +6,13 @@ import { Store } from "../store/store.ts";
 /** `lisa status`: what is queued and what each worker runs, read from the store every process shares. */
 export function status(env: NodeJS.ProcessEnv = process.env): number {
   const location = env.DATABASE_URL || path.join(path.resolve(env.LISA_DATA_DIR || "data"), "lisa.db");
+  // Opening a store creates it: in the wrong folder that would be an empty one, reported as no work.
+  if (!env.DATABASE_URL && !existsSync(location)) {
+    process.stderr.write(
+      `lisa status: no store at ${location}; run it where Lisa runs, or set LISA_DATA_DIR or DATABASE_URL as Lisa has them\n`,
+    );
+    return 1;
+  }
   let store: Store;
   try {
     store = new Store(location);

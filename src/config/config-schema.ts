@@ -15,6 +15,10 @@ const duration = (fallback: string) =>
         ctx.addIssue({ code: "custom", message: `"${value}" is not a duration; write e.g. 45m, 90s or 1h30m` });
         return z.NEVER;
       }
+      if (ms === 0) {
+        ctx.addIssue({ code: "custom", message: `"${value}" is no time at all; a limit must be longer than 0` });
+        return z.NEVER;
+      }
       if (ms > MAX_DURATION_MS) {
         ctx.addIssue({ code: "custom", message: `"${value}" is longer than the most Lisa allows, 24h` });
         return z.NEVER;

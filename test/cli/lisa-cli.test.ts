@@ -1,6 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -11,6 +11,7 @@ import { runLisaCommand } from "../support/lisa-command.ts";
 
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
 function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("lisa-cli")) {
@@ -90,9 +91,40 @@ describe("lisa config check", () => {
     expect(stderr).toBe(`.github-lisa.yml: ${problem}\n`);
   });
 
-  it("shows its usage, and exits 2 on an unknown command", () => {
+  it("shows its usage, and names an unknown command before it, exiting 2", () => {
     expect(lisa(["--help"]).stdout).toContain("config check [path]");
-    expect(lisa(["frobnicate"]).status).toBe(2);
+    const unknown = lisa(["frobnicate"]);
+    expect(unknown.status).toBe(2);
+    expect(unknown.stderr).toMatch(/^lisa: unknown command 'frobnicate'\n\nusage: lisa <command>/);
+    expect(lisa(["config", "lint"]).stderr).toMatch(/^lisa: unknown command 'config lint'\n/);
+  });
+});
+
+describe("lisa status", () => {
+  it("says where it looked when there is no store there, and creates none", () => {
+    const cwd = tempDir("lisa-status");
+    const { status, stderr } = lisa(["status"], {}, cwd);
+    expect(status).toBe(1);
+    expect(stderr).toBe(
+      `lisa status: no store at ${path.join(cwd, "data", "lisa.db")}; run it where Lisa runs, or set LISA_DATA_DIR or DATABASE_URL as Lisa has them\n`,
+    );
+    expect(existsSync(path.join(cwd, "data"))).toBe(false);
+  });
+});
+
+describe("the repository's own files", () => {
+  it("ignores the settings `lisa emulator --write-env` writes, which hold a private key's path and a webhook secret", () => {
+    for (const file of ["lisa-emulator.env", ".env"]) {
+      const ignored = spawnSync("git", ["check-ignore", "--no-index", "-q", file], { cwd: ROOT, encoding: "utf8" });
+      expect(ignored.stderr).toBe("");
+      expect(ignored.status, file).toBe(0);
+    }
+  });
+
+  it("ships the license package.json names", () => {
+    const { license } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { license: string };
+    expect(license).toBe("MIT");
+    expect(readFileSync(path.join(ROOT, "LICENSE"), "utf8")).toMatch(/^MIT License\n\nCopyright \(c\) \d{4} /);
   });
 });
 
