@@ -2,11 +2,13 @@ import { run } from "probot";
 import { createLisa } from "./app.ts";
 import { unquotedPrivateKey } from "./config/app-key.ts";
 import { EnvError, type LisaSettings, settingsFromEnv } from "./config/env-schema.ts";
+import { loadDotEnv } from "./config/load-dotenv.ts";
 import { LisaOctokit } from "./github/lisa-octokit.ts";
 import { limitRequestBodies } from "./http/body-limit.ts";
 import { killAllAgents } from "./providers/run-agent.ts";
 
 // Before anything reads it (the settings, Probot, the secrets Lisa redacts).
+loadDotEnv();
 if (process.env.PRIVATE_KEY) process.env.PRIVATE_KEY = unquotedPrivateKey(process.env.PRIVATE_KEY);
 
 let settings: LisaSettings;

@@ -1,6 +1,7 @@
 #!/usr/bin/env -S node --disable-warning=ExperimentalWarning
 // The operator's command (`npx lisa …`): check a deployment and a configuration before labeling
 // an issue. `npm start` runs the App itself.
+import { loadDotEnv } from "../config/load-dotenv.ts";
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor.ts";
 import { runIssue } from "./run-issue.ts";
@@ -19,6 +20,8 @@ const USAGE = `usage: lisa <command>
   status               queued and running work, by worker, from the store (DATABASE_URL or LISA_DATA_DIR)
 `;
 
+// Every command sees the settings `npm start` sees, `.env` included.
+loadDotEnv();
 const [command, ...rest] = process.argv.slice(2);
 let status: number;
 if (command === "doctor") status = await doctor(rest);

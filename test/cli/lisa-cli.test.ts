@@ -100,6 +100,32 @@ describe("lisa config check", () => {
   });
 });
 
+describe(".env, read before any setting", () => {
+  const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
+
+  it("stops `npm start` on a bad LISA_ setting written in .env, with the message an exported one gets", () => {
+    const cwd = tempDir("lisa-dotenv");
+    writeFileSync(path.join(cwd, ".env"), "LISA_CONCURRENCY=two\n");
+    // Without .env read first, Probot loaded it after Lisa had read its settings, and Lisa started.
+    const result = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: cwd, APP_ID: "1", WEBHOOK_SECRET: "x".repeat(20), PORT: "0", HOST: "127.0.0.1" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(result.stderr).toContain('Lisa cannot start; fix these environment variables:\nLISA_CONCURRENCY="two": must be a whole number');
+    expect(result.status).toBe(1);
+  });
+
+  it("gives lisa doctor the App settings the registration flow wrote to .env", () => {
+    const cwd = tempDir("lisa-dotenv");
+    writeFileSync(path.join(cwd, ".env"), "APP_ID=4242\nWEBHOOK_SECRET=0123456789abcdef0123\n");
+    const { stdout } = lisa(["doctor"], {}, cwd);
+    expect(stdout).toMatch(/^ok {4}APP_ID +4242$/m);
+    expect(stdout).toMatch(/^ok {4}webhook secret /m);
+  });
+});
+
 describe("lisa status", () => {
   it("says where it looked when there is no store there, and creates none", () => {
     const cwd = tempDir("lisa-status");
