@@ -2,6 +2,7 @@
 // The operator's command (`npx lisa …`): check a deployment and a configuration before labeling
 // an issue. `npm start` runs the App itself.
 import { loadDotEnv } from "../config/load-dotenv.ts";
+import { stopWhenOrphaned } from "../process/stop-when-orphaned.ts";
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor.ts";
 import { runIssue } from "./run-issue.ts";
@@ -22,6 +23,7 @@ const USAGE = `usage: lisa <command>
 
 // Every command sees the settings `npm start` sees, `.env` included.
 loadDotEnv();
+stopWhenOrphaned();
 const [command, ...rest] = process.argv.slice(2);
 let status: number;
 if (command === "doctor") status = await doctor(rest);
