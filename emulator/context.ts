@@ -26,6 +26,10 @@ export interface EmulatorContext {
   apiWebhooks: boolean;
   /** What the installation may do, by permission (app.yml's `default_permissions`). */
   permissions: Readonly<Record<string, "read" | "write">>;
+  /** The events the installation receives (app.yml's `default_events`). */
+  events: readonly string[];
+  /** What the App's registration asks for (GET /app), which may be more than the installation accepted. */
+  registered: { permissions: Readonly<Record<string, "read" | "write">>; events: readonly string[] };
 }
 
 /** The token a request authenticates with (the word after `token` or `Bearer`), "" without one. */

@@ -72,6 +72,11 @@ export interface GitHubEmulatorOptions {
    * installation whose owner has not accepted a new permission yet is one without it.
    */
   permissions?: Readonly<Record<string, "read" | "write">>;
+  /**
+   * What the App's registration asks for, as GET /app reports it: the installation's permissions
+   * and events by default; more when its owner has yet to accept what the App asks for now.
+   */
+  registered?: { permissions?: Readonly<Record<string, "read" | "write">>; events?: readonly string[] };
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
   intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
@@ -154,6 +159,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   let webhookUrl = options.webhookUrl;
   const reposRoot = path.resolve(options.reposRoot);
 
+  const events = options.events ?? subscribedEvents();
   const context: EmulatorContext = {
     state,
     links: () => ({ base: requireUrl(), git: requireUrl() }),
@@ -167,10 +173,15 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       secret: options.webhookSecret,
       url: () => webhookUrl,
       appId: () => context.appId,
-      events: options.events ?? subscribedEvents(),
+      events,
     }),
     apiWebhooks: options.apiWebhooks ?? true,
     permissions: options.permissions ?? grantedPermissions(),
+    events,
+    registered: {
+      permissions: options.registered?.permissions ?? options.permissions ?? grantedPermissions(),
+      events: options.registered?.events ?? events,
+    },
   };
   const routes = restRoutes(context);
   const requestLog: RecordedRequest[] = [];

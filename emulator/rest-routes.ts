@@ -92,7 +92,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
     appRoute("GET", "/app", () => ({
       status: 200,
-      body: { id: context.appId, slug: "lisa", name: "Lisa", permissions: context.permissions, events: ["issues"] },
+      body: { id: context.appId, slug: "lisa", name: "Lisa", ...context.registered },
     })),
 
     appRoute("GET", "/app/installations", () => ({ status: 200, body: [installationJson(context)] })),
@@ -642,7 +642,7 @@ function installationJson(context: EmulatorContext) {
     target_type: first?.owner.type ?? "User",
     repository_selection: "all",
     permissions: context.permissions,
-    events: ["issues"],
+    events: context.events,
   };
 }
 

@@ -183,12 +183,13 @@ async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   return checks;
 }
 
-/** The permissions app.yml asks for, which the registered App must hold for every feature to work. */
-async function manifestPermissions(): Promise<Record<string, string>> {
+/** The permissions and events app.yml asks for, which the registered App must hold for every feature to work. */
+async function manifestGrants(): Promise<Required<Grants>> {
   const manifest = parseYaml(await readFile(new URL("../../app.yml", import.meta.url), "utf8")) as {
     default_permissions?: Record<string, string>;
+    default_events?: string[];
   };
-  return manifest.default_permissions ?? {};
+  return { permissions: manifest.default_permissions ?? {}, events: manifest.default_events ?? [] };
 }
 
 /**
@@ -207,11 +208,11 @@ async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     throttle: { enabled: false },
     request: { timeout: 15_000 },
   });
-  let app: { slug?: string; permissions?: Record<string, string | undefined> } | null;
-  let installations: number;
+  let app: (Grants & { slug?: string }) | null;
+  let installed: (Grants & { id: number; account?: { login?: string } | null })[];
   try {
     app = (await octokit.rest.apps.getAuthenticated()).data;
-    installations = (await octokit.rest.apps.listInstallations({ per_page: 100 })).data.length;
+    installed = (await octokit.rest.apps.listInstallations({ per_page: 100 })).data;
   } catch (error) {
     const status = (error as { status?: number }).status;
     return [
@@ -227,8 +228,8 @@ async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     ];
   }
   const checks: Check[] = [
-    installations > 0
-      ? { name: "App on GitHub", status: "ok", detail: `${app?.slug ?? "?"}, ${installations} installation(s)` }
+    installed.length > 0
+      ? { name: "App on GitHub", status: "ok", detail: `${app?.slug ?? "?"}, ${installed.length} installation(s)` }
       : {
           name: "App on GitHub",
           status: "warn",
@@ -236,20 +237,63 @@ async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
           fix: "Install it on the repositories Lisa should work in (the App's page, “Install App”).",
         },
   ];
-  const rank = (level: string | undefined) => (level === "write" || level === "admin" ? 2 : level === "read" ? 1 : 0);
-  const wanted = await manifestPermissions();
-  const missing = Object.entries(wanted).filter(([name, level]) => rank(app?.permissions?.[name]) < rank(level));
+  const wanted = await manifestGrants();
+  const appMissing = missingGrants(wanted, app ?? {});
   checks.push(
-    missing.length === 0
+    appMissing.permissions.length === 0
       ? { name: "App permissions", status: "ok", detail: "every one app.yml asks for" }
       : {
           name: "App permissions",
           status: "FAIL",
-          detail: `missing ${missing.map(([name, level]) => `${name}: ${level}`).join(", ")}`,
+          detail: `missing ${appMissing.permissions.join(", ")}`,
           fix: "Add them in the App's settings (Permissions & events); each installation's owner must then accept them.",
         },
+    appMissing.events.length === 0
+      ? { name: "App events", status: "ok", detail: "subscribed to every one app.yml lists" }
+      : {
+          name: "App events",
+          status: "FAIL",
+          detail: `not subscribed to ${appMissing.events.join(", ")}: GitHub never sends them, and what they carry is never seen`,
+          fix: "Tick them under “Subscribe to events” in the App's settings (Permissions & events).",
+        },
   );
+  for (const installation of installed) {
+    const { permissions, events } = missingGrants(wanted, installation);
+    const name = `installation ${installation.account?.login ?? `#${installation.id}`}`;
+    const gaps = [...permissions, ...events.map((event) => `${event} events`)];
+    // An installation holds only what its owner accepted; a grant the App lacks is reported above.
+    const unaccepted = gaps.filter(
+      (gap) => !appMissing.permissions.includes(gap) && !appMissing.events.includes(gap.replace(/ events$/, "")),
+    );
+    checks.push(
+      unaccepted.length === 0
+        ? { name, status: "ok", detail: "has accepted every permission and event" }
+        : {
+            name,
+            status: "FAIL",
+            detail: `has not accepted ${unaccepted.join(", ")}`,
+            fix: "Its owner must accept the App's new permissions: Settings → GitHub Apps (Integrations) → Lisa → Review request.",
+          },
+    );
+  }
   return checks;
+}
+
+/** What an App or installation holds: its permissions by name and the events it receives. */
+interface Grants {
+  permissions?: Record<string, string | undefined> | undefined;
+  events?: string[] | undefined;
+}
+
+/** The permissions and events `wanted` asks for that `held` lacks, as `name: level` and event names. */
+function missingGrants(wanted: Required<Grants>, held: Grants): { permissions: string[]; events: string[] } {
+  const rank = (level: string | undefined) => (level === "write" || level === "admin" ? 2 : level === "read" ? 1 : 0);
+  return {
+    permissions: Object.entries(wanted.permissions)
+      .filter(([name, level]) => rank(held.permissions?.[name]) < rank(level))
+      .map(([name, level]) => `${name}: ${level}`),
+    events: wanted.events.filter((event) => !held.events?.includes(event)),
+  };
 }
 
 async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): Promise<Check[]> {
@@ -258,6 +302,7 @@ async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): Promise<
   const version = await installedVersion(binary).catch(() => undefined);
   const found = CREDENTIALS[name].filter((variable) => env[variable]);
   return [
+    ...(name === "claude" && version ? [claudeUserCheck(env)] : []),
     version
       ? { name: `${name} CLI`, status: "ok", detail: `${binary} ${version}` }
       : {
@@ -275,6 +320,24 @@ async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): Promise<
           fix: `Set one of ${CREDENTIALS[name].join(", ")} if ${name} is used (or put them in LISA_AGENT_HOME's CLI settings).`,
         },
   ];
+}
+
+/** Claude Code refuses `--dangerously-skip-permissions`, which Lisa runs it with, as root unless told it is in a sandbox. */
+function claudeUserCheck(env: NodeJS.ProcessEnv): Check {
+  if (process.getuid?.() !== 0) return { name: "claude as this user", status: "ok", detail: "not root" };
+  return env.IS_SANDBOX
+    ? {
+        name: "claude as this user",
+        status: "warn",
+        detail: "root, with IS_SANDBOX set: Claude Code will run",
+        fix: "Keep IS_SANDBOX only inside a container or VM you trust; better, run Lisa as an ordinary user.",
+      }
+    : {
+        name: "claude as this user",
+        status: "FAIL",
+        detail: "root: Claude Code refuses to run with --dangerously-skip-permissions, so every claude session would fail",
+        fix: "Run Lisa as an ordinary user (the Docker image does), or, only inside a sandbox you trust, set IS_SANDBOX=1.",
+      };
 }
 
 function printTable(checks: Check[]): void {

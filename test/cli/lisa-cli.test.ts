@@ -4,8 +4,10 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "no
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { grantedPermissions } from "../../emulator/app-events.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { parseConfigYaml } from "../../src/config/parse-config.ts";
+import { AGENT_BIN } from "../support/agent-clis.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { runLisaCommand } from "../support/lisa-command.ts";
 
@@ -25,6 +27,43 @@ function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("l
 }
 
 describe("lisa doctor", () => {
+  it("fails as root when Claude Code, which refuses root, is installed, and names the fix", () => {
+    // uid 0 in a user namespace of its own, so the check runs the same for any user running the test.
+    const asRoot = (env: Record<string, string>) => {
+      const cwd = tempDir("lisa-cli");
+      const result = spawnSync(
+        "bwrap",
+        [
+          "--unshare-user",
+          "--uid",
+          "0",
+          "--gid",
+          "0",
+          "--bind",
+          "/",
+          "/",
+          "--dev",
+          "/dev",
+          "--proc",
+          "/proc",
+          "--",
+          LISA,
+          "doctor",
+        ],
+        {
+          cwd,
+          env: { PATH: `${path.dirname(process.execPath)}:${AGENT_BIN}:/usr/bin:/bin`, HOME: cwd, ...env },
+          encoding: "utf8",
+        },
+      );
+      return result.stdout;
+    };
+    expect(asRoot({})).toMatch(
+      /^FAIL {2}claude as this user +root: Claude Code refuses to run with --dangerously-skip-permissions.*\n +fix: Run Lisa as an ordinary user/m,
+    );
+    expect(asRoot({ IS_SANDBOX: "1" })).toMatch(/^warn {2}claude as this user +root, with IS_SANDBOX set/m);
+  });
+
   it("names every missing piece with its fix on a machine with nothing configured, and exits 1", () => {
     const { status, stdout } = lisa(["doctor"]);
     expect(status).toBe(1);
@@ -113,7 +152,9 @@ describe(".env, read before any setting", () => {
       encoding: "utf8",
       timeout: 20_000,
     });
-    expect(result.stderr).toContain('Lisa cannot start; fix these environment variables:\nLISA_CONCURRENCY="two": must be a whole number');
+    expect(result.stderr).toContain(
+      'Lisa cannot start; fix these environment variables:\nLISA_CONCURRENCY="two": must be a whole number',
+    );
     expect(result.status).toBe(1);
   });
 
@@ -195,14 +236,19 @@ describe("lisa doctor --live", () => {
       publicKeyEncoding: { type: "spki", format: "pem" },
     });
     const configured = { APP_ID: "12345", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "0123456789abcdef0123", GHE_PROTOCOL: "http" };
-    const registered = async (permissions?: Record<string, "read" | "write">) => {
+    const registered = async (
+      permissions?: Record<string, "read" | "write">,
+      more: Pick<Parameters<typeof createGitHubEmulator>[0], "events" | "registered"> = {},
+    ) => {
       const github = createGitHubEmulator({
         reposRoot: tempDir("doctor-live"),
         webhookSecret: "unused",
         ghes: true,
         ...(permissions ? { permissions } : {}),
+        ...more,
       });
       await github.start();
+      await github.createRepo("acme/api");
       return github;
     };
     const full = await registered();
@@ -210,6 +256,8 @@ describe("lisa doctor --live", () => {
       const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(full.url).host });
       expect(stdout).toMatch(/^ok {4}App on GitHub +lisa, 1 installation\(s\)$/m);
       expect(stdout).toMatch(/^ok {4}App permissions +every one app\.yml asks for$/m);
+      expect(stdout).toMatch(/^ok {4}App events +subscribed to every one app\.yml lists$/m);
+      expect(stdout).toMatch(/^ok {4}installation acme +has accepted every permission and event$/m);
       expect(status).toBe(0);
     } finally {
       await full.stop();
@@ -222,6 +270,31 @@ describe("lisa doctor --live", () => {
       expect(status).toBe(1);
     } finally {
       await old.stop();
+    }
+    // Registered from an app.yml without review events: GitHub never sends them.
+    const deaf = await registered(undefined, { events: ["issues", "issue_comment", "pull_request"] });
+    try {
+      const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(deaf.url).host });
+      expect(stdout).toMatch(
+        /^FAIL {2}App events +not subscribed to pull_request_review, pull_request_review_comment: GitHub never sends them.*\n +fix: Tick them/m,
+      );
+      expect(status).toBe(1);
+    } finally {
+      await deaf.stop();
+    }
+    // The App asks for check runs now; the installation's owner has not accepted that yet.
+    const { checks: _, ...accepted } = grantedPermissions();
+    const behind = await registered(accepted, { registered: { permissions: grantedPermissions() } });
+    try {
+      const { status, stdout } = await runLisaCommand(["doctor", "--live"], {
+        ...configured,
+        GHE_HOST: new URL(behind.url).host,
+      });
+      expect(stdout).toMatch(/^ok {4}App permissions /m);
+      expect(stdout).toMatch(/^FAIL {2}installation acme +has not accepted checks: write\n +fix: Its owner must accept/m);
+      expect(status).toBe(1);
+    } finally {
+      await behind.stop();
     }
     // Nothing answers there.
     const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: "127.0.0.1:9" });
