@@ -57,15 +57,10 @@ function isInside(child: string, parent: string): boolean {
  * and multi-pack indexes (a forged one lies about parents and trees), and worktree registrations
  * that point anywhere but a worktree folder of Lisa's (Lisa would take that folder for a worktree,
  * commit in it and remove it). Run under the repository's lock before Lisa's git touches the mirror.
- * Returns what it removed, for the log.
  */
-export async function scrubMirror(mirror: string, roots: WorkDirRoots): Promise<string[]> {
-  const removed: string[] = [];
-  const remove = async (target: string) => {
-    // `rm` unlinks a link without following it, and a folder's content without leaving it.
-    await rm(target, { recursive: true, force: true });
-    removed.push(path.relative(mirror, target));
-  };
+export async function scrubMirror(mirror: string, roots: WorkDirRoots): Promise<void> {
+  // `rm` unlinks a link without following it, and a folder's content without leaving it.
+  const remove = (target: string) => rm(target, { recursive: true, force: true });
   const info = path.join(mirror, "objects", "info");
   const infoStat = await lstat(info).catch(() => undefined);
   if (infoStat && !infoStat.isDirectory()) await remove(info);
@@ -86,7 +81,6 @@ export async function scrubMirror(mirror: string, roots: WorkDirRoots): Promise<
       if (!(await isOwnRegistration(entry, roots))) await remove(entry);
     }
   }
-  return removed;
 }
 
 /** Whether the registration folder `entry` names a worktree `<folder>/.git` in one of Lisa's folders. */
