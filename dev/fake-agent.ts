@@ -39,8 +39,9 @@ export interface RecordedCall {
  * A `claude` executable that replays `invocations` in order (the last one repeats), and what it was
  * called with. The stand-in is installed in a folder of its own, as a real CLI is, so it runs in
  * Lisa's sandbox; it reaches this process over an abstract Unix socket named in its command line.
+ * With a `version` of 2.1.50 or later, Lisa has it make its own worktree (`--worktree`), as Claude Code does.
  */
-export function createFakeClaude(invocations: FakeInvocation[]) {
+export function createFakeClaude(invocations: FakeInvocation[], { version = "1.0.0" }: { version?: string } = {}) {
   const dir = tempDir("fake-claude");
   const socket = `lisa-fake-claude-${randomUUID()}`;
   const calls: RecordedCall[] = [];
@@ -67,7 +68,7 @@ export function createFakeClaude(invocations: FakeInvocation[]) {
   const script = path.join(dir, "fake-claude.mjs");
   copyFileSync(FAKE_CLAUDE, script);
   const binary = path.join(dir, "claude");
-  writeFileSync(binary, `#!/bin/sh\nexec "${process.execPath}" "${script}" "${socket}" "$@"\n`);
+  writeFileSync(binary, `#!/bin/sh\nexec "${process.execPath}" "${script}" "${socket}" "${version}" "$@"\n`);
   chmodSync(binary, 0o755);
   return {
     binary,

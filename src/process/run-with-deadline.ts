@@ -32,6 +32,8 @@ export interface RunWithDeadlineOptions {
   fds?: number[] | undefined;
   /** Bytes kept of each stream; the oldest output is dropped first. */
   maxBuffer?: number | undefined;
+  /** How stdout is decoded; `latin1` keeps one character per byte, for output that is counted in bytes. */
+  encoding?: "utf8" | "latin1" | undefined;
   /** Told the process group id as soon as the process runs. */
   onSpawn?: ((pid: number) => void) | undefined;
 }
@@ -82,8 +84,8 @@ class Tail {
     this.#size += chunk.length;
     while (this.#size > this.#limit && this.#chunks.length > 1) this.#size -= this.#chunks.shift()?.length ?? 0;
   }
-  toString(): string {
-    return Buffer.concat(this.#chunks).toString("utf8");
+  toString(encoding: "utf8" | "latin1" = "utf8"): string {
+    return Buffer.concat(this.#chunks).toString(encoding);
   }
 }
 
@@ -143,7 +145,7 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
       for (const stream of [subprocess.stdout, subprocess.stderr] as (Readable | null)[]) stream?.destroy();
       if (pid !== undefined) liveGroups.delete(pid);
       resolve({
-        stdout: stdout.toString(),
+        stdout: stdout.toString(options.encoding),
         stderr: stderr.toString(),
         all: all.toString(),
         exitCode,

@@ -10,7 +10,7 @@ import { runAgent } from "../providers/run-agent.ts";
 import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import { assertWorktreeOf } from "../workspace/git.ts";
-import { findWorktreeByBranch, mirrorPath, removeWorktree, type Worktree } from "../workspace/workspace.ts";
+import { findNativeWorktree, mirrorPath, removeWorktree, type Worktree } from "../workspace/workspace.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
@@ -147,8 +147,8 @@ async function settleNativeWorktree(
     if (ok) checkout.native = undefined;
     return;
   }
-  // The CLI decides where its worktree goes; find it by the branch it is on.
-  const found = await findWorktreeByBranch(deps.workspace, checkout.ref, native.branch);
+  // Found by the branch it is on, and taken only where the CLI makes it: the record is the agent's to forge.
+  const found = await findNativeWorktree(deps.workspace, checkout.ref, native);
   if (!ok) {
     // A failed CLI may leave its worktree locked; a later session of it must not pick that up.
     if (found) await removeWorktree(deps.workspace, checkout.ref, { path: found, branch: native.branch });

@@ -15,16 +15,40 @@ export const GIT_LOCAL_TIMEOUT_MS = 5 * 60_000;
 /** A transfer slower than this many bytes per second for this many seconds is abandoned by git itself. */
 const LOW_SPEED = { limit: 1_000, seconds: 60 };
 
+/** Settings given on every command line; they win over every config file git reads. */
+const SAFE_CONFIG = [
+  "core.hooksPath=/dev/null",
+  "core.fsmonitor=false",
+  "core.useReplaceRefs=false",
+  "core.attributesFile=/dev/null",
+  // Indexes the agent could forge in `objects/`: they would tell git other parents, trees or objects to send.
+  "core.commitGraph=false",
+  "core.multiPackIndex=false",
+  "pack.useBitmaps=false",
+  "protocol.ext.allow=never",
+];
+
 const NETWORK_COMMANDS = new Set(["fetch", "push", "pull", "clone", "ls-remote"]);
 
-/** Environment for every git command Lisa runs: no prompts, no system config, no user config. */
+/**
+ * Environment for every git command Lisa runs: no prompts, no system or user config or attributes,
+ * and no replace objects (the agent can write `refs/replace/*`: with them, what Lisa reads of a
+ * commit would not be what a push sends).
+ */
 function baseEnv(): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of ["PATH", "HOME", "LANG", "TMPDIR", "SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"]) {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
   }
-  return { ...env, GIT_TERMINAL_PROMPT: "0", GIT_CONFIG_NOSYSTEM: "1", GIT_CONFIG_GLOBAL: "/dev/null" };
+  return {
+    ...env,
+    GIT_TERMINAL_PROMPT: "0",
+    GIT_CONFIG_NOSYSTEM: "1",
+    GIT_CONFIG_GLOBAL: "/dev/null",
+    GIT_ATTR_NOSYSTEM: "1",
+    GIT_NO_REPLACE_OBJECTS: "1",
+  };
 }
 
 /**
@@ -50,23 +74,30 @@ async function withTokenConfig<T>(token: string, use: (fd: number) => Promise<T>
 
 /**
  * Runs `git <args>` in `cwd` under a deadline that kills git and its helpers (a network command
- * also gives up on a transfer that stalls). Hooks are disabled because the agent can write them
- * into the shared repository, and a hook would run with Lisa's environment.
+ * also gives up on a transfer that stalls). Hooks and the other programs git can be told to run are
+ * disabled because the agent can write into the shared repository, and they would run with Lisa's
+ * environment.
  * @throws GitError with the command and git's message, secrets redacted
  */
-export async function git(cwd: string, args: string[], options: { token?: string; timeoutMs?: number } = {}): Promise<string> {
+export async function git(
+  cwd: string,
+  args: string[],
+  options: { token?: string; timeoutMs?: number; input?: string; encoding?: "latin1" } = {},
+): Promise<string> {
   const command = args[0] ?? "";
   const timeoutMs = options.timeoutMs ?? (NETWORK_COMMANDS.has(command) ? GIT_NETWORK_TIMEOUT_MS : GIT_LOCAL_TIMEOUT_MS);
   const gitArgs = [
-    "-c",
-    "core.hooksPath=/dev/null",
+    // Nothing an agent can name runs or redirects what Lisa reads: no hooks, no file-system monitor,
+    // no attributes file of the user's, no replace objects.
+    ...SAFE_CONFIG.flatMap((setting) => ["-c", setting]),
     "-c",
     `http.lowSpeedLimit=${LOW_SPEED.limit}`,
     "-c",
     `http.lowSpeedTime=${LOW_SPEED.seconds}`,
     ...args,
   ];
-  const run = (fds: number[], env: Record<string, string>) => runWithDeadline("git", gitArgs, { cwd, env, timeoutMs, fds });
+  const run = (fds: number[], env: Record<string, string>) =>
+    runWithDeadline("git", gitArgs, { cwd, env, timeoutMs, fds, input: options.input, encoding: options.encoding });
   const result = options.token
     ? await withTokenConfig(options.token, (fd) => run([fd], { ...baseEnv(), GIT_CONFIG_GLOBAL: "/dev/fd/3" }))
     : await run([], baseEnv());

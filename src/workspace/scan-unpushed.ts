@@ -1,11 +1,17 @@
 import { SecretInPushError } from "../errors.ts";
-import { secretKindsIn } from "../markdown/redact-secrets.ts";
+import { redactSecrets, secretKindsIn } from "../markdown/redact-secrets.ts";
 import { OUTPUT_LIMIT } from "../process/run-with-deadline.ts";
 import { MIN_SECRET_LENGTH } from "../security/held-secrets.ts";
 import { git } from "./git.ts";
 
 /** More unpushed commits than this on one branch is no agent's work; Lisa refuses rather than scan them. */
 const MAX_COMMITS = 500;
+
+/** More new objects than this in one push is no agent's work either. */
+const MAX_OBJECTS = 50_000;
+
+/** What is read of a push at most, safely below what one git command's output may hold. */
+const MAX_BYTES = OUTPUT_LIMIT - 8 * 1024 * 1024;
 
 /** One secret in what is about to be pushed: which commit, where in it, and what kind (never the value). */
 export interface SecretFinding {
@@ -14,81 +20,195 @@ export interface SecretFinding {
   kind: string;
 }
 
+const HELD_KIND = "a secret Lisa holds (a key, a token or one of its own credentials)";
+
 /**
- * Refuses to push when the commits of `worktree` that no remote-tracking branch holds (those the
- * push would publish: the agent's, Lisa's own) carry a secret in a message or in an added line: one
- * of the values Lisa holds (installation tokens, model keys, the App's key and secrets), also when
- * re-wrapped, or anything shaped like a secret. A prompt-injected agent can be told to write the
- * key it found into a file; the sandbox keeps Lisa's own secrets from it, this keeps any it got
- * from reaching the repository.
+ * Refuses to push `commit` (HEAD by default) from `worktree` when any object the push would send (those no
+ * remote-tracking branch reaches: commits with their author, committer and message, every path in
+ * every tree, every blob whole) carries a secret: one of the values Lisa holds (installation
+ * tokens, model keys, the App's key and secrets), also re-wrapped or encoded in base64, hex or URL
+ * encoding, or anything shaped like a secret. Objects are read raw and without replace objects
+ * (see `git.ts`), so what is read is what goes over the wire. A prompt-injected agent can be told
+ * to write the key it found into the repository; the sandbox keeps Lisa's own secrets from it,
+ * this keeps any it got from reaching GitHub.
  * @throws SecretInPushError saying where and what kind, for the issue
  */
-export async function assertNothingSecretUnpushed(worktree: string, secrets: readonly string[]): Promise<void> {
-  const commits = (await git(worktree, ["rev-list", `--max-count=${MAX_COMMITS + 1}`, "HEAD", "--not", "--remotes"]))
+export async function assertNothingSecretUnpushed(worktree: string, secrets: readonly string[], commit = "HEAD"): Promise<void> {
+  const commits = (await git(worktree, ["rev-list", `--max-count=${MAX_COMMITS + 1}`, commit, "--not", "--remotes"]))
     .split("\n")
     .filter(Boolean);
-  if (commits.length > MAX_COMMITS) {
-    throw new SecretInPushError(`Lisa refused to push: more than ${MAX_COMMITS} new commits, too many to check for secrets.`);
-  }
+  if (commits.length > MAX_COMMITS) throw tooMuch(`more than ${MAX_COMMITS} new commits`);
+  if (commits.length === 0) return;
+  // What `git push` computes to send: every object reachable from the commit that the remote's branches do not reach.
+  const listing = await git(worktree, ["rev-list", "--objects", "--no-object-names", commit, "--not", "--remotes"], {
+    encoding: "latin1",
+  });
+  if (listing.length >= MAX_BYTES) throw tooMuch("more new objects than can be listed");
+  const ids = [...new Set(listing.match(/^[0-9a-f]{40,64}$/gm) ?? [])];
+  if (ids.length > MAX_OBJECTS) throw tooMuch(`more than ${MAX_OBJECTS} new objects`);
+  const sizes = await git(worktree, ["cat-file", "--batch-check=%(objectsize)"], { input: `${ids.join("\n")}\n` });
+  const bytes = sizes.split("\n").reduce((sum, size) => sum + (Number(size) || 0), 0);
+  if (bytes + ids.length * 100 > MAX_BYTES) throw tooMuch(`more than ${Math.round(MAX_BYTES / 1024 / 1024)} MiB of new content`);
+  const objects = parseBatch(await git(worktree, ["cat-file", "--batch"], { input: `${ids.join("\n")}\n`, encoding: "latin1" }));
+  const places = await placesOf(worktree, commit);
+  const needles = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH).map(encodingsOf);
   const findings: SecretFinding[] = [];
-  for (const commit of commits) findings.push(...(await scanCommit(worktree, commit, secrets)));
+  for (const object of objects) {
+    for (const { where, text } of partsOf(object, places, secrets)) {
+      for (const kind of kindsIn(text, needles))
+        findings.push({ commit: places.commitOf.get(object.id) ?? `object ${object.id.slice(0, 7)}`, where, kind });
+    }
+  }
   if (findings.length > 0) throw new SecretInPushError(describe(findings));
 }
 
-async function scanCommit(worktree: string, commit: string, secrets: readonly string[]): Promise<SecretFinding[]> {
-  // --text: a secret in a "binary" file is still a secret; no external diff or textconv program runs.
-  const shown = await git(worktree, [
-    "show",
-    "--format=%B%x00",
-    "--patch",
-    "--text",
-    "--unified=0",
-    "--no-ext-diff",
-    "--no-textconv",
-    "--no-color",
-    "--no-renames",
-    commit,
-  ]);
-  const short = commit.slice(0, 7);
-  if (shown.length >= OUTPUT_LIMIT) {
-    return [{ commit: short, where: "its changes", kind: "more than can be checked for secrets" }];
-  }
-  const [message = "", patch = ""] = splitOnce(shown, "\0");
-  const parts: { where: string; text: string }[] = [{ where: "its message", text: message }];
-  // The file name is the agent's: it must not break out of the code span it is shown in.
-  for (const [file, added] of addedLinesByFile(patch)) parts.push({ where: `\`${file.replaceAll("`", "'")}\``, text: added });
-  return parts.flatMap(({ where, text }) => kindsIn(text, secrets).map((kind) => ({ commit: short, where, kind })));
+interface GitObject {
+  id: string;
+  type: string;
+  /** The object's bytes, one character per byte. */
+  body: string;
 }
 
-/** What secrets `text` holds: held values (also with its whitespace removed, for a re-wrapped key) and secret shapes. */
-function kindsIn(text: string, secrets: readonly string[]): string[] {
-  const squeezed = text.replace(/\s+/g, "");
-  const held = secrets.some(
-    (secret) =>
-      secret.length >= MIN_SECRET_LENGTH &&
-      (text.includes(secret) || (secret.length >= 20 && squeezed.includes(secret.replace(/\s+/g, "")))),
+/** The objects of `git cat-file --batch` output: a `<id> <type> <size>` line, then that many bytes. */
+function parseBatch(output: string): GitObject[] {
+  const objects: GitObject[] = [];
+  let at = 0;
+  while (at < output.length) {
+    const end = output.indexOf("\n", at);
+    const [id = "", type = "", size = ""] = output.slice(at, end === -1 ? undefined : end).split(" ");
+    if (end === -1 || !/^\d+$/.test(size)) throw new SecretInPushError(`Lisa refused to push: git could not read object ${id}.`);
+    objects.push({ id, type, body: output.slice(end + 1, end + 1 + Number(size)) });
+    at = end + 1 + Number(size) + 1;
+  }
+  return objects;
+}
+
+/** Which commit brought each new object in, and at which path, to say where a secret is. */
+interface Places {
+  commitOf: Map<string, string>;
+  pathOf: Map<string, string>;
+}
+
+async function placesOf(worktree: string, commit: string): Promise<Places> {
+  const commitOf = new Map<string, string>();
+  const pathOf = new Map<string, string>();
+  // Oldest first, so an object is told as the change of the commit that first added it.
+  const log = await git(
+    worktree,
+    ["log", "--reverse", "--raw", "-t", "--no-abbrev", "--no-renames", "-z", "--format=%x01%H %T", commit, "--not", "--remotes"],
+    { encoding: "latin1" },
   );
-  return [...(held ? ["a secret Lisa holds (a key, a token or one of its own credentials)"] : []), ...secretKindsIn(text)];
-}
-
-/** The added lines of a patch, by the file they are added to. */
-function addedLinesByFile(patch: string): Map<string, string> {
-  const files = new Map<string, string>();
-  let file = "";
-  for (const line of patch.split("\n")) {
-    if (line.startsWith("+++ ")) file = line.slice(4).replace(/^b\//, "");
-    else if (line.startsWith("+")) files.set(file, `${files.get(file) ?? ""}${line.slice(1)}\n`);
+  for (const chunk of log.split("\x01").filter(Boolean)) {
+    const [head = "", ...rest] = chunk.split("\0");
+    const [sha = "", tree = ""] = head.trim().split(/\s+/);
+    const short = `commit ${sha.slice(0, 7)}`;
+    commitOf.set(sha, short);
+    if (!commitOf.has(tree)) commitOf.set(tree, short);
+    for (let i = 0; i + 1 < rest.length; i += 2) {
+      const id = rest[i]?.split(" ")[3];
+      const file = rest[i + 1] ?? "";
+      if (!id || commitOf.has(id)) continue;
+      commitOf.set(id, short);
+      pathOf.set(id, file);
+    }
   }
-  return files;
+  return { commitOf, pathOf };
 }
 
-function splitOnce(text: string, separator: string): [string, string] {
-  const at = text.indexOf(separator);
-  return at === -1 ? [text, ""] : [text.slice(0, at), text.slice(at + separator.length)];
+/** The parts of an object that are looked at apart, each with where it is, for the refusal. */
+function partsOf(object: GitObject, places: Places, secrets: readonly string[]): { where: string; text: string }[] {
+  if (object.type === "commit") {
+    const split = object.body.indexOf("\n\n");
+    const headers = split === -1 ? object.body : object.body.slice(0, split);
+    const message = split === -1 ? "" : object.body.slice(split + 2);
+    const lines = headers.split("\n");
+    const header = (name: string) => lines.filter((line) => line.startsWith(`${name} `)).join("\n");
+    const others = lines.filter((line) => !/^(author|committer) /.test(line)).join("\n");
+    return [
+      { where: "its message", text: message },
+      { where: "its author", text: header("author") },
+      { where: "its committer", text: header("committer") },
+      { where: "its headers", text: others },
+    ];
+  }
+  if (object.type === "tree") return [{ where: "a file or folder name", text: treeNames(object.body).join("\n") }];
+  if (object.type === "tag") return [{ where: "a tag", text: object.body }];
+  // The file name is the agent's: it must neither break out of the code span it is shown in nor show a secret itself.
+  const file = places.pathOf.get(object.id);
+  const name = file === undefined ? "a file" : `\`${redactSecrets(file, secrets).replaceAll("`", "'")}\``;
+  return [{ where: name, text: object.body }];
+}
+
+/** The entry names of a raw tree object: `<mode> <name>\0<binary id>` after one another. */
+function treeNames(body: string): string[] {
+  const names: string[] = [];
+  let at = 0;
+  while (at < body.length) {
+    const space = body.indexOf(" ", at);
+    const nul = body.indexOf("\0", space);
+    if (space === -1 || nul === -1) break;
+    names.push(body.slice(space + 1, nul));
+    // The id after the name is 20 bytes (SHA-1) or 32 (SHA-256); Lisa's mirrors use SHA-1.
+    at = nul + 1 + 20;
+  }
+  return names;
+}
+
+/** A held secret as it may be written: itself, whitespace removed, base64 at each alignment, hex, URL-encoded. */
+interface Needles {
+  plain: string;
+  squeezed: string | undefined;
+  base64: string[];
+  hex: string;
+}
+
+function encodingsOf(secret: string): Needles {
+  const bytes = Buffer.from(secret, "utf8");
+  const base64: string[] = [];
+  // The secret's bytes may start at any offset, so at three alignments against base64's groups of three;
+  // the characters that also encode the bytes around it differ, the inner ones do not.
+  for (let shift = 0; shift < 3; shift++) {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64");
+    const from = Math.ceil(shift / 3) * 4;
+    const to = Math.floor((shift + bytes.length) / 3) * 4;
+    const inner = encoded.slice(from, to);
+    if (inner.length >= MIN_SECRET_LENGTH) base64.push(inner, inner.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return {
+    plain: bytes.toString("latin1"),
+    squeezed: secret.length >= 20 ? bytes.toString("latin1").replace(/\s+/g, "") : undefined,
+    base64,
+    hex: bytes.toString("hex"),
+  };
+}
+
+/** What secrets `text` holds: held values (plain, re-wrapped, encoded) and secret shapes. */
+function kindsIn(text: string, needles: readonly Needles[]): string[] {
+  if (text.length === 0) return [];
+  const squeezed = text.replace(/\s+/g, "");
+  const lower = squeezed.toLowerCase();
+  const decoded = text.includes("%") ? percentDecoded(text) : undefined;
+  const kinds = new Set<string>();
+  for (const needle of needles) {
+    if (text.includes(needle.plain) || (needle.squeezed && squeezed.includes(needle.squeezed))) kinds.add(HELD_KIND);
+    if (needle.base64.some((inner) => squeezed.includes(inner))) kinds.add(`${HELD_KIND}, base64-encoded`);
+    if (lower.includes(needle.hex)) kinds.add(`${HELD_KIND}, hex-encoded`);
+    if (decoded?.includes(needle.plain)) kinds.add(`${HELD_KIND}, URL-encoded`);
+  }
+  return [...kinds, ...secretKindsIn(text)];
+}
+
+/** `text` with every `%XX` turned into its byte, one character per byte as the objects are read. */
+function percentDecoded(text: string): string {
+  return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+}
+
+function tooMuch(what: string): SecretInPushError {
+  return new SecretInPushError(`Lisa refused to push: ${what}, too many to check for secrets.`);
 }
 
 function describe(findings: SecretFinding[]): string {
-  const lines = findings.slice(0, 10).map((f) => `commit ${f.commit} adds ${f.kind} in ${f.where}`);
+  const lines = findings.slice(0, 10).map((f) => `${f.commit} adds ${f.kind} in ${f.where}`);
   const more = findings.length > 10 ? `; and ${findings.length - 10} more` : "";
   return `Lisa refused to push, so nothing was published: ${lines.join("; ")}${more}. Remove it from the branch's history (and revoke it if it is real).`;
 }

@@ -1,8 +1,10 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { lstat, mkdir, readdir, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
+import { GitError } from "../errors.ts";
 import { git } from "./git.ts";
+import { isOwnWorkDir, scrubMirror, type WorkDirRoots } from "./mirror-hygiene.ts";
 import { withRepoLock } from "./repo-lock.ts";
 import { assertNothingSecretUnpushed } from "./scan-unpushed.ts";
 
@@ -33,6 +35,19 @@ export const worktreesRoot = (options: WorkspaceOptions) => path.join(options.da
 
 const lockKey = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
 
+/** Where a CLI's `--worktree <name>` puts its worktree: inside the mirror, not beside Lisa's. */
+export const nativeWorktreePath = (options: WorkspaceOptions, ref: RepoRef, name: string) =>
+  path.join(mirrorPath(options, ref), ".claude", "worktrees", name);
+
+/** The folders a worktree of `ref` may be in: Lisa's own, and the CLIs' inside its mirror. */
+const workDirRoots = (options: WorkspaceOptions, ref: RepoRef): WorkDirRoots => ({
+  dataDir: options.dataDir,
+  roots: [worktreesRoot(options), path.join(mirrorPath(options, ref), ".claude", "worktrees")],
+});
+
+/** Removes what an agent planted in the mirror for Lisa's git to follow; run under the repository's lock. */
+const scrub = (options: WorkspaceOptions, ref: RepoRef) => scrubMirror(mirrorPath(options, ref), workDirRoots(options, ref));
+
 /**
  * Rewrites the mirror's config, exclude file and hooks from scratch. Agents work in worktrees of
  * this repository and can edit all three; before Lisa runs git with a token, nothing they wrote may
@@ -40,6 +55,7 @@ const lockKey = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
  */
 async function resetMirrorConfig(options: WorkspaceOptions, ref: RepoRef): Promise<string> {
   const mirror = mirrorPath(options, ref);
+  await scrub(options, ref);
   const config = [
     "[core]",
     "\trepositoryformatversion = 0",
@@ -109,6 +125,7 @@ export function createWorktree(
 ): Promise<Worktree> {
   return withRepoLock(lockKey(ref), async () => {
     const mirror = mirrorPath(options, ref);
+    await scrub(options, ref);
     const worktreePath = path.join(worktreesRoot(options), dir);
     const remoteBranch = `refs/remotes/origin/${branch}`;
     const fromRef = from ? `refs/remotes/origin/${from}` : undefined;
@@ -165,6 +182,7 @@ export function checkoutDetached(
   return withRepoLock(lockKey(ref), async () => {
     if (existsSync(path.join(dir, ".git"))) return;
     const mirror = mirrorPath(options, ref);
+    await scrub(options, ref);
     await rm(dir, { recursive: true, force: true });
     await git(mirror, ["worktree", "prune"]);
     await mkdir(path.dirname(dir), { recursive: true });
@@ -172,15 +190,40 @@ export function checkoutDetached(
   });
 }
 
-/** The path of the worktree of this repository that has `branch` checked out, if any. */
-export async function findWorktreeByBranch(options: WorkspaceOptions, ref: RepoRef, branch: string): Promise<string | undefined> {
-  const listing = await git(mirrorPath(options, ref), ["worktree", "list", "--porcelain"]);
-  for (const entry of listing.split("\n\n")) {
-    const lines = entry.split("\n");
-    if (lines.includes(`branch refs/heads/${branch}`))
-      return lines.find((l) => l.startsWith("worktree "))?.slice("worktree ".length);
+/**
+ * The worktree a CLI made with `--worktree <name>` on `branch`, if it made one: the path Lisa
+ * expects, once git's record of the branch's worktree is found to be that folder. The record is
+ * the agent's to write; one that names any other folder is refused, and that folder left alone.
+ * @throws GitError when the branch is checked out somewhere else
+ */
+export function findNativeWorktree(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  { name, branch }: { name: string; branch: string },
+): Promise<string | undefined> {
+  return withRepoLock(lockKey(ref), async () => {
+    await scrub(options, ref);
+    const listing = await git(mirrorPath(options, ref), ["worktree", "list", "--porcelain", "-z"]);
+    const expected = nativeWorktreePath(options, ref, name);
+    for (const entry of listing.split("\0\0")) {
+      const fields = entry.split("\0");
+      if (!fields.includes(`branch refs/heads/${branch}`)) continue;
+      const listed = fields.find((f) => f.startsWith("worktree "))?.slice("worktree ".length) ?? "";
+      if (isOwnWorkDir(expected, workDirRoots(options, ref)) && samePlace(listed, expected)) return expected;
+      throw new GitError(
+        `The worktree on \`${branch}\` is recorded at ${listed}, not where the CLI makes its own (${expected}); Lisa neither uses nor removes it.`,
+      );
+    }
+    return undefined;
+  });
+}
+
+function samePlace(a: string, b: string): boolean {
+  try {
+    return realpathSync(a) === realpathSync(b);
+  } catch {
+    return false;
   }
-  return undefined;
 }
 
 /** Removes a session's worktree and its local branch; the pushed branch stays on the remote. */
@@ -191,6 +234,11 @@ export function removeWorktree(
 ): Promise<void> {
   return withRepoLock(lockKey(ref), async () => {
     const mirror = mirrorPath(options, ref);
+    // The path is Lisa's record, but a folder on the way may be a link the agent planted.
+    if (!isOwnWorkDir(worktree.path, workDirRoots(options, ref))) {
+      throw new GitError(`${worktree.path} is not a worktree folder of Lisa's; Lisa will not remove it.`);
+    }
+    await scrub(options, ref);
     // Twice forced: a CLI may leave its worktree locked, and it may hold uncommitted leftovers.
     await git(mirror, ["worktree", "remove", "--force", "--force", worktree.path]).catch(() => undefined);
     await rm(worktree.path, { recursive: true, force: true });
@@ -201,8 +249,9 @@ export function removeWorktree(
 
 /**
  * Pushes the worktree's HEAD to the branch on the remote, by URL so no agent-written config
- * applies, after checking that none of the commits it publishes holds one of `secrets` or
- * anything shaped like a secret.
+ * applies, after checking that nothing the push sends holds one of `secrets` or anything shaped
+ * like a secret. HEAD is resolved to its commit once: that commit is what is checked and what is
+ * pushed (never a tag object, never whatever HEAD points at by the time git pushes).
  * @throws SecretInPushError, and nothing is pushed
  */
 export async function pushBranch(
@@ -212,14 +261,15 @@ export async function pushBranch(
   token: string,
   { lease, secrets }: { lease?: string; secrets: readonly string[] },
 ): Promise<void> {
-  await assertNothingSecretUnpushed(worktree.path, secrets);
   return withRepoLock(lockKey(ref), async () => {
     await resetMirrorConfig(options, ref);
+    const commit = (await git(worktree.path, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
+    await assertNothingSecretUnpushed(worktree.path, secrets, commit);
     // Never a plain force: only Lisa's own WIP refs are replaced, and only if they are where Lisa left them.
     const force = lease === undefined ? [] : [`--force-with-lease=refs/heads/${worktree.branch}:${lease}`];
     await git(
       worktree.path,
-      ["push", "--no-verify", "--quiet", ...force, remoteUrl(options, ref), `HEAD:refs/heads/${worktree.branch}`],
+      ["push", "--no-verify", "--quiet", ...force, remoteUrl(options, ref), `${commit}:refs/heads/${worktree.branch}`],
       { token },
     );
   });
@@ -299,6 +349,8 @@ export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySe
     for (const entry of existsSync(folder) ? await readdir(folder) : []) {
       const full = path.join(folder, entry);
       if (keep.has(full)) continue;
+      // The agent writes the mirror's `.claude/`: a link there (or in its place) leads out of Lisa's folders.
+      if (!isOwnWorkDir(full, { dataDir: options.dataDir, roots: [folder] })) continue;
       // CLIs lock the worktrees they make; a forced removal unlocks them.
       if (mirror) await git(mirror, ["worktree", "remove", "--force", "--force", full]).catch(() => undefined);
       await rm(full, { recursive: true, force: true });

@@ -89,3 +89,39 @@ describe("assertNothingSecretUnpushed", () => {
     expect(await refusal(dir)).toContain("`a'b.txt`");
   });
 });
+
+describe("assertNothingSecretUnpushed with encoded keys", () => {
+  it.each([
+    ["base64 at offset 0", Buffer.from(MODEL_KEY).toString("base64"), "base64-encoded"],
+    ["base64 at offset 1", Buffer.from(`a${MODEL_KEY}`).toString("base64"), "base64-encoded"],
+    [
+      "base64 at offset 2, wrapped",
+      Buffer.from(`ab${MODEL_KEY}!`)
+        .toString("base64")
+        .replace(/(.{10})/g, "$1\n"),
+      "base64-encoded",
+    ],
+    ["URL-safe base64", Buffer.from(`abc${MODEL_KEY}`).toString("base64url"), "base64-encoded"],
+    ["lower-case hex", Buffer.from(MODEL_KEY).toString("hex"), "hex-encoded"],
+    [
+      "percent-encoding mixed with plain bytes",
+      MODEL_KEY.replace(/[aeiou-]/g, (c) => `%${c.charCodeAt(0).toString(16)}`),
+      "URL-encoded",
+    ],
+  ])("refuses the key as %s", async (_, encoded, kind) => {
+    const dir = clone();
+    const sha = commit(dir, { "data.txt": `${encoded}\n` });
+    const message = await refusal(dir);
+    expect(message).toContain(
+      `commit ${sha} adds a secret Lisa holds (a key, a token or one of its own credentials), ${kind} in \`data.txt\``,
+    );
+    expect(message).not.toContain(encoded.slice(0, 12));
+  });
+
+  it("lets a binary file through that holds no key", async () => {
+    const dir = clone();
+    writeFileSync(path.join(dir, "image.bin"), Buffer.from(Array.from({ length: 200_000 }, (_, i) => (i * 7919) % 256)));
+    commit(dir, {});
+    await expect(assertNothingSecretUnpushed(dir, HELD)).resolves.toBeUndefined();
+  });
+});
