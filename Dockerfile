@@ -13,16 +13,18 @@ RUN apt-get update \
   && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /app
+# npm at the version whose `npm ci` the test suite runs against the lockfile (test/docker): an image
+# built with a stricter npm later must not refuse the lockfile the suite accepted.
+ARG NPM_VERSION=11.19.1
 COPY package.json package-lock.json ./
-# The agent CLIs at the versions the test suite drives (package-lock.json): a CLI's output format
-# or flags change between versions, and an image built next month must behave as the one tested.
-ARG CLAUDE_CODE_VERSION=2.1.330
-ARG GEMINI_CLI_VERSION=0.61.0
-ARG OPENCODE_VERSION=1.18.33
-RUN npm ci --omit=dev --no-audit --no-fund \
-  && npm install -g --no-audit --no-fund "@anthropic-ai/claude-code@${CLAUDE_CODE_VERSION}" \
-    "@google/gemini-cli@${GEMINI_CLI_VERSION}" "opencode-ai@${OPENCODE_VERSION}" \
+# The agent CLIs at the versions the test suite drives (agents/package-lock.json), installed by
+# Lisa's postinstall: a CLI's output format or flags change between versions, and an image built
+# next month must behave as the one tested.
+COPY agents/package.json agents/package-lock.json ./agents/
+RUN npm install -g --no-audit --no-fund "npm@${NPM_VERSION}" \
+  && npm ci --omit=dev --no-audit --no-fund \
   && npm cache clean --force
+ENV PATH="/app/agents/node_modules/.bin:${PATH}"
 COPY src ./src
 COPY prompts ./prompts
 COPY app.yml ./

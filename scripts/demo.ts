@@ -8,7 +8,7 @@ import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
 import { startScriptedModelServer } from "../dev/scripted-model-server.mjs";
 import { tempDir } from "../dev/temp-dir.ts";
 
-const CLAUDE = fileURLToPath(new URL("../node_modules/.bin/claude", import.meta.url));
+const CLAUDE = fileURLToPath(new URL("../agents/node_modules/.bin/claude", import.meta.url));
 const started = Date.now();
 const say = (text: string) => console.log(`\n[demo +${((Date.now() - started) / 1000).toFixed(1)}s] ${text}`);
 

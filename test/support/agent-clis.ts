@@ -8,8 +8,8 @@ import { tempDir } from "./git-fixtures.ts";
 import type { useIntegrationContext } from "./integration.ts";
 import { createHarness, deliverLabeled, type Harness } from "./lisa-harness.ts";
 
-/** Where npm put the real agent CLIs (dev dependencies): `claude`, `gemini`, `opencode`. */
-export const AGENT_BIN = fileURLToPath(new URL("../../node_modules/.bin", import.meta.url));
+/** Where `npm install` put the real agent CLIs (agents/package.json): `claude`, `gemini`, `opencode`. */
+export const AGENT_BIN = fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
 export const CLAUDE = path.join(AGENT_BIN, "claude");
 
 /** A GitHub token in Lisa's environment that no agent may ever see. */
