@@ -3,7 +3,6 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
-import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { freePort } from "../../dev/free-port.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -44,8 +43,14 @@ function readEnvFile(file: string): Record<string, string> {
   );
 }
 
+type State = {
+  deliveries: { event: string; action: string; status: number | null }[];
+  issues: { number: number; labels: string[]; comments: { user: string; body: string }[] }[];
+  pulls: { number: number; state: string; draft: boolean; head: string; reviews: { user: string; state: string }[] }[];
+};
+
 describe("lisa emulator with npm start", () => {
-  it("delivers a labeled issue's webhooks to Lisa, which answers through /api/v3 and pushes over git HTTP", async () => {
+  it("goes from a labeled issue to an accepted run with the stand-in agent and the controls the README shows", async () => {
     const dir = tempDir("lisa-emulator");
     const envFile = path.join(dir, "lisa.env");
     const lisaPort = await freePort();
@@ -61,15 +66,10 @@ describe("lisa emulator with npm start", () => {
     );
     expect(emulator.output()).toContain(`Start Lisa against it:  set -a; . ${envFile}; set +a; npm start`);
 
-    const agent = createFakeClaude([
-      {
-        write: { "health.ts": "export const health = () => 'ok';\n" },
-        manifest: { title: "Add a health check", what: "health()." },
-      },
-    ]);
     // The key as `docker run --env-file` passes the `.env` Probot's manifest flow writes: inline,
-    // newlines as `\n`, and the double quotes kept.
+    // newlines as `\n`, and the double quotes kept. The agent is the stand-in the env file names.
     const { PRIVATE_KEY_PATH: keyFile = "", ...written } = readEnvFile(envFile);
+    expect(written.LISA_CLAUDE_PATH).toBe(path.join(ROOT, "emulator/stand-in-agent.mjs"));
     const dockerKey = `"${readFileSync(keyFile, "utf8").replace(/\n/g, "\\n")}"`;
     const lisa = start("npm", ["start"], {
       cwd: ROOT,
@@ -80,41 +80,68 @@ describe("lisa emulator with npm start", () => {
         HOME: dir,
         PORT: String(lisaPort),
         LISA_DATA_DIR: path.join(dir, "data"),
-        LISA_CLAUDE_PATH: agent.binary,
       },
     });
     await waitFor("Lisa to listen", () => lisa.output().includes("Listening on"), 30_000);
 
-    const opened = await fetch(`${url}/_emulator/issues`, {
-      method: "POST",
-      body: JSON.stringify({ title: "Add a health check" }),
-    });
-    expect(opened.status).toBe(201);
-    const state = () =>
-      fetch(`${url}/_emulator/state`).then(
-        (answer) =>
-          answer.json() as Promise<{
-            deliveries: { event: string; action: string; status: number | null }[];
-            issues: { number: number; labels: string[]; comments: { user: string; body: string }[] }[];
-          }>,
+    const control = async (route: string, body: unknown) => {
+      const answer = await fetch(`${url}/_emulator/${route}`, { method: "POST", body: JSON.stringify(body) });
+      expect(answer.status, `${route}: ${await answer.clone().text()}`).toBe(201);
+      return (await answer.json()) as Record<string, unknown>;
+    };
+    const state = () => fetch(`${url}/_emulator/state`).then((answer) => answer.json() as Promise<State>);
+    // Until `done` holds and Lisa has answered every webhook sent so far, for a minute at most.
+    const settle = async (what: string, done: (now: State) => boolean | undefined) =>
+      waitFor(
+        what,
+        async () => {
+          const now = await state();
+          return done(now) && now.deliveries.every((d) => d.status !== null) && now;
+        },
+        60_000,
       );
-    // Until Lisa has opened the pull request and said so, and has answered every webhook sent so
-    // far (her last writes send some as the comment is written), for a minute at most.
-    const settled = (now: typeof last) =>
-      now.issues[0]?.comments.some((c) => c.body.includes("Ready for review")) && now.deliveries.every((d) => d.status !== null);
-    let last = await state();
-    for (let tries = 0; tries < 600 && !settled(last); tries++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      last = await state();
-    }
+
+    expect(await control("issues", { title: "Add a health check" })).toEqual({ number: 1 });
+    let last = await settle("Lisa's pull request and review request", (now) =>
+      now.issues[0]?.comments.some((c) => c.body.includes("Ready for review")),
+    );
     // Every webhook reached Lisa, which checked its signature.
     expect(last.deliveries.find((d) => d.event === "issues" && d.action === "labeled")?.status).toBe(200);
     expect(last.deliveries.every((d) => d.status === 200)).toBe(true);
-    const [issue, pull] = last.issues;
-    expect(issue?.comments.find((c) => c.user === "lisa[bot]")?.body).toContain("👀 Ready for review");
-    expect(issue?.labels).toContain("lisa:review");
+    expect(last.issues[0]?.labels).toContain("lisa:review");
     // The pull request is issue 2 of the repository, opened by Lisa from the branch it pushed.
-    expect(pull?.number).toBe(2);
-    expect(agent.calls()).toHaveLength(1);
-  }, 120_000);
+    expect(last.pulls).toEqual([expect.objectContaining({ number: 2, state: "open", draft: false, reviews: [] })]);
+
+    // Changes requested with an inline comment: pass 2 on the same pull request, then the gate again.
+    await control("reviews", {
+      pull: 2,
+      event: "request_changes",
+      body: "Also a test",
+      comments: [{ path: "STAND-IN.md", line: 3, body: "say why" }],
+    });
+    last = await settle("pass 2 to reach the gate", (now) =>
+      now.issues[0]?.comments.some((c) => /pass 2/i.test(c.body) && c.body.includes("Ready for review")),
+    );
+    // A personal token for `lisa run`, which answers GET /user as the person and reads the branch.
+    const { token } = await control("token", {});
+    const user = await fetch(`${url}/api/v3/user`, { headers: { authorization: `token ${token}` } });
+    expect(((await user.json()) as { login: string }).login).toBe("octocat");
+    const head = await fetch(`${url}/api/v3/repos/acme/demo/contents/STAND-IN.md?ref=${last.pulls[0]?.head}`, {
+      headers: { accept: "application/vnd.github.raw+json", authorization: `token ${token}` },
+    });
+    expect(await head.text()).toMatch(/- Session 1: .*\n- Session 2: /);
+
+    // A command as the person, then their approval: the run is accepted.
+    await control("comments", { issue: 1, body: "/lisa status" });
+    await control("reviews", { pull: 2, event: "approve" });
+    last = await settle("the run to be accepted", (now) => now.issues[0]?.labels.includes("lisa:accepted"));
+    expect(last.pulls[0]?.reviews.map((review) => review.state)).toEqual(["CHANGES_REQUESTED", "APPROVED"]);
+    expect(last.issues[0]?.comments.filter((c) => c.user === "octocat").map((c) => c.body)).toEqual(["/lisa status"]);
+    expect(last.deliveries.every((d) => d.status === 200)).toBe(true);
+
+    // A control with a bad body says what is wrong.
+    const bad = await fetch(`${url}/_emulator/reviews`, { method: "POST", body: JSON.stringify({ pull: 2, event: "merge" }) });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toBe('"event" must be one of approve, request_changes, comment\n');
+  }, 180_000);
 });
