@@ -2,6 +2,7 @@ import { createPrivateKey } from "node:crypto";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { execa } from "execa";
+import pg from "pg";
 import { ProbotOctokit } from "probot";
 import { parse as parseYaml } from "yaml";
 import { unquotedPrivateKey } from "../config/app-key.ts";
@@ -89,6 +90,7 @@ export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = proce
           : { name: "sandbox", status: "ok", detail: "bubblewrap runs a process in its own namespaces" },
     );
     checks.push(await dataDirCheck(settings.dataDir));
+    if (settings.databaseUrl) checks.push(await databaseCheck(settings.databaseUrl));
   }
   const app = await appChecks(env);
   checks.push(...app);
@@ -110,6 +112,28 @@ export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = proce
 
   printTable(checks);
   return checks.some((check) => check.status === "FAIL") ? 1 : 0;
+}
+
+/** The PostgreSQL store DATABASE_URL names answers a query, within a few seconds. */
+async function databaseCheck(url: string): Promise<Check> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
+  // The URL may hold a password: only its host, port and database are shown.
+  const { host, port, pathname } = new URL(url);
+  const where = `${host}${port ? "" : ":5432"}${pathname}`;
+  try {
+    await client.connect();
+    const { rows } = await client.query<{ server_version: string }>("SHOW server_version");
+    return { name: "database", status: "ok", detail: `PostgreSQL ${rows[0]?.server_version ?? "?"} at ${where}` };
+  } catch (error) {
+    return {
+      name: "database",
+      status: "FAIL",
+      detail: `PostgreSQL at ${where} did not answer: ${(error as Error).message}`,
+      fix: "Start PostgreSQL there or correct DATABASE_URL; without DATABASE_URL, `lisa all` keeps its store in SQLite.",
+    };
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 async function dataDirCheck(dir: string): Promise<Check> {

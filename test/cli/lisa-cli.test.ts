@@ -14,6 +14,7 @@ import { runLisaCommand } from "../support/lisa-command.ts";
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const PG_URL = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 /** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
 function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("lisa-cli")) {
@@ -92,6 +93,15 @@ describe("lisa doctor", () => {
     expect(ok.stdout).toMatch(/^ok {4}private key +RSA key, 2048 bits$/m);
     expect(ok.stdout).toMatch(/^ok {4}claude credentials +ANTHROPIC_API_KEY$/m);
     expect(ok.status).toBe(0);
+    // A PostgreSQL store that answers, and one that does not; the password is never shown.
+    const pg = lisa(["doctor"], { ...configured, DATABASE_URL: PG_URL });
+    expect(pg.stdout).toMatch(/^ok {4}database +PostgreSQL \d+\.\d+.* at /m);
+    const down = lisa(["doctor"], { ...configured, DATABASE_URL: "postgres://lisa:hunter2-secret@127.0.0.1:1/lisa" });
+    expect(down.stdout).toMatch(
+      /^FAIL {2}database +PostgreSQL at 127\.0\.0\.1:1\/lisa did not answer: .*\n +fix: Start PostgreSQL/m,
+    );
+    expect(down.stdout).not.toContain("hunter2-secret");
+    expect(down.status).toBe(1);
     const bad = lisa(["doctor"], { ...configured, LISA_CONCURRENCY: "two" });
     expect(bad.status).toBe(1);
     expect(bad.stdout).toMatch(/^FAIL {2}environment +LISA_CONCURRENCY="two": must be a whole number of runs, e\.g\. 2$/m);
