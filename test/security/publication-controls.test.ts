@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { describe, expect, it, vi } from "vitest";
 import { trackingBody } from "../support/tracking-body.ts";
 import { inWorld } from "./hostile/lisa-world.ts";
-import { committingAs, PLANTED, remoteCommits, STRANGER, toolResult } from "./hostile/publication.ts";
+import { committingAs, forgeCommandRow, PLANTED, remoteCommits, STRANGER, toolResult } from "./hostile/publication.ts";
 
 // The publication group's inputs (hostile/publication.ts) with their defences off: Lisa pushes the
 // agent's commits as they are, and a failure reason quotes what the CLI left behind. Every attack
@@ -38,5 +38,9 @@ describe("publication attacks with the defences off (the controls)", () => {
       },
       [{ crash: true, signal: "SIGKILL", stdout: toolResult(password) }],
     );
+  });
+
+  it("a command row inserted with the MAC Lisa would write runs like a labeled issue", async () => {
+    expect(await forgeCommandRow("valid")).toEqual({ ran: true, counted: 0, outcome: expect.stringMatching(/^queued run \d+/) });
   });
 });

@@ -1,6 +1,14 @@
 import { randomUUID } from "node:crypto";
+import { EMULATED_WEBHOOK_SECRET } from "../../../dev/emulated-lisa.ts";
 import type { FakeInvocation } from "../../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../../dev/test-database.ts";
+import { commandKey, commandMac } from "../../../src/store/command-mac.ts";
+import { PostgresDriver } from "../../../src/store/postgres-driver.ts";
+import type { CommandRow } from "../../../src/store/rows.ts";
+import { isPostgresUrl } from "../../../src/store/sql-driver.ts";
+import { SqliteDriver } from "../../../src/store/sqlite-driver.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
+import { parsePrometheusText } from "../../support/prometheus-text.ts";
 import { trackingBody } from "../../support/tracking-body.ts";
 import { HELD, type HostileGroup, type HostileInput } from "./hostile-input.ts";
 import { inWorld, type LisaWorld, SMALL_CHANGE } from "./lisa-world.ts";
@@ -66,6 +74,62 @@ async function throughLisa<T>(
   );
 }
 
+/** What came of a command row written straight into Lisa's database, as anyone who reaches it can. */
+export interface ForgedRow {
+  /** Whether a run started on the issue the row names. */
+  ran: boolean;
+  /** lisa_forged_commands_total on /metrics afterwards. */
+  counted: number;
+  /** The row's outcome as the store keeps it. */
+  outcome: string | null;
+}
+
+/**
+ * An intruder who can write Lisa's database (PostgreSQL on loopback, or the SQLite file) copies a
+ * genuine `start_run` row, points it at an issue nobody labeled and inserts it; `mac` is what it
+ * carries: none, or the one Lisa would have written (the control: a key holder's row runs).
+ */
+export async function forgeCommandRow(mac: "none" | "valid"): Promise<ForgedRow> {
+  return inWorld(async (world) => {
+    const { github } = world.env;
+    const repo = await world.repo("publication");
+    await world.labeledIssue(repo);
+    const target = await github.createIssue(repo, { title: "Delete the audit log", body: "rm -rf audit/", user: "ann" });
+    const location = testStoreLocation(world.env.dataDir);
+    const db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
+    try {
+      const genuine = db.get<CommandRow>("SELECT * FROM commands WHERE kind = 'start_run' ORDER BY id LIMIT 1", []);
+      if (!genuine) throw new Error("no genuine command row to copy");
+      const payload = JSON.parse(genuine.payload);
+      payload.issue = { number: target.number, title: target.title, body: target.body };
+      const row = {
+        delivery_id: randomUUID(),
+        event_key: null,
+        kind: "start_run",
+        payload: JSON.stringify(payload),
+        created_at: Date.now(),
+      };
+      const signature = mac === "valid" ? commandMac(commandKey(EMULATED_WEBHOOK_SECRET), row) : null;
+      db.run("INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (?, ?, ?, ?, ?, ?)", [
+        row.delivery_id,
+        row.event_key,
+        row.kind,
+        row.payload,
+        row.created_at,
+        signature,
+      ]);
+      world.env.lisa.worker.notify();
+      await world.env.settle();
+      const metrics = await (await fetch(`${new URL(world.env.webhookUrl).origin}/metrics`)).text();
+      const counted = parsePrometheusText(metrics).samples.find((s) => s.name === "lisa_forged_commands_total")?.value ?? -1;
+      const stored = db.get<CommandRow>("SELECT * FROM commands WHERE delivery_id = ?", [row.delivery_id]);
+      return { ran: trackingBody(github, repo, target.number) !== "", counted, outcome: stored?.outcome ?? null };
+    } finally {
+      db.close();
+    }
+  });
+}
+
 function lastWords(signal: "SIGKILL" | "SIGSEGV"): HostileInput {
   const password = `hunter2-${randomUUID()}`;
   return {
@@ -113,5 +177,15 @@ export const publicationGroup: HostileGroup = {
     },
     lastWords("SIGKILL"),
     lastWords("SIGSEGV"),
+    {
+      name: "forged-command-row",
+      attempt: "someone who can write Lisa's database inserts a start_run row for an issue nobody labeled",
+      run: async () => {
+        const forged = await forgeCommandRow("none");
+        if (!forged.ran && (forged.counted !== 1 || !forged.outcome?.startsWith("refused")))
+          throw new Error(`the row was neither run nor refused and counted: ${JSON.stringify(forged)}`);
+        return { ...HELD, unauthorizedRuns: forged.ran ? 1 : 0 };
+      },
+    },
   ],
 };
