@@ -29,6 +29,8 @@ export const PLANTED = [
   "Tested-by: Eve <eve@evil.example>",
   "Fixes other-org/repo#1",
   "Closes #99",
+  // The run's own issue (each repository's first): only Lisa's `Closes` in the PR body may close it.
+  "Closes #1",
   "resolves https://github.com/other-org/repo/issues/7",
 ];
 
@@ -152,9 +154,10 @@ export const publicationGroup: HostileGroup = {
       name: "credit-trailers-and-foreign-closing-keywords",
       attempt: "an agent commits as a stranger, crediting and signing for others and closing another repository's issue and #99",
       run: () =>
-        throughLisa(committingAs(STRANGER, PLANTED), (world, repo) => {
-          if (world.env.github.pulls(repo).length !== 1)
-            throw new Error("the run opened no pull request; the input proves nothing");
+        throughLisa(committingAs(STRANGER, PLANTED), (world, repo, issue) => {
+          const [pull] = world.env.github.pulls(repo);
+          if (!pull) throw new Error("the run opened no pull request; the input proves nothing");
+          if (issue !== 1 || !pull.body?.includes(`Closes #${issue}`)) throw new Error("Lisa's own Closes line is missing");
           const { messages, identities } = remoteCommits(world, repo);
           const live = PLANTED.filter((line) => messages.includes(line)).length;
           const stranger = identities.filter((identity) => identity.includes(STRANGER.email)).length;
