@@ -49,6 +49,8 @@ export async function startEmulatedLisa(options: {
   permissions?: Readonly<Record<string, "read" | "write">>;
   /** Disk the worktrees of failed and blocked runs may keep (LISA_KEPT_WORKTREES_MB). */
   keptWorktreesBytes?: number;
+  /** Serve /metrics and /healthz there instead of beside the webhooks (LISA_METRICS_ADDRESS). */
+  metricsAddress?: { host: string; port: number };
 }): Promise<EmulatedLisa> {
   const github = createGitHubEmulator({
     reposRoot: tempDir("emulated-repos"),
@@ -63,6 +65,9 @@ export async function startEmulatedLisa(options: {
     (options.lisa ?? true)
       ? createLisa(probot, {
           dataDir,
+          // As deployed: command rows are signed with a key from the webhook secret.
+          storeKey: EMULATED_WEBHOOK_SECRET,
+          ...(options.metricsAddress ? { metricsAddress: options.metricsAddress } : {}),
           gitBaseUrl: github.gitBaseUrl,
           agentBinaries: { claude: options.claudeBinary },
           agentEnvSource: options.agentEnvSource ?? process.env,
@@ -84,7 +89,8 @@ export async function startEmulatedLisa(options: {
     // Lisa's /healthz and /metrics, as `npm start` serves them beside the webhook path.
     void (async () => {
       if (await lisa?.httpHandler(req, res)) return;
-      await middleware(req, res);
+      // Any other path is a 404, as Probot's own server answers it.
+      if (!(await middleware(req, res))) res.writeHead(404).end();
     })();
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

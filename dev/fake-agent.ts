@@ -23,6 +23,10 @@ export interface FakeInvocation {
   crash?: boolean;
   /** Written to stderr before a crash, as a CLI's last words. */
   stderr?: string;
+  /** Written to stdout before a crash, as the events a CLI streamed before it died. */
+  stdout?: string;
+  /** The crash is this signal, sent to itself (nothing more on stderr than `stderr`). */
+  signal?: "SIGKILL" | "SIGSEGV";
 }
 
 export interface RecordedCall {

@@ -33,6 +33,8 @@ export async function startScaledLisa(options: {
   const lisaFor = (role: "web" | "worker", name: string) =>
     createLisa(createTestProbot({ secret: SECRET, baseUrl: github.url }), {
       dataDir: path.join(tempDir(`scaled-${name}`), "lisa"),
+      // As deployed: every process signs and checks command rows with a key from the shared webhook secret.
+      storeKey: SECRET,
       gitBaseUrl: github.gitBaseUrl,
       agentBinaries: { claude: options.claudeBinary },
       agentEnvSource: process.env,
@@ -45,6 +47,7 @@ export async function startScaledLisa(options: {
   const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
   const web = createLisa(probot, {
     dataDir: path.join(tempDir("scaled-web"), "lisa"),
+    storeKey: SECRET,
     gitBaseUrl: github.gitBaseUrl,
     databaseUrl: options.databaseUrl,
     role: "web",

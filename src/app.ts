@@ -1,4 +1,5 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,7 +11,7 @@ import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
 import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
-import { serveOperatorEndpoints } from "./http/operator-endpoints.ts";
+import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
 import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { BossClaims } from "./runs/boss-claims.ts";
@@ -21,12 +22,20 @@ import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
 import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
+import { commandKey, keptStoreKey } from "./store/command-mac.ts";
 import { Store } from "./store/store.ts";
 
 /** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
 export type LisaRole = "all" | "web" | "worker";
 
 export interface LisaOptions {
+  /**
+   * What command rows are signed with (LISA_STORE_KEY, else the webhook secret); without it, a key
+   * Lisa keeps in `dataDir`, which serves one machine only.
+   */
+  storeKey?: string;
+  /** Serve `/metrics` and `/healthz` here, and not beside the webhook path (LISA_METRICS_ADDRESS); port 0 picks one. */
+  metricsAddress?: { host: string; port: number };
   /** Where Lisa keeps its SQLite database (without databaseUrl), mirrors and worktrees. */
   dataDir: string;
   /** A `postgres://` URL: the store shared by web and worker processes (DATABASE_URL). */
@@ -75,8 +84,13 @@ export interface Lisa {
   start(): Promise<void>;
   /** Resolves when every stored command and run has been handled. */
   idle(): Promise<void>;
-  /** Answers `/healthz` and `/metrics` (true), or leaves the request to the next handler (false). */
+  /**
+   * Answers `/healthz` and `/metrics` (true), or leaves the request to the next handler (false);
+   * with a metrics address of their own, it leaves them all.
+   */
   httpHandler(request: IncomingMessage, response: ServerResponse): Promise<boolean>;
+  /** Where `/metrics` and `/healthz` are served apart from the webhooks, once started with a metrics address. */
+  metricsAddress(): AddressInfo | undefined;
   /** Stops the worker after the runs under way, and closes the store. */
   stop(): Promise<void>;
   /** Stops for a deploy: the runs under way get `graceMs` to finish, the rest resume at the next start (Worker.shutdown). */
@@ -94,7 +108,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   if (role !== "all" && !options.databaseUrl) {
     throw new Error(`lisa ${role} shares its work through PostgreSQL: set DATABASE_URL`);
   }
-  const store = new Store(options.databaseUrl ?? path.join(options.dataDir, "lisa.db"));
+  const store = new Store(
+    options.databaseUrl ?? path.join(options.dataDir, "lisa.db"),
+    Date.now,
+    commandKey(options.storeKey ?? keptStoreKey(options.dataDir)),
+  );
   const held = heldSecrets(options.agentEnvSource ?? process.env);
   const metrics = createLisaMetrics(store);
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
@@ -183,6 +201,13 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     accept(context, "gesture", onPullRequest(context.payload as never)),
   );
 
+  let operatorServer: Server | undefined;
+  const closeOperatorServer = async () => {
+    const server = operatorServer;
+    operatorServer = undefined;
+    if (server) await new Promise((resolve) => server.close(resolve));
+  };
+
   return {
     store,
     worker,
@@ -190,19 +215,25 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     async start() {
       // Probot sets up its logger and auth lazily; recovery logs and calls GitHub before any webhook.
       await app.ready();
+      if (options.metricsAddress)
+        operatorServer = await serveOperatorApart(options.metricsAddress, { store, worker, metrics, role });
       await claims.start();
       if (!takesWork) return;
       await reportSandbox(deps);
       await worker.start();
     },
     idle: () => worker.idle(),
-    httpHandler: (request, response) => serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
+    httpHandler: async (request, response) =>
+      !options.metricsAddress && serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
+    metricsAddress: () => (operatorServer?.address() as AddressInfo | null) ?? undefined,
     async stop() {
+      await closeOperatorServer();
       await worker.stop();
       await claims.stop();
       store.close();
     },
     async shutdown(graceMs) {
+      await closeOperatorServer();
       await worker.shutdown(graceMs);
       await claims.stop();
       store.close();

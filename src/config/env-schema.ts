@@ -78,6 +78,17 @@ const envSchema = z.object({
       }),
     )
     .optional(),
+  LISA_STORE_KEY: z.string().min(32, "must be at least 32 characters, e.g. from `openssl rand -hex 32`").optional(),
+  LISA_METRICS_ADDRESS: z
+    .string()
+    .regex(/^(?:(?:[\w.-]+|\[[0-9a-fA-F:]+\]):)?\d{1,5}$/, "must be a port or host:port, e.g. 9464 or 127.0.0.1:9464")
+    .transform((value) => {
+      const at = value.lastIndexOf(":");
+      const host = at === -1 ? "127.0.0.1" : value.slice(0, at).replace(/^\[|\]$/g, "");
+      return { host, port: Number(value.slice(at + 1)) };
+    })
+    .pipe(z.object({ host: z.string(), port: z.int().max(65_535, "must be a port number") }))
+    .optional(),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal"], { error: "must be trace, debug, info, warn, error or fatal" })
     .optional(),
@@ -101,6 +112,10 @@ export interface LisaSettings {
   tokenPrices: TokenPrices;
   /** Disk the worktrees of failed and blocked runs may keep on this machine (trimKeptWorktrees). */
   keptWorktreesBytes: number;
+  /** What command rows are signed with: LISA_STORE_KEY, else the webhook secret. */
+  storeKey?: string;
+  /** Where `/metrics` and `/healthz` are served instead of beside the webhook path. */
+  metricsAddress?: { host: string; port: number };
 }
 
 /** Lisa cannot start with this environment; the message has one line per bad variable. */
@@ -121,7 +136,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
   if (!parsed.success) {
     const lines = parsed.error.issues.map((issue) => {
       const name = String(issue.path[0]);
-      return `${name}=${JSON.stringify(present[name] ?? "")}: ${issue.message}`;
+      // A key is not echoed, not even a bad one.
+      const shown = name === "LISA_STORE_KEY" ? "(not shown)" : JSON.stringify(present[name] ?? "");
+      return `${name}=${shown}: ${issue.message}`;
     });
     throw new EnvError(lines.join("\n"));
   }
@@ -150,5 +167,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     agentBinaries,
     tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
     keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,
+    ...((vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET) ? { storeKey: vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET } : {}),
+    ...(vars.LISA_METRICS_ADDRESS ? { metricsAddress: vars.LISA_METRICS_ADDRESS } : {}),
   };
 }

@@ -1,4 +1,4 @@
-import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { LisaRole } from "../app.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
 import { workStatus } from "../runs/work-status.ts";
@@ -44,4 +44,30 @@ export async function serveOperatorEndpoints(
     return true;
   }
   return false;
+}
+
+/**
+ * `/healthz` and `/metrics` on an address of their own (LISA_METRICS_ADDRESS), e.g. loopback only,
+ * so whoever can reach the webhook port cannot read them; anything else there is a 404.
+ */
+export async function serveOperatorApart(
+  address: { host: string; port: number },
+  lisa: Parameters<typeof serveOperatorEndpoints>[2],
+): Promise<Server> {
+  const server = createServer((request, response) => {
+    serveOperatorEndpoints(request, response, lisa).then(
+      (served) => {
+        if (!served) response.writeHead(404).end();
+      },
+      () => response.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(address.port, address.host, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  return server;
 }

@@ -36,6 +36,11 @@ export function defuseReferences(text: string): string {
     .replace(REFERENCE, (_all, hash: string | undefined, gh: string | undefined) => `${hash ?? gh}${DEFUSER}`);
 }
 
+/** Whether GitHub would read a closing keyword before a reference or an issue URL in `text`. */
+export function hasClosingKeyword(text: string): boolean {
+  return new RegExp(CLOSING_KEYWORD.source, "i").test(text);
+}
+
 /** A link target that does only what a link should: http(s), or a place on the same page or site. */
 export function isSafeLinkTarget(url: string): boolean {
   const target = url.trim();

@@ -66,9 +66,17 @@ export function createLisaMetrics(store: Store) {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  const forged = new Counter({
+    name: "lisa_forged_commands_total",
+    help: "Command rows refused because Lisa did not write them: their MAC is missing or wrong.",
+    registers: [registry],
+  });
 
   return {
     registry,
+    forgedCommand(): void {
+      forged.inc();
+    },
     sessionEnded(provider: string, outcome: string, durationMs: number, costUsd: number): void {
       sessions.inc({ provider, outcome });
       cost.inc({ provider }, costUsd);

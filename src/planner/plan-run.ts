@@ -9,6 +9,7 @@ import type { AgentResult } from "../providers/provider.ts";
 import { cleanLine } from "../reporting/untrusted.ts";
 import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
 import { freshToken, type RunContext } from "../runs/run-context.ts";
+import { sessionFailure } from "../runs/session-failure.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import { git } from "../workspace/git.ts";
 import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
@@ -91,7 +92,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     });
     const mirrors = checkouts.map((checkout) => mirrorPath(deps.workspace, checkout.ref));
     const result = await invoke(firstIteration + attempt - 1, prompt, workspace, mirrors);
-    if (!result.ok) throw new StepError(`The planning session failed (${result.failure?.kind}): ${result.failure?.message}`);
+    if (!result.ok) throw new StepError(sessionFailure("The planning session", result.failure, ctx.secrets));
     const check = await readPlan(workspace, names);
     if (check.ok) {
       const steps = [...check.plan.steps]

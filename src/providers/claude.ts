@@ -82,7 +82,7 @@ export const claudeProvider: Provider = {
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const result = findResult(stdout);
     if (!result) {
-      return crashed("claude", exitCode ?? undefined, stderr.trim() || stdout);
+      return crashed("claude", exitCode ?? undefined, { stdout, stderr });
     }
     const failed = result.is_error || result.subtype !== "success";
     return {

@@ -138,7 +138,7 @@ export const geminiProvider: Provider = {
     // Success is printed on stdout; failures on stderr, after the CLI's own log lines.
     const output = findOutput(stdout) ?? findOutput(stderr);
     if (!output) {
-      return crashed("gemini", exitCode ?? undefined, stderr.trim() || stdout);
+      return crashed("gemini", exitCode ?? undefined, { stdout, stderr });
     }
     const { tokens, turns, costUsd } = usage(output, prices);
     const base = { costUsd, turns, tokens, sessionId: output.session_id, exitCode };

@@ -150,7 +150,7 @@ export const opencodeProvider: Provider = {
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const events = parseEvents(stdout);
     if (events.length === 0) {
-      return crashed("opencode", exitCode ?? undefined, stderr.trim() || stdout, "printed no events");
+      return crashed("opencode", exitCode ?? undefined, { stdout, stderr }, "printed no events");
     }
     // There is no summary event: each model step reports its own tokens and cost.
     const steps = events.filter((event) => event.type === "step_finish");
@@ -173,7 +173,11 @@ export const opencodeProvider: Provider = {
     };
     if (error) return { ...base, ok: false, failure: { kind: classify(error), message: describe(error) } };
     if (exitCode !== 0)
-      return { ...base, ok: false, failure: crashed("opencode", exitCode ?? undefined, stderr, "failed").failure };
+      return {
+        ...base,
+        ok: false,
+        failure: crashed("opencode", exitCode ?? undefined, { stdout: "", stderr }, "failed").failure,
+      };
     return { ...base, ok: true, failure: undefined };
   },
 };

@@ -25,10 +25,11 @@ export interface AgentResult {
   tokens: { input: number; output: number } | undefined;
   sessionId: string | undefined;
   /**
-   * Why it failed: `message` is short and fit for the issue; `detail` (the tail of the CLI's output,
-   * which can hold server paths and file contents) is for Lisa's log only.
+   * Why it failed: `message` is Lisa's own words, fit for the issue; `excerpt` is a line the CLI
+   * printed on stderr, untrusted, for a fenced quote; `detail` (the tail of the CLI's output, which
+   * can hold server paths, file contents and tool results) is for Lisa's log only.
    */
-  failure: { kind: FailureKind; message: string; detail?: string } | undefined;
+  failure: { kind: FailureKind; message: string; excerpt?: string; detail?: string } | undefined;
   exitCode: number | undefined;
   durationMs: number;
 }
@@ -50,24 +51,33 @@ export function failedOutput(kind: FailureKind, message: string, exitCode: numbe
 }
 
 /**
- * A CLI that died without a result: how it ended, with the last line it printed that is not a
- * stack frame, absolute paths shortened to their file name, for the issue. The whole tail goes
- * to the log as `detail`: a Node stack trace names the server's folders, and a CLI may echo the
- * files it read.
+ * A CLI that died without a result: how it ended, in Lisa's words, for the issue. Nothing it
+ * printed on stdout is quoted there: its stream holds tool results (a `.env` the agent read, a
+ * database URL), which no redaction recognises. The last line of stderr that is not a stack frame,
+ * paths shortened to their file name, is kept as an excerpt to quote; the tails of both streams go
+ * to the log as `detail`.
  */
-export function crashed(cli: string, exitCode: number | undefined, output: string, what = "printed no result"): ParsedOutput {
-  const tail = output.trim().slice(-2_000);
-  const last = tail
+export function crashed(
+  cli: string,
+  exitCode: number | undefined,
+  output: { stdout: string; stderr: string },
+  what = "printed no result",
+): ParsedOutput {
+  const last = output.stderr
+    .trim()
+    .slice(-2_000)
     .split("\n")
     .map((line) => line.trim())
     .filter((line) => line && !/^at\s/.test(line) && !/^[\^~\s]+$/.test(line))
     .at(-1);
-  const summary = last
+  const excerpt = last
     ?.replace(/(?:file:\/\/)?(?:\/[\w.@+-]+)+\/([\w.@+-]+)/g, "…/$1")
     .replace(/\s+/g, " ")
     .slice(0, 200);
   const ending = exitCode === undefined ? "was ended by a signal" : `exited with ${exitCode}`;
-  return failedOutput("crashed", `${cli} ${ending} and ${what}${summary ? `; its last words: ${summary}` : ""}`, exitCode, tail);
+  const detail = [output.stderr.trim().slice(-2_000), output.stdout.trim().slice(-2_000)].filter(Boolean).join("\n--- stdout:\n");
+  const result = failedOutput("crashed", `${cli} ${ending} and ${what}`, exitCode, detail);
+  return excerpt && result.failure ? { ...result, failure: { ...result.failure, excerpt } } : result;
 }
 
 export interface ProviderCapabilities {

@@ -6,6 +6,7 @@ import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts
 import { fenceAsData, renderPrompt } from "./render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext } from "./run-context.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
+import { sessionFailure } from "./session-failure.ts";
 
 /** How much of a failing gate's output is kept with the step for the tracking comment. */
 const GATE_OUTPUT_KEPT = 4_000;
@@ -59,7 +60,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       assertStillRunning(ctx);
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
-        const message = `The agent session failed (${kind}): ${redactSecrets(result.failure?.message ?? "no details", ctx.secrets)}`;
+        const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
       store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });

@@ -21,6 +21,7 @@ import { checkWaiting } from "./check-run.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { composeStepPullRequest, issueRefFor } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
+import { ownCommits } from "./own-commits.ts";
 import { currentManifest, takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
 import { BlockedError, freshToken, type RunContext } from "./run-context.ts";
@@ -262,6 +263,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
   const step = deps.store.step(stepId);
   const dir = workDir(checkout);
   try {
+    await ownCommits(dir, deps.workspace.author);
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
       secrets: ctx.secrets,
     });
@@ -278,6 +280,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
   }
   deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, checkout);
+  await ownCommits(dir, deps.workspace.author);
   await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
     secrets: ctx.secrets,
   });
@@ -300,6 +303,7 @@ async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, re
       dir,
       `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
     );
+    await ownCommits(dir, deps.workspace.author);
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {
       lease,

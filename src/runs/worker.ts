@@ -338,13 +338,19 @@ export class Worker {
   async #drainCommands(): Promise<void> {
     const { store, log } = this.#deps;
     for (let command = store.nextCommand(); command && !this.#stopped; command = store.nextCommand()) {
+      if (!store.isGenuine(command)) {
+        this.#refuseForged(command);
+        continue;
+      }
       let outcome: string;
       try {
         const payload = JSON.parse(command.payload);
-        // Only a gesture can repeat one; a label is stored once per event already.
+        // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
+        // not write must not make a genuine command count as a repeat either.
+        const earlier = store.gesturesBefore(command.id, RECENT_COMMANDS).filter((row) => store.isGenuine(row));
         const repeated =
           command.kind === "gesture"
-            ? repeatedCommand(command, store.gesturesBefore(command.id, RECENT_COMMANDS), (from, to) =>
+            ? repeatedCommand(command, earlier, (from, to) =>
                 store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
               )
             : undefined;
@@ -367,6 +373,21 @@ export class Worker {
       store.finishCommand(command.id, outcome);
       log.info({ delivery: command.delivery_id, outcome }, "command handled");
     }
+  }
+
+  /**
+   * A command row without a valid MAC was written by someone with access to the database, not by
+   * Lisa (or before commands were signed): it is never run, and is marked done so it is not
+   * looked at again.
+   */
+  #refuseForged(command: CommandRow): void {
+    const { store, log, metrics } = this.#deps;
+    const why = command.mac
+      ? "its MAC is wrong"
+      : "it has no MAC (inserted by someone else, or written by a Lisa older than signed commands: redo that command)";
+    log.error({ commandId: command.id, delivery: command.delivery_id, kind: command.kind }, `command row refused: ${why}`);
+    metrics.forgedCommand();
+    store.finishCommand(command.id, `refused: not written by Lisa (${command.mac ? "wrong MAC" : "no MAC"})`);
   }
 
   /** Tries a command again after a pause that doubles each time: GitHub's bad minutes usually pass. */

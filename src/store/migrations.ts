@@ -217,6 +217,11 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN tracking_owed INTEGER NOT NULL DEFAULT 0;
   `,
+  // 8: a MAC on every command row, checked before it runs (PostgreSQL's 3). Rows already here get
+  // none: signing them now would bless any an intruder had inserted, so pending ones are refused.
+  `
+  ALTER TABLE commands ADD COLUMN mac TEXT;
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

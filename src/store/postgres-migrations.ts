@@ -178,6 +178,10 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN tracking_owed BIGINT NOT NULL DEFAULT 0;
   `,
+  // 3: a MAC on every command row, checked before it runs (SQLite's 8); rows already here get none.
+  `
+  ALTER TABLE commands ADD COLUMN mac TEXT;
+  `,
 ];
 
 /** Brings the schema up to the latest migration, one transaction each, under the store's write lock. */

@@ -204,4 +204,6 @@ export interface CommandRow {
   /** Tries that failed on a GitHub error worth retrying, and when the next may start. */
   attempts: number;
   not_before: number | null;
+  /** HMAC of the row's signed fields (command-mac.ts); null on rows written before commands were signed. */
+  mac: string | null;
 }

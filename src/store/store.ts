@@ -1,4 +1,6 @@
+import { randomBytes } from "node:crypto";
 import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "../runs/transitions.ts";
+import { commandMac, hasValidMac } from "./command-mac.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
 import { isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
@@ -35,11 +37,17 @@ const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);
 export class Store {
   readonly #db: SqlDriver;
   readonly #now: () => number;
+  readonly #commandKey: Buffer;
 
-  /** `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. */
-  constructor(location: string, now: () => number = Date.now) {
+  /**
+   * `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. `commandKey` signs the
+   * command rows this store writes and checks those it reads (commandKey()); without one, a key of
+   * this store's own, so only the rows it wrote itself are genuine to it.
+   */
+  constructor(location: string, now: () => number = Date.now, commandKey: Buffer = randomBytes(32)) {
     this.#db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
     this.#now = now;
+    this.#commandKey = commandKey;
   }
 
   close(): void {
@@ -112,15 +120,28 @@ export class Store {
    * event redelivered under a new id). False when it was recorded before.
    */
   addCommand(deliveryId: string, kind: string, payload: unknown, eventKey?: string): boolean {
-    const result = this.#run(
-      "INSERT OR IGNORE INTO commands (delivery_id, event_key, kind, payload, created_at) VALUES (?, ?, ?, ?, ?)",
-      deliveryId,
-      eventKey ?? null,
+    const row = {
+      delivery_id: deliveryId,
+      event_key: eventKey ?? null,
       kind,
-      JSON.stringify(payload),
-      this.#now(),
+      payload: JSON.stringify(payload),
+      created_at: this.#now(),
+    };
+    const result = this.#run(
+      "INSERT OR IGNORE INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (?, ?, ?, ?, ?, ?)",
+      row.delivery_id,
+      row.event_key,
+      row.kind,
+      row.payload,
+      row.created_at,
+      commandMac(this.#commandKey, row),
     );
     return result.changes > 0;
+  }
+
+  /** Whether Lisa wrote this command row: its MAC is valid. Anyone else who can write the database cannot make one. */
+  isGenuine(command: CommandRow): boolean {
+    return hasValidMac(this.#commandKey, command);
   }
 
   /** The oldest pending command that may run now (one waiting to be tried again waits its turn). */

@@ -38,6 +38,7 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
     finished_at: finished,
     attempts: 0,
     not_before: null,
+    mac: null,
   };
 }
 

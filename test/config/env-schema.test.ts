@@ -38,6 +38,9 @@ describe("settingsFromEnv", () => {
       LISA_WORKER_NAME: "worker-1",
       LISA_LEASE_SECONDS: "45",
       LISA_KEPT_WORKTREES_MB: "512",
+      LISA_STORE_KEY: "k".repeat(32),
+      WEBHOOK_SECRET: "the-webhook-secret",
+      LISA_METRICS_ADDRESS: "127.0.0.1:9464",
     });
     expect(settings).toEqual({
       dataDir: "/var/lib/lisa",
@@ -56,7 +59,13 @@ describe("settingsFromEnv", () => {
         "gemini-exp": { input: 0, output: 0 },
       },
       keptWorktreesBytes: 512 * 1024 ** 2,
+      storeKey: "k".repeat(32),
+      metricsAddress: { host: "127.0.0.1", port: 9464 },
     });
+    // Without a key of their own, command rows are signed with one from the webhook secret.
+    expect(settingsFromEnv({ WEBHOOK_SECRET: "the-webhook-secret" }).storeKey).toBe("the-webhook-secret");
+    expect(settingsFromEnv({ LISA_METRICS_ADDRESS: "9464" }).metricsAddress).toEqual({ host: "127.0.0.1", port: 9464 });
+    expect(settingsFromEnv({ LISA_METRICS_ADDRESS: "[::1]:9464" }).metricsAddress).toEqual({ host: "::1", port: 9464 });
     expect(settingsFromEnv({ LISA_GIT_BASE_URL: "file:///srv/repos", GHE_HOST: "x.test" }).gitBaseUrl).toBe("file:///srv/repos");
   });
 
@@ -92,6 +101,12 @@ describe("settingsFromEnv", () => {
         'LISA_LEASE_SECONDS="5": must be at least 10 (pg-boss\'s shortest heartbeat)',
         'LISA_KEPT_WORKTREES_MB="10G": must be a whole number of megabytes, e.g. 10240',
       ]),
+    );
+    expect(() => settingsFromEnv({ LISA_STORE_KEY: "short-secret" })).toThrow(
+      "LISA_STORE_KEY=(not shown): must be at least 32 characters, e.g. from `openssl rand -hex 32`",
+    );
+    expect(() => settingsFromEnv({ LISA_METRICS_ADDRESS: "http://0.0.0.0:9464" })).toThrow(
+      'LISA_METRICS_ADDRESS="http://0.0.0.0:9464": must be a port or host:port, e.g. 9464 or 127.0.0.1:9464',
     );
     expect(() => settingsFromEnv({ LISA_CONCURRENCY: "0" })).toThrow('LISA_CONCURRENCY="0": must be at least 1');
     // A web or worker process alone on SQLite would store work nobody takes, or take none.

@@ -51,6 +51,7 @@ describe("/healthz and /metrics", () => {
       lisa_gate_duration_seconds: "histogram",
       lisa_github_requests_total: "counter",
       lisa_webhook_duration_seconds: "histogram",
+      lisa_forged_commands_total: "counter",
     });
     expect(value("lisa_runs", { state: "review" })).toBe(1);
     expect(value("lisa_queue_depth", { kind: "runs" })).toBe(0);
@@ -69,5 +70,21 @@ describe("/healthz and /metrics", () => {
     const health = await fetch(`${origin(env)}/healthz`);
     expect(health.status).toBe(503);
     expect(await health.json()).toMatchObject({ status: "stopped" });
+  });
+
+  it("serves them on an address of their own when told to, and not beside the webhooks any more", async () => {
+    const agent = createFakeClaude([]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, metricsAddress: { host: "127.0.0.1", port: 0 } });
+    const address = env.lisa.metricsAddress();
+    expect(address).toMatchObject({ address: "127.0.0.1" });
+    const apart = `http://127.0.0.1:${address?.port}`;
+    expect((await fetch(`${apart}/healthz`)).status).toBe(200);
+    expect(await (await fetch(`${apart}/metrics`)).text()).toContain("lisa_forged_commands_total 0");
+    expect((await fetch(`${apart}/api/github/webhooks`, { method: "POST", body: "{}" })).status).toBe(404);
+    for (const endpoint of ["/healthz", "/metrics"]) {
+      const beside = await fetch(`${origin(env)}${endpoint}`);
+      expect(beside.status).toBe(404);
+      expect(await beside.text()).not.toContain("lisa_");
+    }
   });
 });

@@ -77,13 +77,22 @@ describe("claudeProvider.parse", () => {
     expect(parsed.failure?.kind).toBe("agent_error");
   });
 
-  it("reports a crash when no result was printed: its last words for the issue, the tail of stderr for the log", () => {
+  it("reports a crash when no result was printed: Lisa's words for the issue, stderr's last line as an excerpt, the tails for the log", () => {
     const parsed = claudeProvider.parse({ stdout: "", stderr: "TypeError: boom\n", exitCode: 1 });
     expect(parsed.failure).toEqual({
       kind: "crashed",
-      message: "claude exited with 1 and printed no result; its last words: TypeError: boom",
+      message: "claude exited with 1 and printed no result",
+      excerpt: "TypeError: boom",
       detail: "TypeError: boom",
     });
+  });
+
+  it("quotes nothing of stdout when the CLI dies by a signal: a tool result there is no reason for the issue", () => {
+    const stdout = `${JSON.stringify({ type: "user", message: { content: [{ type: "tool_result", content: "DB_PASSWORD=hunter2-plain" }] } })}\n`;
+    const failure = claudeProvider.parse({ stdout, stderr: "", exitCode: undefined }).failure;
+    expect(failure?.message).toBe("claude was ended by a signal and printed no result");
+    expect(failure?.excerpt).toBeUndefined();
+    expect(failure?.detail).toContain("hunter2-plain");
   });
 
   it("keeps a stack trace's server paths and file contents out of the message for the issue", () => {
@@ -95,10 +104,9 @@ describe("claudeProvider.parse", () => {
       "    at file:///srv/lisa/node_modules/@anthropic-ai/claude-code/cli.js:4201:9",
     ].join("\n");
     const failure = claudeProvider.parse({ stdout: "", stderr, exitCode: 1 }).failure;
-    expect(failure?.message).toBe(
-      "claude exited with 1 and printed no result; its last words: Error: ENOENT: no such file or directory, open '…/x.ts'",
-    );
-    expect(failure?.message).not.toMatch(/\/srv|\/home|secretConfig/);
+    expect(failure?.message).toBe("claude exited with 1 and printed no result");
+    expect(failure?.excerpt).toBe("Error: ENOENT: no such file or directory, open '…/x.ts'");
+    expect(failure?.excerpt).not.toMatch(/\/srv|\/home|secretConfig/);
     expect(failure?.detail).toContain("/srv/lisa/node_modules");
   });
 });

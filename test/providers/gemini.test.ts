@@ -446,7 +446,8 @@ describe("geminiProvider.parse", () => {
     const parsed = geminiProvider.parse({ stdout: "", stderr: "Error: Cannot find module 'x'\n", exitCode: 1 });
     expect(parsed.failure).toEqual({
       kind: "crashed",
-      message: "gemini exited with 1 and printed no result; its last words: Error: Cannot find module 'x'",
+      message: "gemini exited with 1 and printed no result",
+      excerpt: "Error: Cannot find module 'x'",
       detail: "Error: Cannot find module 'x'",
     });
     // A truncated object is no result either.

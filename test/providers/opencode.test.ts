@@ -154,7 +154,7 @@ describe("opencodeProvider.parse", () => {
     expect(parsed).toMatchObject({
       ok: false,
       turns: 3,
-      failure: { kind: "crashed", message: "opencode exited with 139 and failed; its last words: Segmentation fault" },
+      failure: { kind: "crashed", message: "opencode exited with 139 and failed", excerpt: "Segmentation fault" },
     });
     expect(parsed.costUsd).toBeGreaterThan(0.07);
   });
@@ -163,7 +163,8 @@ describe("opencodeProvider.parse", () => {
     const parsed = opencodeProvider.parse({ stdout: "", stderr: "Error: config is invalid\n", exitCode: 1 });
     expect(parsed.failure).toEqual({
       kind: "crashed",
-      message: "opencode exited with 1 and printed no events; its last words: Error: config is invalid",
+      message: "opencode exited with 1 and printed no events",
+      excerpt: "Error: config is invalid",
       detail: "Error: config is invalid",
     });
   });

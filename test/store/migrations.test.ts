@@ -108,15 +108,15 @@ const oneStep = (issue: number) => [
 ];
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit", () => {
-    expect(MIGRATIONS).toHaveLength(7);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC", () => {
+    expect(MIGRATIONS).toHaveLength(8);
   });
 
-  it("opens a database of the first release and brings it to user_version 7", () => {
+  it("opens a database of the first release and brings it to user_version 8", () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     new Store(file).close();
-    expect(userVersion(file)).toBe(7);
+    expect(userVersion(file)).toBe(8);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", () => {
@@ -222,13 +222,13 @@ describe("migrate", () => {
     const again = new Store(file);
     expect(snapshot(again)).toEqual(before);
     again.close();
-    expect(userVersion(file)).toBe(7);
+    expect(userVersion(file)).toBe(8);
   });
 
   it("creates a fresh database at the latest version", () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     new Store(file).close();
-    expect(userVersion(file)).toBe(7);
+    expect(userVersion(file)).toBe(8);
   });
 });
 
@@ -261,7 +261,7 @@ describe("migratePostgres", () => {
       for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
       expect(postgresShape).toEqual(sqliteShape);
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
-      expect(versions.rows).toEqual([{ version: 2 }]);
+      expect(versions.rows).toEqual([{ version: 3 }]);
     } finally {
       await client.query(`DROP SCHEMA "${schema}" CASCADE`);
       await client.end();

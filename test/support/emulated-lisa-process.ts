@@ -32,6 +32,8 @@ const databaseUrl = options.databaseUrl ?? testDatabaseUrl(options.dataDir);
 const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl, retries: options.githubRetries });
 const lisa = createLisa(probot, {
   dataDir: options.dataDir,
+  // As `npm start` does: command rows are signed with a key from the webhook secret, which every process shares.
+  storeKey: options.secret,
   gitBaseUrl: options.gitBaseUrl,
   agentBinaries: { claude: options.claudeBinary },
   agentEnvSource: process.env,

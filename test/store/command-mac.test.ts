@@ -1,0 +1,51 @@
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
+import { describe, expect, it } from "vitest";
+import { commandKey, commandMac, hasValidMac } from "../../src/store/command-mac.ts";
+import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+const KEY = commandKey("the-webhook-secret-of-this-lisa");
+
+describe("command rows carry a MAC", () => {
+  it("that Lisa gives each row it writes and finds valid again", () => {
+    const store = new Store(":memory:", Date.now, KEY);
+    store.addCommand("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
+    const row = store.nextCommand();
+    expect(row?.mac).toMatch(/^[0-9a-f]{64}$/);
+    expect(row && store.isGenuine(row)).toBe(true);
+    store.close();
+  });
+
+  it("that no longer fits once a signed field changes, and that another key does not make", () => {
+    const store = new Store(":memory:", Date.now, KEY);
+    store.addCommand("d-1", "gesture", { body: "/lisa fix" });
+    const row = store.nextCommand();
+    if (!row) throw new Error("no row");
+    expect(store.isGenuine({ ...row, payload: JSON.stringify({ body: "/lisa approve" }) })).toBe(false);
+    expect(store.isGenuine({ ...row, kind: "start_run" })).toBe(false);
+    expect(store.isGenuine({ ...row, delivery_id: "d-2" })).toBe(false);
+    expect(store.isGenuine({ ...row, created_at: row.created_at + 1 })).toBe(false);
+    expect(store.isGenuine({ ...row, mac: null })).toBe(false);
+    expect(store.isGenuine({ ...row, mac: "not hex" })).toBe(false);
+    expect(hasValidMac(commandKey("another-secret-of-another-lisa"), row)).toBe(false);
+    expect(hasValidMac(KEY, { ...row, mac: commandMac(KEY, row) })).toBe(true);
+    store.close();
+  });
+
+  it("which rows written before the migration lack: they are not blessed, so they count as not Lisa's", () => {
+    const file = path.join(tempDir("v7"), "lisa.db");
+    const db = new DatabaseSync(file);
+    db.exec("PRAGMA journal_mode = WAL;");
+    for (const migration of MIGRATIONS.slice(0, 7)) db.exec(migration);
+    db.exec("PRAGMA user_version = 7");
+    db.prepare("INSERT INTO commands (delivery_id, kind, payload, created_at) VALUES ('old', 'start_run', '{}', 1)").run();
+    db.close();
+    const store = new Store(file, Date.now, KEY);
+    const row = store.nextCommand();
+    expect(row).toMatchObject({ delivery_id: "old", mac: null });
+    expect(row && store.isGenuine(row)).toBe(false);
+    store.close();
+  });
+});
