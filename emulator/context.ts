@@ -28,6 +28,8 @@ export interface EmulatorContext {
   permissions: Readonly<Record<string, "read" | "write">>;
   /** The events the installation receives (app.yml's `default_events`). */
   events: readonly string[];
+  /** The repositories (owner/name) the installation was given, when its owner selected some; all when undefined. */
+  selectedRepos?: readonly string[] | undefined;
   /** What the App's registration asks for (GET /app), which may be more than the installation accepted. */
   registered: { permissions: Readonly<Record<string, "read" | "write">>; events: readonly string[] };
 }

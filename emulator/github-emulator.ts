@@ -77,6 +77,8 @@ export interface GitHubEmulatorOptions {
    * and events by default; more when its owner has yet to accept what the App asks for now.
    */
   registered?: { permissions?: Readonly<Record<string, "read" | "write">>; events?: readonly string[] };
+  /** The repositories (owner/name) the installation's owner selected; all of theirs when omitted. */
+  selectedRepos?: readonly string[];
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
   intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
@@ -178,6 +180,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     apiWebhooks: options.apiWebhooks ?? true,
     permissions: options.permissions ?? grantedPermissions(),
     events,
+    selectedRepos: options.selectedRepos,
     registered: {
       permissions: options.registered?.permissions ?? options.permissions ?? grantedPermissions(),
       events: options.registered?.events ?? events,

@@ -90,6 +90,24 @@ export function restRoutes(context: EmulatorContext): Route[] {
       return { status: 200, body: accountJson(user, context.links()) };
     }),
 
+    /** The repositories the installation was given: all of its owner's, or those its owner selected. */
+    route("GET", "/installation/repositories", (request) => {
+      if (context.tokenUsers.has(authenticated(request)))
+        throw new HttpError(403, "Resource not accessible by personal access token");
+      const repos = [...context.state.repos.values()].filter(
+        (repo) => !context.selectedRepos || context.selectedRepos.includes(repo.fullName),
+      );
+      const repositories = repos.map((repo) => repoJson(repo, context.links()));
+      return {
+        status: 200,
+        body: {
+          total_count: repositories.length,
+          repository_selection: installationJson(context).repository_selection,
+          repositories,
+        },
+      };
+    }),
+
     appRoute("GET", "/app", () => ({
       status: 200,
       body: { id: context.appId, slug: "lisa", name: "Lisa", ...context.registered },
@@ -110,7 +128,12 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const expiresAt = new Date(expires).toISOString().replace(/\.\d{3}Z$/, "Z");
       return {
         status: 201,
-        body: { token, expires_at: expiresAt, permissions: context.permissions, repository_selection: "all" },
+        body: {
+          token,
+          expires_at: expiresAt,
+          permissions: context.permissions,
+          repository_selection: installationJson(context).repository_selection,
+        },
       };
     }),
 
@@ -640,7 +663,7 @@ function installationJson(context: EmulatorContext) {
     app_slug: "lisa",
     account: first ? accountJson(first.owner, context.links()) : null,
     target_type: first?.owner.type ?? "User",
-    repository_selection: "all",
+    repository_selection: context.selectedRepos ? "selected" : "all",
     permissions: context.permissions,
     events: context.events,
   };

@@ -248,7 +248,7 @@ describe("lisa doctor --live", () => {
     const configured = { APP_ID: "12345", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "0123456789abcdef0123", GHE_PROTOCOL: "http" };
     const registered = async (
       permissions?: Record<string, "read" | "write">,
-      more: Pick<Parameters<typeof createGitHubEmulator>[0], "events" | "registered"> = {},
+      more: Pick<Parameters<typeof createGitHubEmulator>[0], "events" | "registered" | "selectedRepos"> = {},
     ) => {
       const github = createGitHubEmulator({
         reposRoot: tempDir("doctor-live"),
@@ -259,6 +259,7 @@ describe("lisa doctor --live", () => {
       });
       await github.start();
       await github.createRepo("acme/api");
+      await github.createRepo("acme/.github");
       return github;
     };
     const full = await registered();
@@ -305,6 +306,25 @@ describe("lisa doctor --live", () => {
       expect(status).toBe(1);
     } finally {
       await behind.stop();
+    }
+    // Installed on selected repositories: the organization-wide config is read only if .github is one.
+    for (const [selected, line] of [
+      [
+        ["acme/api"],
+        /^warn {2}acme\/\.github +not in the installation, which has selected repositories: .*\n +fix: If acme keeps/m,
+      ],
+      [
+        ["acme/api", "acme/.github"],
+        /^ok {4}acme\/\.github +in the installation: an organization-wide \.github\/lisa\.yml there is read$/m,
+      ],
+    ] as const) {
+      const github = await registered(undefined, { selectedRepos: selected });
+      try {
+        const { stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(github.url).host });
+        expect(stdout).toMatch(line);
+      } finally {
+        await github.stop();
+      }
     }
     // Nothing answers there.
     const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: "127.0.0.1:9" });
