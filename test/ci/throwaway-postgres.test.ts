@@ -15,6 +15,7 @@ const POSTGRES_TEST = ["test/store/migrations.test.ts", "-t", "migratePostgres"]
 function run(command: string, args: string[]): Promise<{ status: number | null; output: string }> {
   const env: NodeJS.ProcessEnv = { ...process.env, LISA_TEST_DATABASE_URL: NOBODY_LISTENS };
   delete env.LISA_TEST_POSTGRES_URL;
+  delete env.LISA_TEST_POSTGRES_PROBLEM;
   const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
