@@ -97,25 +97,24 @@ function runToEnd(program: string, args: string[], user: { uid: number; gid: num
  * the directory.
  */
 export async function startThrowawayPostgres(): Promise<TestPostgres> {
+  let { initdb, postgres } = await binaries();
+  const user = process.getuid?.() === 0 ? nobody() : undefined;
   const base = mkdtempSync(path.join(os.tmpdir(), "lisa-test-postgres-"));
   const dataDir = path.join(base, "data");
-  const asRoot = process.getuid?.() === 0;
-  const user = asRoot ? nobody() : undefined;
-  let { initdb, postgres } = await binaries();
-  if (user) {
-    // The checkout may sit where nobody cannot reach (/root): nobody runs a copy from the temp dir.
-    const native = path.resolve(path.dirname(postgres), "..");
-    cpSync(native, path.join(base, "native"), { recursive: true, verbatimSymlinks: true });
-    initdb = path.join(base, "native", "bin", path.basename(initdb));
-    postgres = path.join(base, "native", "bin", path.basename(postgres));
-    chmodSync(base, 0o755);
-    mkdirSync(dataDir, { mode: 0o700 });
-    chownSync(dataDir, user.uid, user.gid);
-  }
   const remove = () => rmSync(base, { recursive: true, force: true });
   let server: ChildProcess | undefined;
   const kill = () => server?.exitCode === null && server.kill("SIGQUIT");
   try {
+    if (user) {
+      // The checkout may sit where nobody cannot reach (/root): nobody runs a copy from the temp dir.
+      const native = path.resolve(path.dirname(postgres), "..");
+      cpSync(native, path.join(base, "native"), { recursive: true, verbatimSymlinks: true });
+      initdb = path.join(base, "native", "bin", path.basename(initdb));
+      postgres = path.join(base, "native", "bin", path.basename(postgres));
+      chmodSync(base, 0o755);
+      mkdirSync(dataDir, { mode: 0o700 });
+      chownSync(dataDir, user.uid, user.gid);
+    }
     await runToEnd(
       initdb,
       [`--pgdata=${dataDir}`, "--username=postgres", "--auth=trust", "--no-locale", "--encoding=UTF8", "--no-sync"],
