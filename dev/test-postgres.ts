@@ -103,7 +103,15 @@ export async function startThrowawayPostgres(): Promise<TestPostgres> {
   const dataDir = path.join(base, "data");
   const remove = () => rmSync(base, { recursive: true, force: true });
   let server: ChildProcess | undefined;
-  const kill = () => server?.exitCode === null && server.kill("SIGQUIT");
+  // A test run killed before its teardown must not leave the server or its files behind.
+  const abandon = () => {
+    if (server?.exitCode === null) server.kill("SIGQUIT");
+    try {
+      remove();
+    } catch {
+      // The dying server still wrote into it; the system's temp cleaning takes the rest.
+    }
+  };
   try {
     if (user) {
       // The checkout may sit where nobody cannot reach (/root): nobody runs a copy from the temp dir.
@@ -129,8 +137,7 @@ export async function startThrowawayPostgres(): Promise<TestPostgres> {
     );
     let output = "";
     server.stderr?.on("data", (chunk: Buffer) => (output += chunk));
-    // A test run killed before its teardown must not leave the server behind.
-    process.once("exit", kill);
+    process.once("exit", abandon);
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const deadline = Date.now() + 30_000;
     while ((await postgresProblem(url)) !== undefined) {
@@ -142,7 +149,7 @@ export async function startThrowawayPostgres(): Promise<TestPostgres> {
       url,
       started: true,
       stop: async () => {
-        process.off("exit", kill);
+        process.off("exit", abandon);
         if (running.exitCode === null) {
           const exited = new Promise((resolve) => running.once("exit", resolve));
           // Fast shutdown: nothing in a throwaway server is worth waiting for.
@@ -153,9 +160,8 @@ export async function startThrowawayPostgres(): Promise<TestPostgres> {
       },
     };
   } catch (error) {
-    process.off("exit", kill);
-    kill();
-    remove();
+    process.off("exit", abandon);
+    abandon();
     throw error;
   }
 }
