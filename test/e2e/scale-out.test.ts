@@ -1,8 +1,9 @@
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
@@ -17,7 +18,10 @@ import { trackingBody } from "../support/tracking-body.ts";
 
 const SECRET = "scale-out-secret";
 const REPOS = ["acme/api", "acme/web", "acme/docs"];
-const BASE_URL = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+let baseUrl = "";
+beforeAll(async () => {
+  baseUrl = await requirePostgres();
+});
 
 const children: ChildProcess[] = [];
 let github: GitHubEmulator | undefined;
@@ -44,7 +48,7 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
       });
       github.addCollaborator(repo, "ann", "write");
     }
-    const url = new URL(BASE_URL);
+    const url = new URL(baseUrl);
     url.searchParams.set("schema", `scale_${randomUUID().replaceAll("-", "").slice(0, 12)}`);
     const databaseUrl = url.toString();
 

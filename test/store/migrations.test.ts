@@ -2,6 +2,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
+import { requirePostgres } from "../../dev/test-postgres.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
 import { type NewRun, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -244,7 +245,7 @@ describe("migratePostgres", () => {
     sqlite.close();
 
     const schema = `shape_${Date.now().toString(36)}`;
-    const base = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
+    const base = await requirePostgres();
     const url = new URL(base);
     url.searchParams.set("schema", schema);
     new Store(url.toString()).close();
