@@ -1,6 +1,5 @@
 import { lookup as dnsLookup } from "node:dns/promises";
-import { createServer, type IncomingMessage, request } from "node:http";
-import { connect, isIP, type Socket } from "node:net";
+import { connect, createServer, isIP, type Socket } from "node:net";
 import { classifyAddress } from "./address-class.ts";
 import { type HostRule, matchRule, normalizeHost } from "./egress-rules.ts";
 
@@ -31,7 +30,9 @@ export interface EgressProxyOptions {
   socketPath: string;
   rules: readonly HostRule[];
   /** Told of each refused connection, with why. */
-  onRefused?: (host: string, reason: string) => void;
+  onRefused?: ((host: string, reason: string) => void) | undefined;
+  /** Told of each connection let through, with the address it went to. */
+  onAllowed?: ((host: string, address: string) => void) | undefined;
   lookup?: Lookup;
 }
 
@@ -81,91 +82,112 @@ function target(authority: string): { host: string; port: number; path: string }
   }
 }
 
+/** The longest request head the proxy reads before it decides. */
+const MAX_HEAD = 64 * 1024;
+
+/** Request-head fields a proxy consumes, or that would keep the upstream connection open for a next request. */
+const HOP_BY_HOP = /^(proxy-connection|proxy-authorization|connection|keep-alive):/i;
+
+/** The request head in `head` rewritten for the origin server: origin-form target, no proxy fields, one request per connection. */
+function originHead(lines: string[], method: string, path: string): string {
+  const fields = lines.slice(1).filter((line) => line && !HOP_BY_HOP.test(line));
+  return [`${method} ${path || "/"} HTTP/1.1`, ...fields, "Connection: close", "", ""].join("\r\n");
+}
+
+/**
+ * Pipes an origin server's answer to the client with `Connection: close` in its head: the
+ * connection carried one request to one checked address, so the client must not send the next
+ * one (perhaps for another host) down it.
+ */
+function closingResponse(upstream: Socket, client: Socket): void {
+  let buffered = Buffer.alloc(0);
+  const onData = (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    const end = buffered.indexOf("\r\n\r\n");
+    if (end < 0 && buffered.length < MAX_HEAD) return;
+    upstream.off("data", onData);
+    if (end < 0) return client.destroy();
+    const lines = buffered.subarray(0, end).toString("latin1").split("\r\n");
+    const head = [...lines.filter((line) => line && !HOP_BY_HOP.test(line)), "Connection: close", "", ""].join("\r\n");
+    client.write(head);
+    client.write(buffered.subarray(end + 4));
+    upstream.pipe(client);
+  };
+  upstream.on("data", onData);
+  upstream.once("end", () => client.end());
+}
+
 /**
  * Lisa's egress proxy for one sandboxed process, listening on a unix socket that is the only way
- * out of the sandbox's network namespace. It answers HTTP CONNECT (HTTPS and anything tunnelled)
- * and plain HTTP requests with an absolute URL, lets through only allowlisted hosts that resolve
- * to public addresses (see `decide`), and answers everything else 403, counting it.
+ * out of the sandbox's network namespace. It reads one request head per connection: CONNECT
+ * (HTTPS, or anything tunnelled) or a plain HTTP request with an absolute URL. If `decide` lets
+ * the target through, it connects to the address it checked and from then on only pipes bytes;
+ * else it answers 403 and counts the refusal. It parses nothing after the head, so the agent's
+ * bytes can only ever reach the address that was checked.
  */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const lookup = options.lookup ?? systemLookup;
   const tally = emptyTally();
   const sockets = new Set<Socket>();
-  const refuse = (host: string, reason: string) => {
-    const shown = host.slice(0, MAX_HOST_LENGTH);
-    addTally(tally, { refused: 1, hosts: [shown] });
-    options.onRefused?.(shown, reason);
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.on("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
   };
 
-  const server = createServer((req, res) => {
-    const to = req.url ? target(req.url) : undefined;
-    if (!to || !req.url?.startsWith("http://")) {
-      refuse(req.url ?? "", "not an absolute http URL");
-      res.writeHead(400).end("Lisa's egress proxy takes CONNECT or absolute http:// URLs.\n");
-      return;
-    }
-    void forwardRequest(req, res, to);
-  });
+  const answer = (client: Socket, status: string): void => {
+    client.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+  };
 
-  async function forwardRequest(
-    req: IncomingMessage,
-    res: import("node:http").ServerResponse,
-    to: { host: string; port: number; path: string },
-  ) {
+  async function handle(client: Socket, head: string, rest: Buffer): Promise<void> {
+    const lines = head.split("\r\n");
+    const [method = "", authority = ""] = (lines[0] ?? "").split(" ");
+    const tunnel = method === "CONNECT";
+    const to = tunnel || authority.startsWith("http://") ? target(authority) : undefined;
+    if (!to) {
+      const shown = authority.slice(0, MAX_HOST_LENGTH);
+      addTally(tally, { refused: 1, hosts: [shown] });
+      options.onRefused?.(shown, "not CONNECT or an absolute http:// URL");
+      return answer(client, "400 Bad Request");
+    }
+    const shown = `${to.host}:${to.port}`.slice(0, MAX_HOST_LENGTH);
     const decision = await decide(options.rules, to.host, to.port, lookup);
     if ("refused" in decision) {
-      refuse(`${to.host}:${to.port}`, decision.refused);
-      res.writeHead(403).end(`Lisa's sandbox does not allow ${to.host}:${to.port}.\n`);
-      return;
+      addTally(tally, { refused: 1, hosts: [shown] });
+      options.onRefused?.(shown, decision.refused);
+      return answer(client, "403 Forbidden");
     }
-    const headers = { ...req.headers };
-    delete headers["proxy-connection"];
-    delete headers["proxy-authorization"];
-    const upstream = request(
-      { host: decision.address, port: to.port, method: req.method, path: to.path, headers, setHost: false, agent: false },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
-    upstream.on("error", () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
-    req.pipe(upstream);
-  }
-
-  server.on("connect", async (req: IncomingMessage, client: Socket, head: Buffer) => {
-    sockets.add(client);
-    client.on("close", () => sockets.delete(client));
-    client.on("error", () => client.destroy());
-    const to = target(req.url ?? "");
-    const decision = to ? await decide(options.rules, to.host, to.port, lookup) : { refused: "no valid target" };
-    const shown = to ? `${to.host}:${to.port}` : (req.url ?? "");
-    if ("refused" in decision) {
-      refuse(shown, decision.refused);
-      client.end("HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-      return;
-    }
-    const upstream = connect({ host: decision.address, port: to?.port ?? 0 });
-    sockets.add(upstream);
-    upstream.on("close", () => sockets.delete(upstream));
+    options.onAllowed?.(shown, decision.address);
+    const upstream = connect({ host: decision.address, port: to.port });
+    track(upstream);
     let connected = false;
     upstream.once("connect", () => {
       connected = true;
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length) upstream.write(head);
-      upstream.pipe(client);
+      if (tunnel) client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      else upstream.write(originHead(lines, method, to.path));
+      if (rest.length) upstream.write(rest);
       client.pipe(upstream);
+      if (tunnel) upstream.pipe(client);
+      else closingResponse(upstream, client);
     });
-    upstream.on("error", () => {
-      if (connected) client.destroy();
-      else client.end("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-    });
+    upstream.on("error", () => (connected ? client.destroy() : answer(client, "502 Bad Gateway")));
     client.on("close", () => upstream.destroy());
+  }
+
+  const server = createServer((client) => {
+    track(client);
+    let buffered = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf("\r\n\r\n");
+      if (end < 0 && buffered.length < MAX_HEAD) return;
+      client.off("data", onData);
+      client.pause();
+      if (end < 0) return answer(client, "431 Request Header Fields Too Large");
+      void handle(client, buffered.subarray(0, end).toString("latin1"), buffered.subarray(end + 4));
+    };
+    client.on("data", onData);
   });
-  server.on("connection", (socket: Socket) => {
-    sockets.add(socket);
-    socket.on("close", () => sockets.delete(socket));
-  });
-  server.on("clientError", (_error, socket) => socket.destroy());
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
