@@ -3,12 +3,21 @@ import { authorizationGroup } from "./hostile/authorization.ts";
 import { boundsGroup } from "./hostile/bounds.ts";
 import type { Breach, HostileGroup } from "./hostile/hostile-input.ts";
 import { liveTextGroup } from "./hostile/live-text.ts";
+import { networkGroup } from "./hostile/network.ts";
 import { sandboxGroup } from "./hostile/sandbox.ts";
 import { secretsGroup } from "./hostile/secrets.ts";
 import { triggersGroup } from "./hostile/triggers.ts";
 
 // Each group's inputs live in ./hostile/<group>.ts; add a group here and it is counted.
-const GROUPS: HostileGroup[] = [sandboxGroup, authorizationGroup, secretsGroup, boundsGroup, liveTextGroup, triggersGroup];
+const GROUPS: HostileGroup[] = [
+  sandboxGroup,
+  networkGroup,
+  authorizationGroup,
+  secretsGroup,
+  boundsGroup,
+  liveTextGroup,
+  triggersGroup,
+];
 
 const total: Breach & { inputs: number } = { inputs: 0, unauthorizedRuns: 0, secretsLeaked: 0, unbounded: 0 };
 
@@ -28,12 +37,12 @@ for (const group of GROUPS) {
 }
 
 describe("the hostile-input summary", () => {
-  it("counts at least 40 inputs across the six groups, all held", () => {
+  it("counts at least 70 inputs across the seven groups, all held", () => {
     const line = `${total.inputs} inputs, ${total.unauthorizedRuns} unauthorized runs, ${total.secretsLeaked} secrets leaked, ${total.unbounded} unbounded`;
     console.log(line);
-    expect(new Set(GROUPS.map((g) => g.name)).size).toBe(6);
+    expect(new Set(GROUPS.map((g) => g.name)).size).toBe(7);
     expect(total.inputs).toBe(GROUPS.reduce((n, g) => n + g.inputs.length, 0));
-    expect(total.inputs).toBeGreaterThanOrEqual(40);
+    expect(total.inputs).toBeGreaterThanOrEqual(70);
     expect(line).toMatch(/^\d+ inputs, 0 unauthorized runs, 0 secrets leaked, 0 unbounded$/);
   });
 });

@@ -25,9 +25,9 @@ export interface Breach {
   unbounded: number;
 }
 
-/** One of the six groups of issue 8: what runs before and after its inputs, and the inputs. */
+/** One of the groups of issues 8 and 20: what runs before and after its inputs, and the inputs. */
 export interface HostileGroup {
-  name: "sandbox" | "authorization" | "secrets" | "bounds" | "live text" | "triggers";
+  name: "sandbox" | "network" | "authorization" | "secrets" | "bounds" | "live text" | "triggers";
   setup?: () => Promise<void>;
   teardown?: () => Promise<void>;
   inputs: HostileInput[];
