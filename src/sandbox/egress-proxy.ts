@@ -88,10 +88,15 @@ const MAX_HEAD = 64 * 1024;
 /** Request-head fields a proxy consumes, or that would keep the upstream connection open for a next request. */
 const HOP_BY_HOP = /^(proxy-connection|proxy-authorization|connection|keep-alive):/i;
 
-/** The request head in `head` rewritten for the origin server: origin-form target, no proxy fields, one request per connection. */
-function originHead(lines: string[], method: string, path: string): string {
-  const fields = lines.slice(1).filter((line) => line && !HOP_BY_HOP.test(line));
-  return [`${method} ${path || "/"} HTTP/1.1`, ...fields, "Connection: close", "", ""].join("\r\n");
+/**
+ * The request head rewritten for the origin server: origin-form target, no proxy fields, one request
+ * per connection, and the `Host` the URL names, so a server at an allowed address is not asked for
+ * another site it also serves.
+ */
+function originHead(lines: string[], method: string, to: { host: string; port: number; path: string }): string {
+  const fields = lines.slice(1).filter((line) => line && !HOP_BY_HOP.test(line) && !/^host:/i.test(line));
+  const host = to.port === 80 ? to.host : `${to.host}:${to.port}`;
+  return [`${method} ${to.path || "/"} HTTP/1.1`, `Host: ${host}`, ...fields, "Connection: close", "", ""].join("\r\n");
 }
 
 /**
@@ -164,7 +169,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     upstream.once("connect", () => {
       connected = true;
       if (tunnel) client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      else upstream.write(originHead(lines, method, to.path));
+      else upstream.write(originHead(lines, method, to));
       if (rest.length) upstream.write(rest);
       client.pipe(upstream);
       if (tunnel) upstream.pipe(client);

@@ -99,6 +99,26 @@ describe("the egress proxy", () => {
     expect(proxy.tally).toEqual({ refused: 0, hosts: [] });
   });
 
+  it("sends a plain HTTP request with the Host its URL names, not another site the allowed address may serve", async () => {
+    const { port, seen } = await upstream();
+    const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(proxy.socketPath);
+      let text = "";
+      socket.on("data", (chunk) => {
+        text += chunk;
+      });
+      socket.on("end", () => resolve(text));
+      socket.on("error", reject);
+      socket.write(`GET http://127.0.0.1:${port}/fronted HTTP/1.1\r\nHost: evil.example\r\nConnection: keep-alive\r\n\r\n`);
+    });
+    expect(seen).toEqual([`GET /fronted host=127.0.0.1:${port}`]);
+    // One request per connection: the client is told so, and the connection ends.
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toContain("\r\nConnection: close\r\n");
+    expect(answer).not.toMatch(/keep-alive/i);
+  });
+
   it("answers 403 to a host off the allowlist, and counts and logs it", async () => {
     const { port, seen } = await upstream();
     const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
