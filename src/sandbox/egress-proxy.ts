@@ -145,10 +145,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   };
 
   async function handle(client: Socket, head: string, rest: Buffer): Promise<void> {
+    let upstream: Socket | undefined;
+    client.once("close", () => upstream?.destroy());
     const lines = head.split("\r\n");
     const [method = "", authority = ""] = (lines[0] ?? "").split(" ");
     const tunnel = method === "CONNECT";
-    const to = tunnel || authority.startsWith("http://") ? target(authority) : undefined;
+    // A bare CR or LF (or NUL) inside a line could smuggle a header past the rewrite below.
+    const wellFormed = /^[A-Z]+ \S+ HTTP\/1\.[01]$/.test(lines[0] ?? "") && !lines.some((line) => /[\0\r\n]/.test(line));
+    const to = wellFormed && (tunnel || authority.startsWith("http://")) ? target(authority) : undefined;
     if (!to) {
       const shown = authority.slice(0, MAX_HOST_LENGTH);
       addTally(tally, { refused: 1, hosts: [shown] });
@@ -162,21 +166,22 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       options.onRefused?.(shown, decision.refused);
       return answer(client, "403 Forbidden");
     }
+    if (client.destroyed) return;
     options.onAllowed?.(shown, decision.address);
-    const upstream = connect({ host: decision.address, port: to.port });
-    track(upstream);
+    const out = connect({ host: decision.address, port: to.port });
+    upstream = out;
+    track(out);
     let connected = false;
-    upstream.once("connect", () => {
+    out.once("connect", () => {
       connected = true;
       if (tunnel) client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      else upstream.write(originHead(lines, method, to));
-      if (rest.length) upstream.write(rest);
-      client.pipe(upstream);
-      if (tunnel) upstream.pipe(client);
-      else closingResponse(upstream, client);
+      else out.write(originHead(lines, method, to));
+      if (rest.length) out.write(rest);
+      client.pipe(out);
+      if (tunnel) out.pipe(client);
+      else closingResponse(out, client);
     });
-    upstream.on("error", () => (connected ? client.destroy() : answer(client, "502 Bad Gateway")));
-    client.on("close", () => upstream.destroy());
+    out.on("error", () => (connected ? client.destroy() : answer(client, "502 Bad Gateway")));
   }
 
   const server = createServer((client) => {

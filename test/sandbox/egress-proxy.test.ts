@@ -119,6 +119,28 @@ describe("the egress proxy", () => {
     expect(answer).not.toMatch(/keep-alive/i);
   });
 
+  it("refuses a request head with a bare line break or NUL in it, which could smuggle a header", async () => {
+    const { port, seen } = await upstream();
+    const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
+    const send = (head: string) =>
+      new Promise<string>((resolve, reject) => {
+        const socket = connect(proxy.socketPath);
+        let text = "";
+        socket.on("data", (chunk) => {
+          text += chunk;
+        });
+        socket.on("end", () => resolve(text));
+        socket.on("error", reject);
+        socket.write(head);
+      });
+    const url = `http://127.0.0.1:${port}/x`;
+    expect(await send(`GET ${url} HTTP/1.1\r\nX-A: a\nHost: evil.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await send(`GET ${url} HTTP/1.1\r\nX-A: a\0b\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(await send(`GET ${url}\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
+    expect(seen).toEqual([]);
+    expect(proxy.tally.refused).toBe(3);
+  });
+
   it("answers 403 to a host off the allowlist, and counts and logs it", async () => {
     const { port, seen } = await upstream();
     const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
