@@ -53,6 +53,22 @@ describe("the sandbox's network", () => {
     expect(killed.exitCode === undefined || killed.exitCode === 128 + 15).toBe(true);
   });
 
+  it("with LISA_SANDBOX=off has no namespace and no proxy: the host's network, open, and its proxy variables", async () => {
+    const tally = emptyTally();
+    const result = await runSandboxed(
+      "sh",
+      ["-c", `curl -sS --max-time 5 --noproxy '*' http://127.0.0.1:${port}/open; echo " $HTTP_PROXY"`],
+      {
+        cwd: tempDir("unsandboxed"),
+        env: { ...env, HTTP_PROXY: "http://corporate:8080" },
+        timeoutMs: 10_000,
+        sandbox: { mode: "off", egress: { rules: [], tally } },
+      },
+    );
+    expect(result.stdout.trim()).toBe("hello /open http://corporate:8080");
+    expect(tally.refused).toBe(0);
+  });
+
   it("drops the host's proxy variables, which would lead nowhere or around the proxy", async () => {
     const result = await runSandboxed("sh", ["-c", "for v in HTTP_PROXY NO_PROXY no_proxy; do printenv $v || echo none; done"], {
       cwd: tempDir("sandboxed"),
