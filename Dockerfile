@@ -8,6 +8,7 @@
 FROM node:lts-bookworm-slim
 
 # bubblewrap: the agent sandbox. tini: PID 1, so the processes agents leave behind are reaped.
+# The sandbox's own network needs nothing more: its bridge runs on this Node, its proxy in Lisa.
 RUN apt-get update \
   && apt-get install -y --no-install-recommends git ca-certificates bubblewrap tini \
   && rm -rf /var/lib/apt/lists/*

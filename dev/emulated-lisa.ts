@@ -121,8 +121,13 @@ export async function startEmulatedLisa(options: {
 
 /**
  * Lisa's default sandbox, with the home template the test's agent environment names in
- * `LISA_AGENT_HOME`, as an operator's environment would (it never reaches the agent).
+ * `LISA_AGENT_HOME` and its `LISA_ALLOW_PRIVATE_MODEL_API`, as an operator's environment would
+ * (neither reaches the agent).
  */
 export function sandboxFor(agentEnvSource: NodeJS.ProcessEnv | undefined): SandboxSettings {
-  return { mode: "bwrap", homeTemplate: agentEnvSource?.LISA_AGENT_HOME };
+  return {
+    mode: "bwrap",
+    homeTemplate: agentEnvSource?.LISA_AGENT_HOME,
+    privateModelApi: agentEnvSource?.LISA_ALLOW_PRIVATE_MODEL_API === "true",
+  };
 }

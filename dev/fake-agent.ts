@@ -42,12 +42,13 @@ export interface RecordedCall {
 /**
  * A `claude` executable that replays `invocations` in order (the last one repeats), and what it was
  * called with. The stand-in is installed in a folder of its own, as a real CLI is, so it runs in
- * Lisa's sandbox; it reaches this process over an abstract Unix socket named in its command line.
+ * Lisa's sandbox; it reaches this process over a Unix socket in that folder, named in its command
+ * line (the sandbox shows the folder, read-only, as it shows a CLI's install folder).
  * With a `version` of 2.1.50 or later, Lisa has it make its own worktree (`--worktree`), as Claude Code does.
  */
 export function createFakeClaude(invocations: FakeInvocation[], { version = "1.0.0" }: { version?: string } = {}) {
   const dir = tempDir("fake-claude");
-  const socket = `lisa-fake-claude-${randomUUID()}`;
+  const socket = path.join(dir, `recorder-${randomUUID().slice(0, 8)}.sock`);
   const calls: RecordedCall[] = [];
   let hanging = false;
   const server = createServer((request, response) => {
@@ -65,7 +66,7 @@ export function createFakeClaude(invocations: FakeInvocation[], { version = "1.0
       response.end(JSON.stringify({ n, step: invocations[Math.min(n, invocations.length - 1)] }));
     });
   });
-  server.listen(`\0${socket}`);
+  server.listen(socket);
   // The stand-in outlives no test; the recorder must not keep the test process alive either.
   server.unref();
 

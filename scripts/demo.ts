@@ -111,6 +111,8 @@ async function main(): Promise<void> {
       PATH: process.env.PATH,
       HOME: tempDir("demo-claude-home"),
       ANTHROPIC_BASE_URL: model.url,
+      // The scripted server is on 127.0.0.1: the sandbox's proxy may reach exactly its address and port.
+      LISA_ALLOW_PRIVATE_MODEL_API: "true",
       ANTHROPIC_API_KEY: "sk-ant-demo-key-for-the-scripted-server",
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
       CLAUDE_CODE_MAX_RETRIES: "0",

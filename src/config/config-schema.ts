@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
+import { ALLOW_HOST_PATTERN } from "../sandbox/egress-rules.ts";
 import { parseDuration } from "./parse-duration.ts";
 
 /** Longest any one limit may be: a day. Beyond 24.8 days `setTimeout` overflows and fires at once. */
@@ -31,6 +32,8 @@ const MAX_GATES = 20;
 const MAX_GATE_LENGTH = 1_000;
 /** Repositories one issue's work may span. */
 const MAX_REPOS = 20;
+/** Hosts the sandbox may reach besides the model API: a few package registries, not the internet. */
+const MAX_ALLOW_HOSTS = 30;
 
 const providerOptions = z.strictObject({
   /** Model name or alias passed to the CLI; the CLI's own default when omitted. */
@@ -105,6 +108,24 @@ export const configSchema = z.strictObject({
       max_cost_usd: z.number().positive().default(20),
       /** Rounds of work a run may take: pass 1, then one per redirect, change request or continue. */
       max_passes: z.int().min(1).max(50).default(5),
+    })
+    .prefault({}),
+  /** What agents and gates may reach from their sandbox besides their model API. */
+  sandbox: z
+    .strictObject({
+      /**
+       * Hosts (`registry.npmjs.org`, `*.pythonhosted.org`, optionally `:port`; HTTPS and HTTP when
+       * none) the agent, and gates with `gate_network`, may connect to through Lisa's egress proxy.
+       * Names only: whatever they resolve to must be a public address.
+       */
+      allow_hosts: z
+        .array(
+          z.string().max(253).regex(ALLOW_HOST_PATTERN, "must be a host name, `*.name` or `name:port`, e.g. registry.npmjs.org"),
+        )
+        .max(MAX_ALLOW_HOSTS, `at most ${MAX_ALLOW_HOSTS} hosts`)
+        .default([]),
+      /** Gates may reach `allow_hosts` too; without it they run with no network at all. */
+      gate_network: z.boolean().default(false),
     })
     .prefault({}),
   /** How humans review Lisa's pull requests, and what accepting them does. */

@@ -40,6 +40,8 @@ const envSchema = z.object({
     .pipe(z.int().min(10, "must be at least 10 (pg-boss's shortest heartbeat)").max(3600, "must be at most 3600"))
     .default(30),
   LISA_AGENT_HOME: z.string().min(1).optional(),
+  /** A model API base URL in this environment may name a loopback or private address (a local gateway, the tests' model server). */
+  LISA_ALLOW_PRIVATE_MODEL_API: z.enum(["true", "false"], { error: 'must be "true" or "false"' }).default("false"),
   PORT: z
     .string()
     .regex(/^\d+$/, "must be a port number")
@@ -163,7 +165,11 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     gitBaseUrl: vars.LISA_GIT_BASE_URL ?? (vars.GHE_HOST ? `${vars.GHE_PROTOCOL}://${vars.GHE_HOST}` : "https://github.com"),
     concurrency: vars.LISA_CONCURRENCY,
     shutdownGraceMs: vars.LISA_SHUTDOWN_GRACE,
-    sandbox: { mode: vars.LISA_SANDBOX, homeTemplate: vars.LISA_AGENT_HOME },
+    sandbox: {
+      mode: vars.LISA_SANDBOX,
+      homeTemplate: vars.LISA_AGENT_HOME,
+      privateModelApi: vars.LISA_ALLOW_PRIVATE_MODEL_API === "true",
+    },
     agentBinaries,
     tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
     keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,

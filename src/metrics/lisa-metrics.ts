@@ -54,6 +54,12 @@ export function createLisaMetrics(store: Store) {
     buckets: [0.5, 1, 5, 15, 30, 60, 300, 900],
     registers: [registry],
   });
+  const connections = new Counter({
+    name: "lisa_sandbox_connections_total",
+    help: "Connections agents and gates asked Lisa's egress proxy for, by who asked (provider or gate) and outcome (allowed, refused).",
+    labelNames: ["who", "outcome"],
+    registers: [registry],
+  });
   const github = new Counter({
     name: "lisa_github_requests_total",
     help: "Requests to GitHub's API, by method and status (0: no answer).",
@@ -84,6 +90,9 @@ export function createLisaMetrics(store: Store) {
     },
     gateRan(passed: boolean, durationMs: number): void {
       gateSeconds.observe({ outcome: passed ? "passed" : "failed" }, durationMs / 1_000);
+    },
+    sandboxConnection(who: string, outcome: "allowed" | "refused"): void {
+      connections.inc({ who, outcome });
     },
     githubRequest(method: string, status: number): void {
       github.inc({ method, status: String(status) });

@@ -42,6 +42,8 @@ export interface PackageView {
   refinements: string[];
   block?: { reason: string; tried?: string; needed?: string; wipRef?: string; wipUrl?: string };
   cost: { sessions: number; providers: string[]; durationMs: number; passUsd: number; runUsd: number; limitUsd: number };
+  /** Connections Lisa's egress proxy refused to this pass's agent sessions and gates on this pull request. */
+  network?: { refused: number; hosts: string[] };
   /** Every pull request of the run, this one included. */
   siblings: PrGate[];
   /** Exact secret values to redact. */
@@ -109,7 +111,7 @@ export function renderReviewPackage(view: PackageView): string {
   if (excerpt) blocks.push({ text: excerpt, drop: 1 });
   blocks.push("");
   if (view.block) blocks.push(...blockBlocks(view.phase, view.block, secrets));
-  blocks.push(...changeBlocks(view), ...gateBlocks(view), ...guidanceBlocks(view, "**Your guidance**"));
+  blocks.push(...changeBlocks(view), ...gateBlocks(view), ...networkBlocks(view), ...guidanceBlocks(view, "**Your guidance**"));
   blocks.push(...numbered("**Open questions for you**", view.openQuestions, secrets));
   if (view.recommendation) {
     const text = cleanAfter(": ", view.recommendation.text, { secrets, max: 270 });
@@ -199,6 +201,17 @@ function gateBlocks(view: PackageView): (string | Block)[] {
   }
   blocks.push("");
   return blocks;
+}
+
+/** `**Network:** 2 connections refused (hosts `a:443`, `b:80`)`: what the sandbox tried to reach and was not let. */
+function networkBlocks({ network, secrets }: PackageView): string[] {
+  if (!network?.refused) return [];
+  // The hosts are what the agent or a gate asked for: attacker text, each an inert code span.
+  const hosts = network.hosts.slice(0, MAX_LISTED).map((host) => code(host, { secrets, max: 100 }));
+  return [
+    `**Network:** ${plural(network.refused, "connection")} refused by Lisa's sandbox${hosts.length ? ` (hosts ${hosts.join(", ")})` : ""}`,
+    "",
+  ];
 }
 
 function guidanceBlocks(view: PackageView, heading: string): (string | Block)[] {

@@ -3,6 +3,7 @@ import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { FailureKind } from "../providers/provider.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
+import { gateEgress } from "./network-egress.ts";
 import { fenceAsData, renderPrompt } from "./render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext } from "./run-context.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
@@ -73,7 +74,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
-      sandbox: { ...deps.sandbox, ...checkout.scope },
+      sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
     });
     assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
@@ -92,13 +93,13 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
 }
 
 /** Runs the gates once more, e.g. after rebasing onto a human's push; red gates block the step. */
-export async function verifyGates(ctx: RunContext, checkout: Checkout): Promise<void> {
+export async function verifyGates(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
   const results = await runGates(ctx.config.gates, {
     cwd: workDir(checkout),
     env: agentEnv(ctx, []),
     timeoutMs: ctx.config.limits.gate_timeout,
     secrets: ctx.secrets,
-    sandbox: { ...ctx.deps.sandbox, ...checkout.scope },
+    sandbox: { ...ctx.deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
   });
   for (const gate of results) ctx.deps.metrics.gateRan(gate.passed, gate.durationMs);
   const failed = results.find((result) => !result.passed);

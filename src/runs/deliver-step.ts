@@ -279,7 +279,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
     );
   }
   deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
-  await verifyGates(ctx, checkout);
+  await verifyGates(ctx, step.id, checkout);
   await ownCommits(dir, deps.workspace.author);
   await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
     secrets: ctx.secrets,

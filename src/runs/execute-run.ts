@@ -34,6 +34,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       pass,
       config: parseConfig(JSON.parse(pass.config)),
       secrets,
+      network: new Map(),
       publish: () => publisher.publish(),
     };
     await executePass(ctx);

@@ -11,6 +11,7 @@ import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import { assertWorktreeOf } from "../workspace/git.ts";
 import { findNativeWorktree, mirrorPath, removeWorktree, type Worktree } from "../workspace/workspace.ts";
+import { agentEgress } from "./network-egress.ts";
 import type { RunContext } from "./run-context.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
@@ -99,7 +100,7 @@ export async function invokeAgent(
       env: agentEnv(ctx, provider.env),
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
-      sandbox: { ...deps.sandbox, ...checkout.scope },
+      sandbox: { ...deps.sandbox, ...checkout.scope, egress: agentEgress(ctx, stepId, choice.name) },
       onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid, processIdentity(pid)),
       prices: deps.tokenPrices,
     });

@@ -128,6 +128,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
       runUsd: store.runCost(run.id),
       limitUsd: config.limits.max_cost_usd,
     },
+    ...(ctx.network.get(step.id)?.refused ? { network: ctx.network.get(step.id) } : {}),
     siblings,
     secrets: ctx.secrets,
   };

@@ -1,5 +1,6 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import type { GitHubPort } from "../github/github-port.ts";
+import type { NetworkTally } from "../sandbox/egress-proxy.ts";
 import type { PassRow, RunRow } from "../store/store.ts";
 import type { CoreDeps } from "./deps.ts";
 
@@ -13,6 +14,8 @@ export interface RunContext {
   config: LisaConfig;
   /** Values to redact from everything Lisa writes. */
   secrets: string[];
+  /** Connections refused to each step's sandboxes in this pass, by step id, for its review package. */
+  network: Map<number, NetworkTally>;
   /** Asks for the tracking comment to show the run as it stands; returns at once (see trackingPublisher). */
   publish(): void;
 }

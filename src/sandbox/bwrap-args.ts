@@ -45,7 +45,18 @@ export interface BwrapPlan {
   searchPath: string | undefined;
   /** Single files to show read-only, e.g. the CA bundle `NODE_EXTRA_CA_CERTS` names. */
   files?: string[];
+  /**
+   * `isolated` (the default): a network namespace of its own, with only its own loopback. `shared`:
+   * the host's network, only for the control runs of the tests that prove the isolation.
+   */
+  network?: "isolated" | "shared";
+  /** Lisa's egress proxy socket and the bridge to it, shown at `EGRESS_SOCKET` and `EGRESS_BRIDGE`. */
+  egress?: { socket: string; bridge: string } | undefined;
 }
+
+/** Where the sandbox sees the egress proxy's unix socket and the bridge script. */
+export const EGRESS_SOCKET = "/run/lisa/egress.sock";
+export const EGRESS_BRIDGE = "/run/lisa/egress-bridge.mjs";
 
 const isInside = (child: string, parent: string) =>
   child === parent || child.startsWith(parent.endsWith("/") ? parent : `${parent}/`);
@@ -118,7 +129,7 @@ function worktreeAdminDir(dir: string, mirrors: readonly string[]): string | und
 
 /**
  * The bubblewrap arguments (before `--`) that show a process only the system's programs, its
- * tools, its scope and a private /tmp, in new user, PID, IPC and UTS namespaces, with no
+ * tools, its scope and a private /tmp, in new user, PID, IPC, UTS and network namespaces, with no
  * capabilities, killed with its parent. Creates the mirror folders git writes, so they can be mounted.
  */
 export function bwrapArgs(plan: BwrapPlan): string[] {
@@ -128,6 +139,8 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     "--unshare-ipc",
     "--unshare-uts",
     "--unshare-cgroup-try",
+    // Its own network: loopback only; the egress proxy's socket is the one way out.
+    ...(plan.network === "shared" ? [] : ["--unshare-net"]),
     "--cap-drop",
     "ALL",
     "--die-with-parent",
@@ -182,6 +195,7 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
       args.push("--ro-bind-try", path.join(admin, pointer), path.join(admin, pointer));
   }
   bind("--bind", realpathSync(plan.home));
+  if (plan.egress) args.push("--ro-bind", plan.egress.socket, EGRESS_SOCKET, "--ro-bind", plan.egress.bridge, EGRESS_BRIDGE);
 
   // PATH entries that reach shown folders through links (e.g. a symlinked node_modules) get the same links.
   for (const entry of (plan.searchPath ?? "").split(path.delimiter)) {

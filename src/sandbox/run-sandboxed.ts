@@ -2,12 +2,40 @@ import { realpathSync } from "node:fs";
 import { cp, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { SandboxError } from "../errors.ts";
 import { type DeadlineResult, type RunWithDeadlineOptions, runWithDeadline } from "../process/run-with-deadline.ts";
-import { bwrapArgs } from "./bwrap-args.ts";
+import { bwrapArgs, EGRESS_BRIDGE, EGRESS_SOCKET } from "./bwrap-args.ts";
 import { bwrapPath, checkSandbox } from "./check-sandbox.ts";
+import { addTally, type EgressProxy, startEgressProxy } from "./egress-proxy.ts";
 import { resolveExecutable } from "./resolve-executable.ts";
-import { DEFAULT_SANDBOX, type Sandbox } from "./sandbox-settings.ts";
+import { DEFAULT_SANDBOX, type Egress, type Sandbox } from "./sandbox-settings.ts";
+
+/** The bridge script, on the host; shown read-only in the sandbox. */
+const BRIDGE = fileURLToPath(new URL("./egress-bridge.mjs", import.meta.url));
+
+/** Where the bridge listens on the sandbox's own loopback; the proxy variables point here. */
+export const EGRESS_PORT = 3128;
+
+/** Proxy variables the host may have set; inside an isolated sandbox only Lisa's proxy leads anywhere. */
+const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"].flatMap((name) => [name, name.toLowerCase()]);
+
+/** The environment of a sandboxed process: the host's proxies replaced by Lisa's (or none), nothing bypassing it. */
+function proxyEnv(env: Record<string, string>, egress: Egress | undefined): Record<string, string> {
+  const result = Object.fromEntries(Object.entries(env).filter(([name]) => !PROXY_VARIABLES.includes(name)));
+  if (!egress) return result;
+  const url = `http://127.0.0.1:${EGRESS_PORT}`;
+  return { ...result, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url };
+}
+
+/** Starts the egress proxy of one sandboxed process, on a unix socket in a fresh folder. */
+async function startProxy(egress: Egress): Promise<{ proxy: EgressProxy; dir: string; socket: string }> {
+  const dir = await mkdtemp(path.join(tmpdir(), "lisa-egress-"));
+  const socket = path.join(dir, "proxy.sock");
+  const { rules, onRefused, onAllowed } = egress;
+  const proxy = await startEgressProxy({ socketPath: socket, rules, onRefused, onAllowed });
+  return { proxy, dir, socket };
+}
 
 export interface RunSandboxedOptions extends Omit<RunWithDeadlineOptions, "fds"> {
   /** How the process is contained and what it may reach; bubblewrap with only `cwd` writable when omitted. */
@@ -48,13 +76,38 @@ export async function runSandboxed(
   const problem = await checkSandbox(sandbox);
   const bwrap = bwrapPath();
   if (problem || !bwrap) throw new SandboxError(problem ?? "Lisa cannot start its sandbox for agents: `bwrap` is not on PATH.");
+  const shared = sandbox.network === "shared";
+  const egress = shared ? undefined : sandbox.egress;
   const home = await createHome(sandbox.homeTemplate);
+  const outlet = egress ? await startProxy(egress) : undefined;
   try {
-    const env: Record<string, string> = { ...options.env, HOME: home, TMPDIR: "/tmp" };
+    const env: Record<string, string> = {
+      ...(shared ? options.env : proxyEnv(options.env, egress)),
+      HOME: home,
+      TMPDIR: "/tmp",
+    };
     const files = [env.NODE_EXTRA_CA_CERTS, env.SSL_CERT_FILE].filter((file): file is string => !!file && path.isAbsolute(file));
-    const plan = { cwd: options.cwd, home, executable, scope: sandbox, searchPath: env.PATH, files };
-    return await runWithDeadline(bwrap, [...bwrapArgs(plan), "--", realpathSync(executable), ...args], { ...options, env });
+    const plan = {
+      cwd: options.cwd,
+      home,
+      executable,
+      scope: sandbox,
+      searchPath: env.PATH,
+      files,
+      network: shared ? ("shared" as const) : ("isolated" as const),
+      egress: outlet ? { socket: outlet.socket, bridge: BRIDGE } : undefined,
+    };
+    // The bridge runs first, with the Node Lisa runs on (the sandbox shows it), and then the command.
+    const command = outlet
+      ? [realpathSync(process.execPath), EGRESS_BRIDGE, EGRESS_SOCKET, String(EGRESS_PORT), realpathSync(executable)]
+      : [realpathSync(executable)];
+    return await runWithDeadline(bwrap, [...bwrapArgs(plan), "--", ...command, ...args], { ...options, env });
   } finally {
     await rm(home, { recursive: true, force: true });
+    if (outlet) {
+      await outlet.proxy.close();
+      if (egress?.tally) addTally(egress.tally, outlet.proxy.tally);
+      await rm(outlet.dir, { recursive: true, force: true });
+    }
   }
 }

@@ -1,9 +1,33 @@
+import type { NetworkTally } from "./egress-proxy.ts";
+import type { HostRule } from "./egress-rules.ts";
+
 /** How Lisa contains agents and gate commands (`LISA_SANDBOX`, `LISA_AGENT_HOME` at start-up). */
 export interface SandboxSettings {
   /** `bwrap` (the default): every agent session and gate command runs in a bubblewrap sandbox. `off`: as Lisa's own user, unconfined. */
   mode: "bwrap" | "off";
   /** A directory copied into each sandboxed process's fresh, throwaway HOME, e.g. holding `.gemini/settings.json`. */
   homeTemplate?: string | undefined;
+  /**
+   * `isolated` (the default): each sandbox has a network namespace of its own, its only way out
+   * Lisa's egress proxy. `shared` keeps the host's network: only the tests' control runs use it.
+   */
+  network?: "isolated" | "shared" | undefined;
+  /**
+   * Lets a model API base URL from Lisa's own environment name a loopback or private address
+   * (`LISA_ALLOW_PRIVATE_MODEL_API`): that exact host and port, nothing else private.
+   */
+  privateModelApi?: boolean | undefined;
+}
+
+/** Where one sandboxed process may connect through Lisa's egress proxy, and where its refusals are counted. */
+export interface Egress {
+  rules: HostRule[];
+  /** Refused connections are added here when the process ends. */
+  tally?: NetworkTally | undefined;
+  /** Told of each refused connection as it happens. */
+  onRefused?: ((host: string, reason: string) => void) | undefined;
+  /** Told of each connection let through, with the address it went to. */
+  onAllowed?: ((host: string, address: string) => void) | undefined;
 }
 
 /** What one sandboxed process may reach besides the programs it runs. Its working directory is always writable. */
@@ -17,6 +41,8 @@ export interface SandboxScope {
   mirrors?: string[] | undefined;
   /** Directories it may only read, e.g. the mirrors of the repositories a planning session reads. */
   readOnly?: string[] | undefined;
+  /** Where it may connect, through Lisa's egress proxy. Without it the sandbox has no network at all. */
+  egress?: Egress | undefined;
 }
 
 /** Everything `runSandboxed` needs to decide how a process is contained. */

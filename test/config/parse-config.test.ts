@@ -26,8 +26,23 @@ describe("parseConfig", () => {
           draft_until_review: true,
           changes_requested: "redirect",
         },
+        sandbox: { allow_hosts: [], gate_network: false },
       });
     }
+  });
+
+  it("reads the hosts the sandbox may reach, and refuses IP literals, URLs and too many hosts", () => {
+    const config = parseConfigYaml(
+      "sandbox:\n  allow_hosts: [registry.npmjs.org, '*.pythonhosted.org', 'proxy.golang.org:443']\n  gate_network: true\n",
+    );
+    expect(config.sandbox).toEqual({
+      allow_hosts: ["registry.npmjs.org", "*.pythonhosted.org", "proxy.golang.org:443"],
+      gate_network: true,
+    });
+    for (const host of ["127.0.0.1", "169.254.169.254:80", "https://registry.npmjs.org", "[::1]", "*", "localhost"])
+      expect(() => parseConfigYaml(`sandbox:\n  allow_hosts: ['${host}']\n`)).toThrow(/allow_hosts/);
+    const many = Array.from({ length: 31 }, (_, i) => `- host${i}.example.com`).join("\n    ");
+    expect(() => parseConfigYaml(`sandbox:\n  allow_hosts:\n    ${many}\n`)).toThrow(/at most 30 hosts/);
   });
 
   it("reads the documented example", () => {

@@ -2,7 +2,14 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { AGENT_ENV_DUMP, agentEnvSource, CLAUDE, deliverWithRealClis, useModelServer } from "../support/agent-clis.ts";
+import {
+  AGENT_ENV_DUMP,
+  agentEnvSource,
+  CLAUDE,
+  deliverWithRealClis,
+  sandboxConnections,
+  useModelServer,
+} from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -54,6 +61,11 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     // It ran in Lisa's sandbox: a throwaway home, a private /tmp.
     expect(agentEnv).toMatch(new RegExp(`^HOME=${path.join(tmpdir(), "lisa-home-")}\\w+$`, "m"));
     expect(agentEnv).toMatch(/^TMPDIR=\/tmp$/m);
+    // In a network namespace of its own, it reached the model server through Lisa's egress proxy only.
+    expect(agentEnv).toMatch(/^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m);
+    const connections = await sandboxConnections(harness);
+    expect(Object.keys(connections)).toEqual(["claude allowed"]);
+    expect(connections["claude allowed"]).toBeGreaterThan(0);
 
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");

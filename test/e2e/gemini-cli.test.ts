@@ -6,6 +6,7 @@ import {
   CLAUDE,
   deliverWithRealClis,
   LEAKABLE_TOKEN,
+  sandboxConnections,
   useModelServer,
 } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
@@ -52,7 +53,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
       config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
       routes: [...ROUTES],
     });
-    const _harness = await deliverWithRealClis(context, server);
+    const harness = await deliverWithRealClis(context, server);
 
     // Every scripted tool call ran: YOLO mode declared the write and shell tools and approved them.
     expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([
@@ -69,6 +70,11 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(gitIn(remote, "diff", "--name-only", "master", BRANCH).trim().split("\n")).toEqual(["README.md", "agent-env.txt"]);
     const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
     expect(agentEnv).toContain("GOOGLE_GEMINI_BASE_URL=");
+    // In a network namespace of its own, it reached the model server through Lisa's egress proxy only.
+    expect(agentEnv).toMatch(/^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m);
+    const connections = await sandboxConnections(harness);
+    expect(Object.keys(connections)).toEqual(["gemini allowed"]);
+    expect(connections["gemini allowed"]).toBeGreaterThan(0);
     expect(agentEnv).toContain("GEMINI_API_KEY=");
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
     expect(agentEnv).not.toContain(LEAKABLE_TOKEN);

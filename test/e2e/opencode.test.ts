@@ -1,6 +1,13 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { AGENT_ENV_DUMP, deliverWithRealClis, LEAKABLE_TOKEN, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
+import {
+  AGENT_ENV_DUMP,
+  deliverWithRealClis,
+  LEAKABLE_TOKEN,
+  OPENCODE_MODEL,
+  sandboxConnections,
+  useModelServer,
+} from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
 import { BRANCH, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
@@ -63,6 +70,9 @@ describe("OpenCode, the real CLI against a scripted model", () => {
     expect(agentEnv).not.toContain(LEAKABLE_TOKEN);
     expect(agentEnv).not.toContain(TOKEN);
     expect(agentEnv).not.toContain("GEMINI_API_KEY");
+    // In a network namespace of its own, it reached the model server through Lisa's egress proxy only.
+    expect(agentEnv).toMatch(/^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m);
+    expect(await sandboxConnections(harness)).toEqual({ "opencode allowed": 5 });
 
     // --title spares the title request: every request is an agent turn, and the prompt came on stdin.
     expect(server.requests.map((r) => [r.path, r.kind])).toEqual(Array(5).fill(["/v1/messages", "main"]));

@@ -49,6 +49,7 @@ describe("/healthz and /metrics", () => {
       lisa_agent_cost_usd_total: "counter",
       lisa_session_duration_seconds: "histogram",
       lisa_gate_duration_seconds: "histogram",
+      lisa_sandbox_connections_total: "counter",
       lisa_github_requests_total: "counter",
       lisa_webhook_duration_seconds: "histogram",
       lisa_forged_commands_total: "counter",

@@ -198,6 +198,17 @@ describe("renderReviewPackage", () => {
     );
   });
 
+  it("says how many connections the sandbox was refused, with the hosts as code spans (no mention, no link), and nothing when none were", () => {
+    const body = renderReviewPackage(
+      packageView({ network: { refused: 3, hosts: ["169.254.169.254:80", "@bob`s.evil.example:443 #12"] } }),
+    );
+    expect(body).toContain(
+      `**Network:** 3 connections refused by Lisa's sandbox (hosts \`169.254.169.254:80\`, \`\`@bob\`s.evil.example:443 #12\`\`)`,
+    );
+    expect(renderReviewPackage(packageView())).not.toContain("**Network:**");
+    expect(renderReviewPackage(packageView({ network: { refused: 0, hosts: [] } }))).not.toContain("**Network:**");
+  });
+
   it("shows each guidance item with its status icon, the agent's note and whether Lisa replied in the thread", () => {
     const text = renderReviewPackage(
       packageView({

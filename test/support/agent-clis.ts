@@ -102,6 +102,8 @@ export function agentEnvSource(serverUrl: string): NodeJS.ProcessEnv {
     HOME: home,
     // Sandboxed sessions get a fresh home seeded from this one.
     LISA_AGENT_HOME: home,
+    // The scripted server is on 127.0.0.1: the operator's opt-in lets the proxy reach exactly its address and port.
+    LISA_ALLOW_PRIVATE_MODEL_API: "true",
     TMPDIR: tempDir("agent-tmp"),
     // Claude Code; OpenCode's config reads the same key.
     ANTHROPIC_BASE_URL: serverUrl,
@@ -152,6 +154,20 @@ export function useModelServer() {
       return current;
     },
   };
+}
+
+/**
+ * How many connections Lisa's egress proxy let through and refused, by who asked, from `/metrics`:
+ * `{ "claude allowed": 4 }`. A sandboxed CLI has no other way to the model server.
+ */
+export async function sandboxConnections(harness: Harness): Promise<Record<string, number>> {
+  let text = "";
+  const response = { writeHead: () => response, end: (body: string) => (text = body) };
+  await harness.lisa.httpHandler({ method: "GET", url: "/metrics" } as never, response as never);
+  const counts: Record<string, number> = {};
+  for (const [, who, outcome, n] of text.matchAll(/^lisa_sandbox_connections_total\{who="(\w+)",outcome="(\w+)"\} (\d+)$/gm))
+    counts[`${who} ${outcome}`] = Number(n);
+  return counts;
 }
 
 /**

@@ -5,8 +5,11 @@ import { createRemote, tempDir } from "./git-fixtures.ts";
 import type { Harness } from "./lisa-harness.ts";
 import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
 
+/** The scripted model server, on loopback, which Lisa's egress proxy (in this process) reaches for sandboxed CLIs. */
+const MODEL_SERVER = /^http:\/\/127\.0\.0\.1:\d+\//;
+
 /**
- * Per-test set-up of the integration suites: no network, a fresh bare "GitHub" remote for the
+ * Per-test set-up of the integration suites: no network but loopback, a fresh bare "GitHub" remote for the
  * example payload's repository, and Lisa stopped and mocks cleared afterwards. A request to GitHub
  * that no route of the fake answers fails the test, even where Lisa catches the error it gets
  * (a tracking-comment edit, a label): a test must not pass while Lisa talks to nothing.
@@ -14,7 +17,10 @@ import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
 export function useIntegrationContext() {
   const unmatched: string[] = [];
   const noMatch = (request: { method?: string; path?: string; href?: string; url?: string }) => {
-    unmatched.push(`${request.method ?? "?"} ${request.path ?? request.href ?? request.url ?? "?"}`);
+    const url = request.path ?? request.href ?? request.url ?? "?";
+    // Lisa's egress proxy runs in this process: what it forwards to the scripted model server is no GitHub request.
+    if (MODEL_SERVER.test(url)) return;
+    unmatched.push(`${request.method ?? "?"} ${url}`);
   };
   const context = {
     remoteRoot: "",
@@ -29,6 +35,7 @@ export function useIntegrationContext() {
     unmatched.length = 0;
     nock.emitter.on("no match", noMatch);
     nock.disableNetConnect();
+    nock.enableNetConnect((host) => MODEL_SERVER.test(`http://${host}/`));
     context.remoteRoot = tempDir("remote");
     createRemote(context.remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
   });

@@ -27,7 +27,16 @@ export interface Breach {
 
 /** One of the groups of issues 8 and 20: what runs before and after its inputs, and the inputs. */
 export interface HostileGroup {
-  name: "sandbox" | "authorization" | "secrets" | "bounds" | "live text" | "triggers" | "git metadata" | "publication";
+  name:
+    | "sandbox"
+    | "network"
+    | "authorization"
+    | "secrets"
+    | "bounds"
+    | "live text"
+    | "triggers"
+    | "git metadata"
+    | "publication";
   setup?: () => Promise<void>;
   teardown?: () => Promise<void>;
   inputs: HostileInput[];

@@ -1,0 +1,48 @@
+import { modelApiUrls } from "../providers/model-hosts.ts";
+import type { ProviderName } from "../providers/registry.ts";
+import { emptyTally, type NetworkTally } from "../sandbox/egress-proxy.ts";
+import { type HostRule, ruleOfUrl, rulesOfAllowedHost } from "../sandbox/egress-rules.ts";
+import type { Egress } from "../sandbox/sandbox-settings.ts";
+import type { RunContext } from "./run-context.ts";
+
+/** The connections refused to a step's sandboxes in this pass, kept for its review package. */
+export function stepTally(ctx: RunContext, stepId: number): NetworkTally {
+  let tally = ctx.network.get(stepId);
+  if (!tally) {
+    tally = emptyTally();
+    ctx.network.set(stepId, tally);
+  }
+  return tally;
+}
+
+function egress(ctx: RunContext, stepId: number, rules: HostRule[], who: string): Egress {
+  const { log, metrics } = ctx.deps;
+  return {
+    rules,
+    tally: stepTally(ctx, stepId),
+    // `host` is what the sandboxed process asked for: attacker text, logged as a field, never as the message.
+    onRefused: (host, reason) => {
+      log.warn({ runId: ctx.run.id, stepId, who, host, reason }, "sandbox connection refused");
+      metrics.sandboxConnection(who, "refused");
+    },
+    onAllowed: () => metrics.sandboxConnection(who, "allowed"),
+  };
+}
+
+/**
+ * Where an agent session may connect: its provider's model API, from Lisa's environment (private
+ * only if the operator allows private model APIs), and the repository's `sandbox.allow_hosts`.
+ */
+export function agentEgress(ctx: RunContext, stepId: number, provider: ProviderName): Egress {
+  const { sandbox, agentEnvSource } = ctx.deps;
+  const models = modelApiUrls(provider, agentEnvSource, sandbox.homeTemplate).flatMap(
+    (url) => ruleOfUrl(url, sandbox.privateModelApi === true) ?? [],
+  );
+  return egress(ctx, stepId, [...models, ...ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost)], provider);
+}
+
+/** Where gates may connect: `sandbox.allow_hosts` when the config sets `gate_network`, else nowhere (no proxy at all). */
+export function gateEgress(ctx: RunContext, stepId: number): Egress | undefined {
+  if (!ctx.config.sandbox.gate_network) return undefined;
+  return egress(ctx, stepId, ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost), "gate");
+}
