@@ -83,9 +83,16 @@ async function npxLisa(args: string[], env: Record<string, string>, port: number
   let output = "";
   child.stdout?.on("data", (chunk) => (output += chunk));
   child.stderr?.on("data", (chunk) => (output += chunk));
+  let exited: number | null | undefined;
+  child.on("exit", (code) => {
+    exited = code;
+  });
   await waitFor(
-    `npx lisa ${args.join(" ")} to answer on port ${port}:\n${output}`,
-    async () => (await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined)) !== undefined,
+    `npx lisa ${args.join(" ")} to answer on port ${port}`,
+    async () => {
+      if (exited !== undefined) throw new Error(`npx lisa ${args.join(" ")} exited (${exited}) before answering:\n${output}`);
+      return (await fetch(`http://127.0.0.1:${port}/`).catch(() => undefined)) !== undefined;
+    },
     60_000,
   );
   return child;
