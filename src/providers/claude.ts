@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
 
 /** The final object `claude -p` prints: the whole output with `json`, the last event with `stream-json`. */
 const claudeResultSchema = z.looseObject({
@@ -92,9 +92,7 @@ export const claudeProvider: Provider = {
       turns: result.num_turns,
       tokens: result.usage ? { input: result.usage.input_tokens ?? 0, output: result.usage.output_tokens ?? 0 } : undefined,
       sessionId: result.session_id,
-      failure: failed
-        ? { kind: classify(result), message: `${result.subtype}: ${(result.result ?? "").slice(0, 500)}` }
-        : undefined,
+      failure: failed ? reportedFailure("claude", classify(result), [result.subtype], result.result) : undefined,
       exitCode,
     };
   },

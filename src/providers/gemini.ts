@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
 import { GEMINI_PRICES, type TokenPrices, tokenCost } from "./token-prices.ts";
 
 const tokensSchema = z.looseObject({
@@ -144,13 +144,7 @@ export const geminiProvider: Provider = {
     const base = { costUsd, turns, tokens, sessionId: output.session_id, exitCode };
     if (output.error) {
       const { type, code, message } = output.error;
-      const what = [type, code].filter((part) => part !== undefined).join(" ");
-      return {
-        ...base,
-        ok: false,
-        text: "",
-        failure: { kind: classify(output.error), message: `${what}: ${(message ?? "").slice(0, 500)}` },
-      };
+      return { ...base, ok: false, text: "", failure: reportedFailure("gemini", classify(output.error), [type, code], message) };
     }
     if (exitCode !== 0) {
       return {

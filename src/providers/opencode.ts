@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { crashed, type FailureKind, type ParsedOutput, type Provider } from "./provider.ts";
+import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
 
 /** One line of `opencode run --format json`: `step_start`, `tool_use`, `text`, `reasoning`, `step_finish` or `error`. */
 const eventSchema = z.looseObject({
@@ -66,12 +66,6 @@ function classify(error: SessionError): FailureKind {
   // No status but retryable: the API could not be reached (after OpenCode's own retries).
   if (status === undefined && isRetryable) return "overloaded";
   return "agent_error";
-}
-
-function describe(error: SessionError): string {
-  const status = error.data?.statusCode;
-  const what = [error.name ?? "error", status].filter((part) => part !== undefined).join(" ");
-  return `${what}: ${(error.data?.message ?? "").slice(0, 500)}`;
 }
 
 function parseEvents(stdout: string): OpencodeEvent[] {
@@ -171,7 +165,10 @@ export const opencodeProvider: Provider = {
       sessionId: events.find((event) => event.sessionID)?.sessionID,
       exitCode,
     };
-    if (error) return { ...base, ok: false, failure: { kind: classify(error), message: describe(error) } };
+    if (error) {
+      const failure = reportedFailure("opencode", classify(error), [error.name, error.data?.statusCode], error.data?.message);
+      return { ...base, ok: false, failure };
+    }
     if (exitCode !== 0)
       return {
         ...base,

@@ -25,16 +25,57 @@ export interface AgentResult {
   tokens: { input: number; output: number } | undefined;
   sessionId: string | undefined;
   /**
-   * Why it failed: `message` is Lisa's own words, fit for the issue; `excerpt` is a line the CLI
-   * printed on stderr, untrusted, for a fenced quote; `detail` (the tail of the CLI's output, which
-   * can hold server paths, file contents and tool results) is for Lisa's log only.
+   * Why it failed: `message` is Lisa's own words, fit for the issue; `excerpt` is a line of the
+   * CLI's (its last on stderr, or its error report's text), untrusted, for a fenced quote; `detail`
+   * (the tail of the CLI's output, which can hold server paths, file contents and tool results) is
+   * for Lisa's log only.
    */
-  failure: { kind: FailureKind; message: string; excerpt?: string; detail?: string } | undefined;
+  failure: { kind: FailureKind; message: string; excerpt?: Excerpt; detail?: string } | undefined;
   exitCode: number | undefined;
   durationMs: number;
 }
 
 export type ParsedOutput = Omit<AgentResult, "durationMs">;
+
+/** A line the CLI wrote, and where: its stderr, or the text of the error it reported in its JSON. */
+export interface Excerpt {
+  from: "stderr" | "error report";
+  text: string;
+}
+
+/** One line of a CLI's text, paths shortened to their file name, 200 characters at most. */
+function oneLine(text: string): string {
+  return text
+    .replace(/(?:file:\/\/)?(?:\/[\w.@+-]+)+\/([\w.@+-]+)/g, "…/$1")
+    .replace(/\s+/g, " ")
+    .trim()
+    .slice(0, 200);
+}
+
+/**
+ * The failure a CLI reported in its structured output: Lisa's words name the CLI and the error's
+ * kind and code (letters, digits and a few marks only: a tool writing into the CLI's stdout could
+ * forge the report); the error's text is an excerpt, quoted fenced, never part of the message.
+ */
+export function reportedFailure(
+  cli: string,
+  kind: FailureKind,
+  labels: (string | number | undefined)[],
+  text: string | undefined,
+) {
+  const label = labels
+    .filter((part) => part !== undefined)
+    .join(" ")
+    .replace(/[^\w .-]/g, "")
+    .slice(0, 60)
+    .trim();
+  const excerpt = oneLine(text ?? "");
+  return {
+    kind,
+    message: `${cli} reported an error${label ? ` (${label})` : ""}`,
+    ...(excerpt ? { excerpt: { from: "error report" as const, text: excerpt } } : {}),
+  };
+}
 
 /** The result of an invocation that produced nothing usable. */
 export function failedOutput(kind: FailureKind, message: string, exitCode: number | undefined, detail?: string): ParsedOutput {
@@ -70,10 +111,7 @@ export function crashed(
     .map((line) => line.trim())
     .filter((line) => line && !/^at\s/.test(line) && !/^[\^~\s]+$/.test(line))
     .at(-1);
-  const excerpt = last
-    ?.replace(/(?:file:\/\/)?(?:\/[\w.@+-]+)+\/([\w.@+-]+)/g, "…/$1")
-    .replace(/\s+/g, " ")
-    .slice(0, 200);
+  const excerpt = last ? { from: "stderr" as const, text: oneLine(last) } : undefined;
   const ending = exitCode === undefined ? "was ended by a signal" : `exited with ${exitCode}`;
   const detail = [output.stderr.trim().slice(-2_000), output.stdout.trim().slice(-2_000)].filter(Boolean).join("\n--- stdout:\n");
   const result = failedOutput("crashed", `${cli} ${ending} and ${what}`, exitCode, detail);

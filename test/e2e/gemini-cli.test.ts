@@ -104,7 +104,9 @@ describe("Gemini CLI failures", () => {
     expect(github.state.pulls).toEqual([]);
     expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
     const tracking = github.trackingComment();
-    expect(tracking).toContain("The agent session failed (overloaded): Error 503: The model is overloaded.");
+    expect(tracking).toContain(
+      "The agent session failed (overloaded): gemini reported an error (Error 503). The error it reported:\n\n```text\nThe model is overloaded.\n```",
+    );
     expect(tracking).toMatch(/❌ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · overloaded/);
   });
 

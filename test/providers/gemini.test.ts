@@ -411,7 +411,10 @@ describe("geminiProvider.parse", () => {
     const parsed = geminiProvider.parse({ stdout: "", stderr, exitCode });
     expect(parsed.ok).toBe(false);
     expect(parsed.failure?.kind).toBe(kind);
-    expect(parsed.failure?.message.startsWith(message)).toBe(true);
+    // Lisa's words name the error; its text is an excerpt, quoted apart.
+    const [label = "", text = ""] = message.split(/: (.*)/s);
+    expect(parsed.failure?.message).toBe(`gemini reported an error (${label})`);
+    expect(parsed.failure?.excerpt?.text ?? "").toMatch(new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     expect(parsed.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(parsed.exitCode).toBe(exitCode);
   });
@@ -421,8 +424,11 @@ describe("geminiProvider.parse", () => {
     expect(parsed).toMatchObject({ ok: false, text: "", turns: 1, tokens: { input: 100, output: 20 } });
     expect(parsed.failure).toEqual({
       kind: "agent_error",
-      message:
-        "INVALID_STREAM: The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.",
+      message: "gemini reported an error (INVALID_STREAM)",
+      excerpt: {
+        from: "error report",
+        text: "The model returned an empty response with no text or thoughts. This may be a transient API issue; please try again.",
+      },
     });
   });
 
@@ -447,7 +453,7 @@ describe("geminiProvider.parse", () => {
     expect(parsed.failure).toEqual({
       kind: "crashed",
       message: "gemini exited with 1 and printed no result",
-      excerpt: "Error: Cannot find module 'x'",
+      excerpt: { from: "stderr", text: "Error: Cannot find module 'x'" },
       detail: "Error: Cannot find module 'x'",
     });
     // A truncated object is no result either.

@@ -118,7 +118,10 @@ describe("opencodeProvider.parse", () => {
     const parsed = opencodeProvider.parse({ stdout, stderr: "", exitCode: 1 });
     expect(parsed.ok).toBe(false);
     expect(parsed.failure?.kind).toBe(kind);
-    expect(parsed.failure?.message.startsWith(message)).toBe(true);
+    // Lisa's words name the error; its text is an excerpt, quoted apart.
+    const [label = "", text = ""] = message.split(/: (.*)/s);
+    expect(parsed.failure?.message).toBe(`opencode reported an error (${label})`);
+    expect(parsed.failure?.excerpt?.text ?? "").toMatch(new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}`));
     expect(parsed.sessionId).toMatch(/^ses_/);
     expect(parsed.turns).toBeUndefined();
   });
@@ -154,7 +157,11 @@ describe("opencodeProvider.parse", () => {
     expect(parsed).toMatchObject({
       ok: false,
       turns: 3,
-      failure: { kind: "crashed", message: "opencode exited with 139 and failed", excerpt: "Segmentation fault" },
+      failure: {
+        kind: "crashed",
+        message: "opencode exited with 139 and failed",
+        excerpt: { from: "stderr", text: "Segmentation fault" },
+      },
     });
     expect(parsed.costUsd).toBeGreaterThan(0.07);
   });
@@ -164,7 +171,7 @@ describe("opencodeProvider.parse", () => {
     expect(parsed.failure).toEqual({
       kind: "crashed",
       message: "opencode exited with 1 and printed no events",
-      excerpt: "Error: config is invalid",
+      excerpt: { from: "stderr", text: "Error: config is invalid" },
       detail: "Error: config is invalid",
     });
   });
