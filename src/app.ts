@@ -23,6 +23,7 @@ import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
 import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
+import { isDatabaseUnavailable } from "./store/sql-driver.ts";
 import { Store } from "./store/store.ts";
 
 /** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
@@ -152,6 +153,16 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     metrics,
     workerName,
   };
+  // Each loss and each return said once: statements in between fail fast as unavailable.
+  store.onConnection((event) => {
+    if (event.kind === "lost") {
+      metrics.databaseLost("store");
+      deps.log.error({ reason: event.error }, "lost the connection to PostgreSQL; reconnecting");
+    } else {
+      metrics.databaseReconnected();
+      deps.log.info({ downMs: event.downMs, attempts: event.attempts }, "reconnected to PostgreSQL");
+    }
+  });
   let worker: Worker | undefined;
   const claims: WorkClaims = options.databaseUrl
     ? new BossClaims({
@@ -159,6 +170,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
         leaseSeconds: options.leaseSeconds ?? 30,
         claims: role !== "web",
         onLost: (runId) => worker?.claimLost(runId),
+        onConnectionLost: () => metrics.databaseLost("claims"),
         log: deps.log,
       })
     : new LocalClaims(store);
@@ -183,7 +195,15 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       return;
     }
     const started = performance.now();
-    const fresh = store.addCommand(context.id, kind, triage.command, triage.key);
+    let fresh: boolean;
+    try {
+      fresh = store.addCommand(context.id, kind, triage.command, triage.key);
+    } catch (error) {
+      // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
+      if (isDatabaseUnavailable(error))
+        throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
+      throw error;
+    }
     metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     // Workers elsewhere find it when they next look (every second).

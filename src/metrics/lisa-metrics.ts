@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { Store } from "../store/store.ts";
 
 /**
@@ -15,7 +16,8 @@ export function createLisaMetrics(store: Store) {
     registers: [registry],
     collect() {
       runs.reset();
-      for (const { state, n } of store.runCountsByState()) runs.set({ state }, n);
+      // While the database is gone the figures it holds are missing; the counters below are still served.
+      for (const { state, n } of unlessUnavailable(() => store.runCountsByState(), [])) runs.set({ state }, n);
     },
   });
   const queue = new Gauge({
@@ -24,8 +26,12 @@ export function createLisaMetrics(store: Store) {
     labelNames: ["kind"],
     registers: [registry],
     collect() {
-      queue.set({ kind: "commands" }, store.pendingCommands());
-      queue.set({ kind: "runs" }, store.runsIn("queued").length);
+      queue.reset();
+      const depth = unlessUnavailable(
+        () => ({ commands: store.pendingCommands(), runs: store.runsIn("queued").length }),
+        undefined,
+      );
+      if (depth) for (const [kind, n] of Object.entries(depth)) queue.set({ kind }, n);
     },
   });
   const sessions = new Counter({
@@ -78,8 +84,26 @@ export function createLisaMetrics(store: Store) {
     registers: [registry],
   });
 
+  const losses = new Counter({
+    name: "lisa_database_connection_losses_total",
+    help: "Times a connection to PostgreSQL was lost, by connection (store: the store's own; claims: pg-boss's pool).",
+    labelNames: ["connection"],
+    registers: [registry],
+  });
+  const reconnects = new Counter({
+    name: "lisa_database_reconnects_total",
+    help: "Times the store's lost PostgreSQL connection was opened again.",
+    registers: [registry],
+  });
+
   return {
     registry,
+    databaseLost(connection: "store" | "claims"): void {
+      losses.inc({ connection });
+    },
+    databaseReconnected(): void {
+      reconnects.inc();
+    },
     forgedCommand(): void {
       forged.inc();
     },
@@ -104,3 +128,12 @@ export function createLisaMetrics(store: Store) {
 }
 
 export type LisaMetrics = ReturnType<typeof createLisaMetrics>;
+
+function unlessUnavailable<T>(read: () => T, otherwise: T): T {
+  try {
+    return read();
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) return otherwise;
+    throw error;
+  }
+}

@@ -1,5 +1,6 @@
 import type { Job, PgBoss } from "pg-boss";
 import { splitSchema } from "../store/postgres-driver.ts";
+import { isConnectionLoss } from "../store/sql-driver.ts";
 import type { WorkClaims } from "./claims.ts";
 import type { Log } from "./deps.ts";
 
@@ -17,6 +18,8 @@ export interface BossClaimsOptions {
   claims: boolean;
   /** Called when a claim this worker held was lost: another worker may be taking the run over. */
   onLost(runId: number): void;
+  /** Called when pg-boss's pool lost a connection (its pool opens another at its next statement). */
+  onConnectionLost?(): void;
   log: Log;
 }
 
@@ -50,7 +53,7 @@ export class BossClaims implements WorkClaims {
     this.#started = new PgBoss({
       connectionString: connection,
       schema: `${schema}_jobs`,
-      application_name: "lisa-claims",
+      application_name: `lisa-claims ${schema}`,
       // Only workers look for claims that lapsed; a web process claims nothing.
       supervise: this.#options.claims,
       // A lapsed claim is found by the supervisor's pass over each queue, which runs no more often
@@ -60,7 +63,10 @@ export class BossClaims implements WorkClaims {
       schedule: false,
       max: 4,
     } as ConstructorParameters<typeof PgBoss>[0]);
-    this.#boss.on("error", (error) => this.#options.log.warn({ err: error }, "pg-boss reported an error"));
+    this.#boss.on("error", (error) => {
+      if (isConnectionLoss(error)) this.#options.onConnectionLost?.();
+      this.#options.log.warn({ err: error }, "pg-boss reported an error");
+    });
     await this.#boss.start();
     await this.#boss.createQueue(RUNS, {
       policy: "exclusive",

@@ -2,6 +2,7 @@ import { parseConfig } from "../config/parse-config.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
@@ -39,6 +40,8 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     };
     await executePass(ctx);
   } catch (error) {
+    // Not the run's failure: the worker hands it back once the database is back (Worker.#handBack).
+    if (isDatabaseUnavailable(error)) throw error;
     const state = deps.store.run(runId)?.state;
     if (error instanceof StoppedError || state !== "running") {
       deps.log.info({ runId, reason: (error as Error).message }, "run stopped while it executed");

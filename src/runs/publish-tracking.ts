@@ -177,7 +177,8 @@ export function trackingPublisher(
     if (writing || timer) return;
     const wait = lastWrite + intervalMs - now();
     if (wait <= 0) {
-      void write();
+      // A store that cannot be reached fails this edit; flush() meets the failure, or a later edit succeeds.
+      write().catch(() => {});
       return;
     }
     timer = setTimeout(() => {

@@ -9,6 +9,7 @@ import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import type { CommandRow, RunRow, StepState } from "../store/rows.ts";
+import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
@@ -73,6 +74,8 @@ export class Worker {
   readonly #keptSizes: KeptSizes = new Map();
   #poll: NodeJS.Timeout | undefined;
   #publishRetry: NodeJS.Timeout | undefined;
+  /** Runs whose execution the database's loss cut short: handed back once it is back (#handBack). */
+  readonly #cutShort = new Set<number>();
   #pumping = false;
   #again = false;
   #stopped = true;
@@ -310,6 +313,7 @@ export class Worker {
     const { store } = this.#deps;
     return (
       this.#active.size === 0 &&
+      this.#cutShort.size === 0 &&
       this.#acknowledgements.size === 0 &&
       !this.#pumping &&
       (this.#stopped || (store.pendingCommands() === 0 && store.runsIn("queued").length === 0))
@@ -325,10 +329,15 @@ export class Worker {
     try {
       do {
         this.#again = false;
+        await this.#handBack();
         // One worker at a time handles the commands, in order: those on one issue must not race.
         if (this.#deps.store.pendingCommands() > 0) await this.#deps.store.exclusively("inbox", () => this.#drainCommands());
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
+    } catch (error) {
+      // The database is gone for a moment: the next poll looks again. It is no crash of this worker.
+      if (!isDatabaseUnavailable(error)) throw error;
+      this.#deps.log.warn({ err: error }, "the database is unavailable; the worker looks for work again at its next poll");
     } finally {
       this.#pumping = false;
       this.#settleIdle();
@@ -454,13 +463,13 @@ export class Worker {
       }
       const execution = executeRun(this.#deps, run.id)
         .catch((error) => {
+          if (isDatabaseUnavailable(error)) throw error;
           // executeRun reports its own failures; this is one before it could, e.g. no installation token.
           this.#deps.log.error({ err: error, runId: run.id }, "run crashed");
           this.#deps.store.updateRun(run.id, { error: (error as Error).message });
           this.#deps.store.transitionRun(run.id, "fail");
         })
-        .finally(async () => {
-          this.#active.delete(run.id);
+        .then(async () => {
           // A run that stopped failed or blocked keeps its worktrees: the budget may be over now.
           const state = this.#deps.store.run(run.id)?.state;
           if (state === "failed" || state === "blocked") await this.#trimKept();
@@ -468,6 +477,15 @@ export class Worker {
           await this.#claims
             .release(run.id)
             .catch((error) => this.#deps.log.warn({ err: error, runId: run.id }, "could not release a claim"));
+        })
+        .catch((error) => {
+          if (!isDatabaseUnavailable(error)) throw error;
+          // Its claim stays held (and renewed) until the run is handed back: no other worker takes it over.
+          this.#deps.log.warn({ err: error, runId: run.id }, "the database went away during the run; it resumes once it is back");
+          this.#cutShort.add(run.id);
+        })
+        .finally(() => {
+          this.#active.delete(run.id);
           this.notify();
           this.#settleIdle();
         });
@@ -500,8 +518,28 @@ export class Worker {
     return store.claimRun(workerName, runId);
   }
 
+  /**
+   * Queues again, as they stand, the runs the database's loss cut short, as a shutdown hands runs
+   * back: their live sessions marked interrupted and their agents stopped. A connection lost is not a
+   * crash: no restart is counted, and the run resumes from what is durable, on any worker.
+   */
+  async #handBack(): Promise<void> {
+    const { store, log } = this.#deps;
+    for (const runId of [...this.#cutShort]) {
+      this.stopSessions(runId);
+      if (store.run(runId)?.state === "running") {
+        store.interruptRunSessions(runId, "the database connection was lost during this session");
+        store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
+      }
+      this.#cutShort.delete(runId);
+      await this.#claims.release(runId);
+      await this.#claims.offer([runId]);
+      log.info({ runId }, "a run the database's loss cut short was queued again");
+    }
+  }
+
   #settleIdle(): void {
-    if (!this.#isIdle()) return;
+    if (!this.#idleWaiters.length || !this.#isIdle()) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();

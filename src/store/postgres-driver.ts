@@ -1,7 +1,7 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { migratePostgres } from "./postgres-migrations.ts";
-import type { Answer, Request, ThreadData } from "./postgres-thread.ts";
-import type { SqlDriver, SqlValue } from "./sql-driver.ts";
+import type { Answer, ConnectionEvent, Request, ThreadData } from "./postgres-thread.ts";
+import type { ConnectionChange, SqlDriver, SqlValue } from "./sql-driver.ts";
 
 /** How long a statement may take before the store gives up on PostgreSQL (its own statement_timeout is 25 s). */
 const ANSWER_MS = 30_000;
@@ -20,22 +20,39 @@ const NAMED_LOCK = `${LOCKS}, hashtext(current_schema() || ':' || ?)`;
  * The shared store: a PostgreSQL database, named by `DATABASE_URL`. A `schema` query parameter
  * picks the schema (`lisa` by default), so several Lisas (or tests) can share one database.
  * Statements are the store's SQLite dialect, translated once each.
+ *
+ * A lost connection is replaced (postgres-thread.ts). A read that failed because its connection was
+ * lost runs once more on the new one; a write does not (it may have been done before its answer was
+ * lost), and a transaction is pinned to the connection it began on: once that is lost, its
+ * statements and its COMMIT fail with DATABASE_UNAVAILABLE and the store's caller sees the whole
+ * transaction fail, as with any other error, and retries or recovers as it already does.
  */
 export class PostgresDriver implements SqlDriver {
   readonly #flag = new Int32Array(new SharedArrayBuffer(4));
   readonly #port: MessagePort;
   readonly #thread: Worker;
   readonly #translated = new Map<string, { text: string; returnsId: boolean }>();
+  readonly #events: MessagePort;
   #sequence = 0;
+  /** The connection the open transaction began on. */
+  #pinned: number | undefined;
 
   constructor(url: string) {
     const { connection, schema } = splitSchema(url);
     const channel = new MessageChannel();
-    const data: ThreadData = { url: connection, schema, signal: this.#flag.buffer as SharedArrayBuffer, port: channel.port2 };
+    const events = new MessageChannel();
+    const data: ThreadData = {
+      url: connection,
+      schema,
+      signal: this.#flag.buffer as SharedArrayBuffer,
+      port: channel.port2,
+      events: events.port2,
+    };
     this.#thread = new Worker(new URL("./postgres-thread.ts", import.meta.url), {
       workerData: data,
-      transferList: [channel.port2],
+      transferList: [channel.port2, events.port2],
     });
+    this.#events = events.port1;
     // The thread serves this store; it must not keep a process alive that is otherwise done.
     this.#thread.unref();
     this.#port = channel.port1;
@@ -47,7 +64,7 @@ export class PostgresDriver implements SqlDriver {
 
   /** Runs SQL as written (PostgreSQL's dialect, several statements allowed, no parameters). */
   script(sql: string): void {
-    this.#call({ kind: "query", sql });
+    this.#call({ kind: "query", sql, ...this.#where(false) });
   }
 
   get<T>(sql: string, params: readonly SqlValue[]): T | undefined {
@@ -55,25 +72,43 @@ export class PostgresDriver implements SqlDriver {
   }
 
   all<T>(sql: string, params: readonly SqlValue[]): T[] {
-    return this.#call({ kind: "query", sql: this.#translate(sql).text, params: [...params] }).rows as T[];
+    const text = this.#translate(sql).text;
+    // The store's reads are plain SELECTs (or take and free advisory locks, which die with their connection).
+    return this.#call({ kind: "query", sql: text, params: [...params], ...this.#where(/^\s*SELECT/i.test(text)) }).rows as T[];
   }
 
   run(sql: string, params: readonly SqlValue[]): { id: number; changes: number } {
     const { text, returnsId } = this.#translate(sql);
-    const { rows, rowCount } = this.#call({ kind: "query", sql: text, params: [...params] });
+    const { rows, rowCount } = this.#call({ kind: "query", sql: text, params: [...params], ...this.#where(false) });
     return { id: returnsId ? Number(rows[0]?.id ?? 0) : 0, changes: rowCount };
   }
 
+  /** Inside a transaction, its connection and no retry; outside, a retry when `read`. */
+  #where(read: boolean): { pin: number } | { retry: boolean } {
+    return this.#pinned === undefined ? { retry: read } : { pin: this.#pinned };
+  }
+
   begin(): void {
-    this.script(`BEGIN; SELECT ${WRITE_LOCK}`);
+    // Nothing is done before the lock is taken: a BEGIN whose connection was lost can begin again.
+    this.#pinned = this.#call({ kind: "query", sql: `BEGIN; SELECT ${WRITE_LOCK}`, retry: true }).connection;
   }
 
   commit(): void {
-    this.script("COMMIT");
+    // A COMMIT that fails leaves the pin to the ROLLBACK that follows it.
+    this.#call({ kind: "query", sql: "COMMIT", ...this.#where(false) });
+    this.#pinned = undefined;
   }
 
   rollback(): void {
-    this.script("ROLLBACK");
+    const pin = this.#pinned;
+    this.#pinned = undefined;
+    this.#call({ kind: "query", sql: "ROLLBACK", ...(pin === undefined ? {} : { pin, lossEnds: true }) });
+  }
+
+  onConnection(listener: (event: ConnectionChange) => void): void {
+    this.#events.on("message", (event: ConnectionEvent) => listener(event));
+    // Listening must not keep a process alive that is otherwise done.
+    this.#events.unref();
   }
 
   isUniqueViolation(error: unknown): boolean {
@@ -96,13 +131,13 @@ export class PostgresDriver implements SqlDriver {
     }
   }
 
-  #call(request: DistributiveOmit<Request, "id">): { rows: Record<string, unknown>[]; rowCount: number } {
+  #call(request: DistributiveOmit<Request, "id">): { rows: Record<string, unknown>[]; rowCount: number; connection: number } {
     const id = ++this.#sequence;
     this.#port.postMessage({ ...request, id });
     return this.#result(this.#answer(id));
   }
 
-  #result(answer: Answer): { rows: Record<string, unknown>[]; rowCount: number } {
+  #result(answer: Answer): { rows: Record<string, unknown>[]; rowCount: number; connection: number } {
     if ("error" in answer) {
       throw Object.assign(new Error(`PostgreSQL: ${answer.error.message}`), { code: answer.error.code });
     }

@@ -24,6 +24,33 @@ export interface SqlDriver {
   tryLock(name: string): boolean;
   unlock(name: string): void;
   close(): void;
+  /** Called when the connection to a database server is lost, and when it is back (PostgreSQL only). */
+  onConnection?(listener: (event: ConnectionChange) => void): void;
+}
+
+/** A database connection lost (`error`: why), or back after `downMs` and `attempts` reconnection attempts. */
+export type ConnectionChange = { kind: "lost"; error: string } | { kind: "restored"; downMs: number; attempts: number };
+
+/**
+ * The code of the error a statement fails with while the database cannot be reached, or when the
+ * connection its transaction ran on was lost: nothing it asked was done (or, for a write whose
+ * answer was lost, may have been: the store's writes are idempotent or compare-and-set).
+ */
+export const DATABASE_UNAVAILABLE = "LISA_DB_UNAVAILABLE";
+
+/** Whether a PostgreSQL statement or pool failed because its connection was lost (ended by the server, or the server went away). */
+export function isConnectionLoss(error: unknown): boolean {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return (
+    code?.startsWith("08") === true ||
+    ["57P01", "57P02", "57P03", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code ?? "") ||
+    /Connection terminated|not queryable|ECONNRESET|EPIPE/.test(message ?? "")
+  );
+}
+
+/** Whether `error` says the database could not be reached, rather than what a statement did. */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === DATABASE_UNAVAILABLE;
 }
 
 /** Whether a store location names a PostgreSQL database rather than a SQLite file. */

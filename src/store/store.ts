@@ -3,7 +3,7 @@ import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RU
 import { commandMac, hasValidMac } from "./command-mac.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
-import { isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
+import { type ConnectionChange, isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 import { SqliteDriver } from "./sqlite-driver.ts";
 
 export type * from "./rows.ts";
@@ -52,6 +52,11 @@ export class Store {
 
   close(): void {
     this.#db.close();
+  }
+
+  /** Called when the database connection is lost and when it is back (a shared PostgreSQL store only). */
+  onConnection(listener: (event: ConnectionChange) => void): void {
+    this.#db.onConnection?.(listener);
   }
 
   #get<T>(sql: string, ...params: SqlValue[]): T | undefined {

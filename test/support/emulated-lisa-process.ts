@@ -48,7 +48,10 @@ const lisa = createLisa(probot, {
 });
 await lisa.start();
 const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
-const server = createServer((req, res) => void middleware(req, res));
+// `/healthz` and `/metrics` beside the webhooks, as `npm start` serves them.
+const server = createServer((req, res) => {
+  void lisa.httpHandler(req, res).then((served) => served || middleware(req, res));
+});
 await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 // Written whole, then renamed into place: a reader polling for the file must never see it empty.
 writeFileSync(`${options.portFile}.tmp`, String((server.address() as AddressInfo).port));

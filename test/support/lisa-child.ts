@@ -62,7 +62,7 @@ export async function startLisaChild(
     /** Where the child's log goes (at info level), to tell afterwards what each process did. */
     logFile?: string;
   },
-): Promise<ChildProcess> {
+): Promise<ChildProcess & { port: number }> {
   const portFile = path.join(tempDir("lisa-port"), "port");
   const child = spawn(
     process.execPath,
@@ -83,5 +83,6 @@ export async function startLisaChild(
     return written > 0 && written;
   });
   if (options.receivesWebhooks ?? true) emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
-  return child;
+  // Where its webhooks, `/healthz` and `/metrics` are served.
+  return Object.assign(child, { port });
 }
