@@ -1,0 +1,120 @@
+import { randomUUID } from "node:crypto";
+import pg from "pg";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { requirePostgres } from "../../dev/test-postgres.ts";
+import { waitFor } from "../../dev/wait-for.ts";
+import { PostgresDriver } from "../../src/store/postgres-driver.ts";
+import { type ConnectionChange, isDatabaseUnavailable } from "../../src/store/sql-driver.ts";
+import { Store } from "../../src/store/store.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
+
+// The store reaches PostgreSQL through a relay the test cuts: every connection dropped and new ones
+// refused, as when the server restarts or a failover moves it, then accepted again.
+
+let base: URL;
+const cleanups: (() => Promise<void> | void)[] = [];
+beforeAll(async () => {
+  base = new URL(await requirePostgres());
+});
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A relay to the test server and a fresh schema's URL through it. */
+async function throughProxy() {
+  const proxy = await startTcpProxy({ host: base.hostname, port: Number(base.port || 5432) });
+  const schema = `reconnect_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  const url = new URL(base);
+  url.port = String(proxy.port);
+  url.searchParams.set("schema", schema);
+  cleanups.push(async () => {
+    await proxy.stop();
+    const admin = new pg.Client({ connectionString: base.toString() });
+    await admin.connect();
+    await admin.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await admin.end();
+  });
+  return { proxy, url: url.toString() };
+}
+
+function thrown(work: () => unknown): unknown {
+  try {
+    work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error("expected it to throw");
+}
+
+describe("the PostgreSQL store when its connection is lost", () => {
+  it("opens another: reads and writes work again, and the loss and the return are said once each", async () => {
+    const { proxy, url } = await throughProxy();
+    const store = new Store(url);
+    cleanups.push(() => store.close());
+    const changes: ConnectionChange["kind"][] = [];
+    store.onConnection((change) => changes.push(change.kind));
+    expect(store.addCommand("before", "gesture", {})).toBe(true);
+
+    await proxy.cut();
+    await proxy.restore();
+
+    expect(store.pendingCommands()).toBe(1);
+    expect(store.addCommand("after", "gesture", {})).toBe(true);
+    expect(store.pendingCommands()).toBe(2);
+    await waitFor("the return to be said", () => changes.length === 2 || undefined);
+    expect(changes).toEqual(["lost", "restored"]);
+  });
+
+  it("fails a transaction whose connection was lost, whole: none of it is written on the new one", async () => {
+    const { proxy, url } = await throughProxy();
+    const driver = new PostgresDriver(url);
+    cleanups.push(() => driver.close());
+    driver.script("CREATE TABLE written (id SERIAL PRIMARY KEY, n INTEGER)");
+
+    driver.begin();
+    driver.run("INSERT INTO written (n) VALUES (?)", [1]);
+    await proxy.cut();
+    await proxy.restore();
+    const error = thrown(() => driver.run("INSERT INTO written (n) VALUES (?)", [2]));
+    expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+    expect(() => driver.commit()).toThrow(/connection this transaction ran on was lost/);
+    driver.rollback();
+
+    expect(driver.all("SELECT n FROM written", [])).toEqual([]);
+    // The next transaction runs on the new connection.
+    driver.begin();
+    driver.run("INSERT INTO written (n) VALUES (?)", [3]);
+    driver.commit();
+    expect(driver.all("SELECT n FROM written", [])).toEqual([{ n: 3 }]);
+  });
+
+  it("fails statements at once as unavailable while the server is gone, and serves them when it is back", async () => {
+    const { proxy, url } = await throughProxy();
+    const store = new Store(url);
+    cleanups.push(() => store.close());
+    store.addCommand("before", "gesture", {});
+
+    await proxy.cut();
+    const started = Date.now();
+    const error = thrown(() => store.pendingCommands());
+    expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+    // Not the 30 s a statement may wait for its answer: a web process answers 503 meanwhile.
+    expect(Date.now() - started).toBeLessThan(3_000);
+
+    await proxy.restore();
+    // Reconnection backs off (up to 5 s between attempts) while the server is gone.
+    const pending = await waitFor(
+      "the store to answer again",
+      () => {
+        try {
+          return store.pendingCommands();
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) return undefined;
+          throw error;
+        }
+      },
+      15_000,
+    );
+    expect(pending).toBe(1);
+  });
+});
