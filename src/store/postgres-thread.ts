@@ -35,7 +35,11 @@ export type ConnectionEvent = { kind: "lost"; error: string } | { kind: "restore
 /** The pause before the first reconnection attempt; it doubles up to RECONNECT_MAX_MS. */
 const RECONNECT_FIRST_MS = 100;
 const RECONNECT_MAX_MS = 5_000;
-/** How long a statement waits for a lost connection to come back before it fails as unavailable. */
+/**
+ * How long after a loss statements wait for the connection to come back before they fail as
+ * unavailable: a blip passes unseen, and in a longer outage they fail at once (the store's caller
+ * blocks while it waits, so waiting on every statement would stall the whole process).
+ */
 const STATEMENT_WAIT_MS = 1_000;
 
 const { url, schema, signal, port, events } = workerData as ThreadData;
@@ -127,11 +131,12 @@ function lose(client: pg.Client, why: string): void {
   events.postMessage({ kind: "lost", error: why } satisfies ConnectionEvent);
 }
 
-/** The live connection, waiting a little for a lost one to come back; throws DATABASE_UNAVAILABLE after that. */
+/** The live connection, or one that comes back soon after a loss; throws DATABASE_UNAVAILABLE otherwise. */
 async function connection(): Promise<{ client: pg.Client; number: number }> {
-  if (!live && outage) {
+  const left = outage ? outage.since + STATEMENT_WAIT_MS - Date.now() : 0;
+  if (!live && outage && left > 0) {
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([outage.back, new Promise((resolve) => (timer = setTimeout(resolve, STATEMENT_WAIT_MS)))]);
+    await Promise.race([outage.back, new Promise((resolve) => (timer = setTimeout(resolve, left)))]);
     clearTimeout(timer);
   }
   if (!live) throw unavailable(outage?.error ?? "not connected");

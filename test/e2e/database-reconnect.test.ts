@@ -10,11 +10,14 @@ import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 
 // `lisa web` and a `lisa worker` on PostgreSQL lose every connection they hold, three times in a
 // row, while a run's agent works (pg_terminate_backend, as a failover or an operator would): both
 // processes stay up and reconnect, a webhook after the loss is stored, and runs reach review with no
-// restart counted (a third counted restart would have failed the run).
+// restart counted (a third counted restart would have failed the run). Then the server is gone for
+// a few seconds (a relay cut: connections dropped, new ones refused): webhooks and /healthz get 503
+// meanwhile, and 200 once it is back.
 
 const SECRET = "reconnect-secret";
 const REPO = "acme/api";
@@ -58,92 +61,154 @@ async function get(port: number, what: string): Promise<{ status: number; body: 
   return { status: response.status, body: await response.text() };
 }
 
+/**
+ * An emulated GitHub with one repository, and `lisa web` and a `lisa worker` in processes of their
+ * own sharing a database of their own (so the connections a test ends are theirs only), reached at
+ * `port` (the server's by default, or a relay's). The first agent session takes `firstSessionMs`;
+ * the next ones are instant.
+ */
+async function scaledOut(options: { firstSessionMs: number; port?: number }) {
+  const agent = createFakeClaude([
+    {
+      run: [`sleep ${options.firstSessionMs / 1000}`],
+      write: { "change.txt": "done\n" },
+      manifest: { title: "Make the change", what: "Makes it." },
+    },
+    { write: { "change.txt": "done\n" }, manifest: { title: "Make the change", what: "Makes it." } },
+  ]);
+  const emulator = createGitHubEmulator({ reposRoot: tempDir("reconnect-repos"), webhookSecret: SECRET });
+  github = emulator;
+  await emulator.start();
+  await emulator.createRepo(REPO, { files: { "README.md": "# api\n" }, config: "label: lisa\ngates:\n  - test -f change.txt\n" });
+  emulator.addCollaborator(REPO, "ann", "write");
+  const name = `reconnect_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+  database = name;
+  await admin(`CREATE DATABASE ${name}`);
+  const url = new URL(baseUrl);
+  url.pathname = `/${name}`;
+  if (options.port) url.port = String(options.port);
+  const databaseUrl = url.toString();
+
+  const logs = process.env.LISA_SCALE_LOGS ?? tempDir("reconnect-logs");
+  const worker = await startLisaChild(emulator, {
+    dataDir: path.join(tempDir("reconnect-w1"), "lisa"),
+    claudeBinary: agent.binary,
+    secret: SECRET,
+    databaseUrl,
+    role: "worker",
+    workerName: "w1",
+    leaseSeconds: 10,
+    receivesWebhooks: false,
+    logFile: path.join(logs, "w1.log"),
+  });
+  children.push(worker);
+  const web = await startLisaChild(emulator, {
+    dataDir: path.join(tempDir("reconnect-web"), "lisa"),
+    claudeBinary: agent.binary,
+    secret: SECRET,
+    databaseUrl,
+    role: "web",
+    logFile: path.join(logs, "web.log"),
+  });
+  children.push(web);
+  const pids = [worker.pid, web.pid];
+
+  /** Opens an issue and labels it; the label's delivery. */
+  const label = async (title: string) => {
+    const issue = await emulator.createIssue(REPO, { title, body: "", user: "ann" });
+    return { number: issue.number, delivery: await emulator.labelIssue(REPO, issue.number, "lisa", "ann") };
+  };
+
+  /**
+   * Both issues' runs reach review on w1, one pull request each, with no restart counted; both
+   * processes are the ones started before, still serving, and each reconnected `reconnects` times.
+   */
+  const expectDelivered = async (numbers: number[], reconnects: number) => {
+    const store = new Store(databaseUrl);
+    try {
+      await waitFor("both runs to reach review", () => store.runsIn("review").length === numbers.length || undefined, 120_000);
+      const runs = store.runsIn("review");
+      expect(runs.map((run) => [run.issue_number, run.restarts, run.worker])).toEqual(
+        expect.arrayContaining(numbers.map((number) => [number, 0, "w1"])),
+      );
+      expect(emulator.pulls(REPO)).toHaveLength(numbers.length);
+    } finally {
+      store.close();
+    }
+    expect(children.map((child) => [child.pid, child.exitCode, child.signalCode])).toEqual(pids.map((pid) => [pid, null, null]));
+    for (const child of [web, worker]) {
+      expect((await get(child.port, "/healthz")).status).toBe(200);
+      const metrics = (await get(child.port, "/metrics")).body;
+      expect(Number(/^lisa_database_reconnects_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(reconnects);
+    }
+  };
+  return { agent, emulator, web, worker, database: name, databaseUrl, label, expectDelivered };
+}
+
 describe("lisa web and a lisa worker when PostgreSQL ends their connections", () => {
   it("stay up, reconnect, store the webhooks after it, and finish the runs without counting a restart", async () => {
-    // The first session (the run under way during the losses) takes a few seconds; the next is instant.
-    const agent = createFakeClaude([
-      { run: ["sleep 6"], write: { "change.txt": "done\n" }, manifest: { title: "Make the change", what: "Makes it." } },
-      { write: { "change.txt": "done\n" }, manifest: { title: "Make the change", what: "Makes it." } },
-    ]);
-    github = createGitHubEmulator({ reposRoot: tempDir("reconnect-repos"), webhookSecret: SECRET });
-    await github.start();
-    await github.createRepo(REPO, { files: { "README.md": "# api\n" }, config: "label: lisa\ngates:\n  - test -f change.txt\n" });
-    github.addCollaborator(REPO, "ann", "write");
-    // A database of its own: the connections ended are this test's Lisas' only.
-    database = `reconnect_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
-    await admin(`CREATE DATABASE ${database}`);
-    const url = new URL(baseUrl);
-    url.pathname = `/${database}`;
-    const databaseUrl = url.toString();
-
-    const logs = process.env.LISA_SCALE_LOGS ?? tempDir("reconnect-logs");
-    const worker = await startLisaChild(github, {
-      dataDir: path.join(tempDir("reconnect-w1"), "lisa"),
-      claudeBinary: agent.binary,
-      secret: SECRET,
-      databaseUrl,
-      role: "worker",
-      workerName: "w1",
-      leaseSeconds: 10,
-      receivesWebhooks: false,
-      logFile: path.join(logs, "w1.log"),
-    });
-    children.push(worker);
-    const web = await startLisaChild(github, {
-      dataDir: path.join(tempDir("reconnect-web"), "lisa"),
-      claudeBinary: agent.binary,
-      secret: SECRET,
-      databaseUrl,
-      role: "web",
-      logFile: path.join(logs, "web.log"),
-    });
-    children.push(web);
-    const pids = [worker.pid, web.pid];
-
-    const first = await github.createIssue(REPO, { title: "Change under way", body: "", user: "ann" });
-    expect((await github.labelIssue(REPO, first.number, "lisa", "ann")).status).toBe(200);
-    await waitFor("the first agent session to start", () => agent.calls().length > 0, 60_000);
+    // The first session is the run under way during the losses.
+    const lisa = await scaledOut({ firstSessionMs: 6_000 });
+    const first = await lisa.label("Change under way");
+    expect(first.delivery.status).toBe(200);
+    await waitFor("the first agent session to start", () => lisa.agent.calls().length > 0, 60_000);
 
     const ended: number[] = [];
     for (let blip = 0; blip < 3; blip++) {
-      ended.push(await terminateLisa(database));
+      ended.push(await terminateLisa(lisa.database));
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
 
     // A webhook right after: stored (2xx), or refused with 503 while the database was away and
     // stored when delivered again.
-    const second = await github.createIssue(REPO, { title: "Change after the losses", body: "", user: "ann" });
-    let delivery = await github.labelIssue(REPO, second.number, "lisa", "ann");
-    if (delivery.status === 503) delivery = await github.redeliver(delivery.id);
+    const second = await lisa.label("Change after the losses");
+    let delivery = second.delivery;
+    if (delivery.status === 503) delivery = await lisa.emulator.redeliver(delivery.id);
     expect(delivery.status).toBe(200);
-    expect((await get(web.port, "/healthz")).status).toBe(200);
+    expect((await get(lisa.web.port, "/healthz")).status).toBe(200);
 
-    const store = new Store(databaseUrl);
-    try {
-      await waitFor("both runs to reach review", () => store.runsIn("review").length === 2 || undefined, 120_000);
-      const runs = store.runsIn("review");
-      expect(runs.map((run) => [run.issue_number, run.restarts, run.worker])).toEqual(
-        expect.arrayContaining([
-          [first.number, 0, "w1"],
-          [second.number, 0, "w1"],
-        ]),
-      );
-      expect(github.pulls(REPO)).toHaveLength(2);
-    } finally {
-      store.close();
-    }
-
+    await lisa.expectDelivered([first.number, second.number], 3);
     // Each loss ended the connections the processes had opened again after the one before.
     expect(
       ended.every((n) => n > 0),
       `connections ended at each loss: ${ended}`,
     ).toBe(true);
-    // Both processes are the ones started before the losses, still serving.
-    expect(children.map((child) => [child.pid, child.exitCode, child.signalCode])).toEqual(pids.map((pid) => [pid, null, null]));
-    for (const child of [web, worker]) {
-      expect((await get(child.port, "/healthz")).status).toBe(200);
-      const metrics = (await get(child.port, "/metrics")).body;
-      expect(Number(/^lisa_database_reconnects_total (\d+)/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(3);
+  }, 240_000);
+});
+
+describe("lisa web and a lisa worker when the PostgreSQL server is gone for a few seconds", () => {
+  it("answer webhooks and /healthz with 503 meanwhile, then 200, and finish the runs without counting a restart", async () => {
+    const server = new URL(baseUrl);
+    const relay = await startTcpProxy({ host: server.hostname, port: Number(server.port || 5432) });
+    try {
+      // The run under way: its agent ends while the server is gone, and what follows waits for it.
+      const lisa = await scaledOut({ firstSessionMs: 1_000, port: relay.port });
+      const first = await lisa.label("Change under way");
+      expect(first.delivery.status).toBe(200);
+      await waitFor("the first agent session to start", () => lisa.agent.calls().length > 0, 60_000);
+
+      await relay.cut();
+      const second = await lisa.label("Change while the database is gone");
+      expect(second.delivery.status).toBe(503);
+      expect((await get(lisa.web.port, "/healthz")).status).toBe(503);
+      await new Promise((resolve) => setTimeout(resolve, 4_000));
+      await relay.restore();
+
+      await waitFor("/healthz to say 200 again", async () => (await get(lisa.web.port, "/healthz")).status === 200, 15_000);
+      expect((await lisa.emulator.redeliver(second.delivery.id)).status).toBe(200);
+      await lisa.expectDelivered([first.number, second.number], 1);
+      // The run under way was cut short by the loss (its session's end could not be recorded): it
+      // was queued again as it stood, not counted as a restart, and its session ran again.
+      const store = new Store(lisa.databaseUrl);
+      try {
+        const run = store.runsIn("review").find((r) => r.issue_number === first.number);
+        const notes = store.events(run?.id ?? 0).map((event) => event.detail ?? "");
+        expect(notes.some((note) => note.includes("The database connection was lost during the run"))).toBe(true);
+      } finally {
+        store.close();
+      }
+    } finally {
+      await relay.stop();
     }
   }, 240_000);
 });
