@@ -331,7 +331,8 @@ export class Worker {
         this.#again = false;
         await this.#handBack();
         // One worker at a time handles the commands, in order: those on one issue must not race.
-        if (this.#deps.store.pendingCommands() > 0) await this.#deps.store.exclusively("inbox", () => this.#drainCommands());
+        if (this.#deps.store.pendingCommands() > 0)
+          await this.#deps.store.exclusively("inbox", (held) => this.#drainCommands(held));
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
     } catch (error) {
@@ -344,9 +345,10 @@ export class Worker {
     }
   }
 
-  async #drainCommands(): Promise<void> {
+  /** Handles the stored commands in order, for as long as this worker `held` the inbox's lock. */
+  async #drainCommands(held: () => boolean): Promise<void> {
     const { store, log } = this.#deps;
-    for (let command = store.nextCommand(); command && !this.#stopped; command = store.nextCommand()) {
+    for (let command = store.nextCommand(); command && !this.#stopped && held(); command = store.nextCommand()) {
       if (!store.isGenuine(command)) {
         this.#refuseForged(command);
         continue;

@@ -1,7 +1,7 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { migratePostgres } from "./postgres-migrations.ts";
 import type { Answer, ConnectionEvent, Request, ThreadData } from "./postgres-thread.ts";
-import type { ConnectionChange, SqlDriver, SqlValue } from "./sql-driver.ts";
+import { type ConnectionChange, isDatabaseUnavailable, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 
 /** How long a statement may take before the store gives up on PostgreSQL (its own statement_timeout is 25 s). */
 const ANSWER_MS = 30_000;
@@ -34,6 +34,8 @@ export class PostgresDriver implements SqlDriver {
   readonly #translated = new Map<string, { text: string; returnsId: boolean }>();
   readonly #events: MessagePort;
   #sequence = 0;
+  /** The named locks held, by the connection that took them (a session lock dies with its connection). */
+  readonly #locks = new Map<string, number>();
   /** The connection the open transaction began on. */
   #pinned: number | undefined;
 
@@ -116,11 +118,32 @@ export class PostgresDriver implements SqlDriver {
   }
 
   tryLock(name: string): boolean {
-    return this.get<{ taken: boolean }>(`SELECT pg_try_advisory_lock(${NAMED_LOCK}) AS taken`, [name])?.taken === true;
+    const sql = this.#translate(`SELECT pg_try_advisory_lock(${NAMED_LOCK}) AS taken`).text;
+    const { rows, connection } = this.#call({ kind: "query", sql, params: [name], retry: true });
+    const taken = rows[0]?.taken === true;
+    if (taken) this.#locks.set(name, connection);
+    return taken;
+  }
+
+  holds(name: string): boolean {
+    const pin = this.#locks.get(name);
+    if (pin === undefined) return false;
+    try {
+      this.#call({ kind: "query", sql: "SELECT 1", pin });
+      return true;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) return false;
+      throw error;
+    }
   }
 
   unlock(name: string): void {
-    this.get(`SELECT pg_advisory_unlock(${NAMED_LOCK})`, [name]);
+    const pin = this.#locks.get(name);
+    this.#locks.delete(name);
+    if (pin === undefined) return;
+    // On the connection that took it; one lost since took the lock with it.
+    const sql = this.#translate(`SELECT pg_advisory_unlock(${NAMED_LOCK})`).text;
+    this.#call({ kind: "query", sql, params: [name], pin, lossEnds: true });
   }
 
   close(): void {

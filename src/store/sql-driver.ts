@@ -22,6 +22,8 @@ export interface SqlDriver {
    * by `unlock`, or when the connection ends (a process killed). One process needs none: true.
    */
   tryLock(name: string): boolean;
+  /** Whether this process still holds the named lock: a lost connection took its locks with it. */
+  holds(name: string): boolean;
   unlock(name: string): void;
   close(): void;
   /** Called when the connection to a database server is lost, and when it is back (PostgreSQL only). */

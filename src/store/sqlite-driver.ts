@@ -48,6 +48,10 @@ export class SqliteDriver implements SqlDriver {
     return true;
   }
 
+  holds(): boolean {
+    return true;
+  }
+
   unlock(): void {}
 
   close(): void {

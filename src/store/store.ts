@@ -107,12 +107,13 @@ export class Store {
   /**
    * Runs `work` while holding the named lock, which one process at a time may hold (PostgreSQL's
    * session lock, freed at once if the holder dies); undefined, without running it, when another
-   * holds it.
+   * holds it. `work` asks `held()` before each step: a lost connection frees the lock, and another
+   * process may have taken it since.
    */
-  async exclusively<T>(name: string, work: () => Promise<T>): Promise<T | undefined> {
+  async exclusively<T>(name: string, work: (held: () => boolean) => Promise<T>): Promise<T | undefined> {
     if (!this.#db.tryLock(name)) return undefined;
     try {
-      return await work();
+      return await work(() => this.#db.holds(name));
     } finally {
       this.#db.unlock(name);
     }

@@ -53,6 +53,8 @@ describe("/healthz and /metrics", () => {
       lisa_github_requests_total: "counter",
       lisa_webhook_duration_seconds: "histogram",
       lisa_forged_commands_total: "counter",
+      lisa_database_connection_losses_total: "counter",
+      lisa_database_reconnects_total: "counter",
     });
     expect(value("lisa_runs", { state: "review" })).toBe(1);
     expect(value("lisa_queue_depth", { kind: "runs" })).toBe(0);

@@ -88,6 +88,27 @@ describe("the PostgreSQL store when its connection is lost", () => {
     expect(driver.all("SELECT n FROM written", [])).toEqual([{ n: 3 }]);
   });
 
+  it("loses a named lock with the connection that held it: held() says so, and another process takes the lock", async () => {
+    const { proxy, url } = await throughProxy();
+    const store = new Store(url);
+    cleanups.push(() => store.close());
+    const direct = new URL(url);
+    direct.port = base.port || "5432";
+    const other = new Store(direct.toString());
+    cleanups.push(() => other.close());
+
+    const seen = await store.exclusively("inbox", async (held) => {
+      const before = held();
+      expect(await other.exclusively("inbox", async () => "taken")).toBeUndefined();
+      await proxy.cut();
+      await proxy.restore();
+      const after = held();
+      const taken = await waitFor("the other store to take the lock", () => other.exclusively("inbox", async () => "taken"));
+      return { before, after, taken };
+    });
+    expect(seen).toEqual({ before: true, after: false, taken: "taken" });
+  });
+
   it("fails statements at once as unavailable while the server is gone, and serves them when it is back", async () => {
     const { proxy, url } = await throughProxy();
     const store = new Store(url);
