@@ -6,6 +6,8 @@ import type { Log } from "./deps.ts";
 
 /** The pg-boss queue of runs that may be claimed: one job per run. */
 const RUNS = "lisa-runs";
+/** How soon a renewal that could not run is tried again. */
+const RENEWAL_RETRY_MS = 1_000;
 /** pg-boss's longest expiration: a run still held after it is taken over (see docs/scale-out.md). */
 const MAX_HOLD_SECONDS = 24 * 60 * 60;
 
@@ -37,6 +39,8 @@ export class BossClaims implements WorkClaims {
   readonly #options: BossClaimsOptions;
   readonly #held = new Map<number, Job<{ runId: number }>>();
   #renewal: NodeJS.Timeout | undefined;
+  #renewalRetry: NodeJS.Timeout | undefined;
+  #renewalsFailing = false;
 
   constructor(options: BossClaimsOptions) {
     this.#options = options;
@@ -85,6 +89,7 @@ export class BossClaims implements WorkClaims {
 
   async stop(): Promise<void> {
     clearInterval(this.#renewal);
+    clearTimeout(this.#renewalRetry);
     if (!this.#started) return;
     await this.#boss.stop({ graceful: false, close: true, timeout: 5_000 });
   }
@@ -116,8 +121,13 @@ export class BossClaims implements WorkClaims {
     }
   }
 
-  /** Renews every held claim; one pg-boss no longer counts as this worker's is lost. */
+  /**
+   * Renews every held claim; one pg-boss no longer counts as this worker's is lost. A renewal that
+   * could not run (the database away) is tried again within a second, not a third of a lease
+   * later, so a claim outlives an outage shorter than its lease.
+   */
   async #renew(): Promise<void> {
+    let failed = false;
     for (const [runId, job] of [...this.#held]) {
       try {
         const touched = await this.#boss.touch(RUNS, job);
@@ -126,9 +136,18 @@ export class BossClaims implements WorkClaims {
           this.#options.onLost(runId);
         }
       } catch (error) {
-        // A renewal that could not run says nothing of the claim; the next one may.
-        this.#options.log.warn({ err: error, runId }, "could not renew a claim");
+        // A renewal that could not run says nothing of the claim; the next one may. Said once until one runs.
+        if (!this.#renewalsFailing && !failed) this.#options.log.warn({ err: error, runId }, "could not renew a claim");
+        failed = true;
       }
+    }
+    this.#renewalsFailing = failed;
+    if (failed && !this.#renewalRetry) {
+      this.#renewalRetry = setTimeout(() => {
+        this.#renewalRetry = undefined;
+        void this.#renew();
+      }, RENEWAL_RETRY_MS);
+      this.#renewalRetry.unref();
     }
   }
 }

@@ -114,15 +114,20 @@ export class Worker {
    */
   async #publishOwed(): Promise<void> {
     const { store, log } = this.#deps;
-    await store.exclusively("tracking", async () => {
-      for (const run of store.runsOwingTracking()) {
-        try {
-          await publishTracking(this.#deps, await this.#deps.github(run.installation_id), run.id);
-        } catch (error) {
-          log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
+    try {
+      await store.exclusively("tracking", async () => {
+        for (const run of store.runsOwingTracking()) {
+          try {
+            await publishTracking(this.#deps, await this.#deps.github(run.installation_id), run.id);
+          } catch (error) {
+            log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
+          }
         }
-      }
-    });
+      });
+    } catch (error) {
+      // The edits stay owed in the store; the next round writes them.
+      if (!isDatabaseUnavailable(error)) throw error;
+    }
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
