@@ -34,6 +34,9 @@ export async function requirePostgres(): Promise<string> {
 /** A PostgreSQL the tests may use, and how to stop it when the run started it. */
 export type TestPostgres = { url: string; started: boolean; stop: () => Promise<void> };
 
+/** A throwaway PostgreSQL, which a test may also restart (a fast shutdown, then the same data and port). */
+export type ThrowawayPostgres = TestPostgres & { restart: () => Promise<void> };
+
 /** Why `url` cannot be used, or undefined when it answers a query. */
 export async function postgresProblem(url: string): Promise<string | undefined> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000 });
@@ -96,7 +99,7 @@ function runToEnd(program: string, args: string[], user: { uid: number; gid: num
  * without a password (trust, loopback only), and returns its URL and how to stop it and remove
  * the directory.
  */
-export async function startThrowawayPostgres(): Promise<TestPostgres> {
+export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
   let { initdb, postgres } = await binaries();
   const user = process.getuid?.() === 0 ? nobody() : undefined;
   const base = mkdtempSync(path.join(os.tmpdir(), "lisa-test-postgres-"));
@@ -129,34 +132,44 @@ export async function startThrowawayPostgres(): Promise<TestPostgres> {
       user,
     );
     const port = await freePort();
-    server = spawn(
-      postgres,
-      // Throwaway data: no fsync; enough connections for the scale-out tests' pools.
-      ["-D", dataDir, "-p", String(port), "-h", "127.0.0.1", "-k", "", "-c", "fsync=off", "-c", "max_connections=200"],
-      { ...user, stdio: ["ignore", "ignore", "pipe"] },
-    );
-    let output = "";
-    server.stderr?.on("data", (chunk: Buffer) => (output += chunk));
-    process.once("exit", abandon);
     const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
-    const deadline = Date.now() + 30_000;
-    while ((await postgresProblem(url)) !== undefined) {
-      if (server.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start:\n${output}`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    const running = server;
+    const serve = async (): Promise<ChildProcess> => {
+      const started = spawn(
+        postgres,
+        // Throwaway data: no fsync; enough connections for the scale-out tests' pools.
+        ["-D", dataDir, "-p", String(port), "-h", "127.0.0.1", "-k", "", "-c", "fsync=off", "-c", "max_connections=200"],
+        { ...user, stdio: ["ignore", "ignore", "pipe"] },
+      );
+      server = started;
+      let output = "";
+      started.stderr?.on("data", (chunk: Buffer) => (output += chunk));
+      const deadline = Date.now() + 30_000;
+      while ((await postgresProblem(url)) !== undefined) {
+        if (started.exitCode !== null || Date.now() > deadline) throw new Error(`PostgreSQL did not start:\n${output}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      return started;
+    };
+    // Fast shutdown: nothing in a throwaway server is worth waiting for.
+    const shutDown = async (running: ChildProcess) => {
+      if (running.exitCode !== null) return;
+      const exited = new Promise((resolve) => running.once("exit", resolve));
+      running.kill("SIGINT");
+      await exited;
+    };
+    process.once("exit", abandon);
+    let running = await serve();
     return {
       url,
       started: true,
       stop: async () => {
         process.off("exit", abandon);
-        if (running.exitCode === null) {
-          const exited = new Promise((resolve) => running.once("exit", resolve));
-          // Fast shutdown: nothing in a throwaway server is worth waiting for.
-          running.kill("SIGINT");
-          await exited;
-        }
+        await shutDown(running);
         remove();
+      },
+      restart: async () => {
+        await shutDown(running);
+        running = await serve();
       },
     };
   } catch (error) {

