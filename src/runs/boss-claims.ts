@@ -1,6 +1,6 @@
 import type { Job, PgBoss } from "pg-boss";
 import { splitSchema } from "../store/postgres-driver.ts";
-import { isConnectionLoss } from "../store/sql-driver.ts";
+import { DATABASE_UNAVAILABLE, isConnectionLoss } from "../store/sql-driver.ts";
 import type { WorkClaims } from "./claims.ts";
 import type { Log } from "./deps.ts";
 
@@ -95,12 +95,12 @@ export class BossClaims implements WorkClaims {
   }
 
   async offer(runIds: readonly number[]): Promise<void> {
-    for (const runId of runIds) await this.#boss.send(RUNS, { runId }, { singletonKey: `run-${runId}` });
+    for (const runId of runIds) await unlessLost(this.#boss.send(RUNS, { runId }, { singletonKey: `run-${runId}` }));
   }
 
   async take(n: number): Promise<number[]> {
     if (n <= 0) return [];
-    const jobs = await this.#boss.fetch<{ runId: number }>(RUNS, { batchSize: n });
+    const jobs = await unlessLost(this.#boss.fetch<{ runId: number }>(RUNS, { batchSize: n }));
     for (const job of jobs) this.#held.set(job.data.runId, job);
     return jobs.map((job) => job.data.runId);
   }
@@ -109,15 +109,15 @@ export class BossClaims implements WorkClaims {
     const job = this.#held.get(runId);
     if (!job) return;
     this.#held.delete(runId);
-    await this.#boss.complete(RUNS, job);
+    await unlessLost(this.#boss.complete(RUNS, job));
   }
 
   /** Fails the jobs still active for these runs, so pg-boss retries them at once instead of after the lease. */
   async reclaim(runIds: readonly number[]): Promise<void> {
     for (const runId of runIds) {
-      const jobs = await this.#boss.findJobs(RUNS, { key: `run-${runId}` });
+      const jobs = await unlessLost(this.#boss.findJobs(RUNS, { key: `run-${runId}` }));
       const active = jobs.filter((job) => job.state === "active").map((job) => job.id);
-      if (active.length) await this.#boss.fail(RUNS, active, { reason: "its worker restarted" });
+      if (active.length) await unlessLost(this.#boss.fail(RUNS, active, { reason: "its worker restarted" }));
     }
   }
 
@@ -149,5 +149,18 @@ export class BossClaims implements WorkClaims {
       }, RENEWAL_RETRY_MS);
       this.#renewalRetry.unref();
     }
+  }
+}
+
+/** pg-boss's own errors when its pool cannot reach PostgreSQL, as the store's: the database is unavailable. */
+async function unlessLost<T>(work: Promise<T>): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (!isConnectionLoss(error)) throw error;
+    throw Object.assign(new Error(`pg-boss: the database is unavailable (${(error as Error).message})`), {
+      code: DATABASE_UNAVAILABLE,
+      cause: error,
+    });
   }
 }

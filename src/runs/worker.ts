@@ -462,8 +462,16 @@ export class Worker {
     const { store } = this.#deps;
     if (this.#stopped || this.#active.size >= this.#concurrency) return;
     if (this.#claims.shared) await this.#claims.offer(store.runsIn("queued").map((run) => run.id));
-    for (const runId of await this.#claims.take(this.#concurrency - this.#active.size)) {
-      const run = this.#stopped ? undefined : await this.#adopt(runId);
+    const taken = await this.#claims.take(this.#concurrency - this.#active.size);
+    for (const [index, runId] of taken.entries()) {
+      let run: RunRow | undefined;
+      try {
+        run = this.#stopped ? undefined : await this.#adopt(runId);
+      } catch (error) {
+        // Claimed but not started: handed back with the rest once the database is back (#handBack).
+        if (isDatabaseUnavailable(error)) for (const unstarted of taken.slice(index)) this.#cutShort.add(unstarted);
+        throw error;
+      }
       if (!run) {
         await this.#claims.release(runId);
         continue;
@@ -526,21 +534,23 @@ export class Worker {
   }
 
   /**
-   * Queues again, as they stand, the runs the database's loss cut short, as a shutdown hands runs
-   * back: their live sessions marked interrupted and their agents stopped. A connection lost is not a
+   * Queues again, as they stand, the runs the database's loss cut short (or that were claimed and
+   * not yet started), as a shutdown hands runs back: their live sessions marked interrupted and
+   * their agents stopped. A connection lost is not a
    * crash: no restart is counted, and the run resumes from what is durable, on any worker.
    */
   async #handBack(): Promise<void> {
     const { store, log } = this.#deps;
+    // Each part may be done again: the database may go away again before the last.
     for (const runId of [...this.#cutShort]) {
       this.stopSessions(runId);
       if (store.run(runId)?.state === "running") {
         store.interruptRunSessions(runId, "the database connection was lost during this session");
         store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
       }
-      this.#cutShort.delete(runId);
       await this.#claims.release(runId);
       await this.#claims.offer([runId]);
+      this.#cutShort.delete(runId);
       log.info({ runId }, "a run the database's loss cut short was queued again");
     }
   }

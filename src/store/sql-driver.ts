@@ -46,7 +46,7 @@ export function isConnectionLoss(error: unknown): boolean {
   return (
     code?.startsWith("08") === true ||
     ["57P01", "57P02", "57P03", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code ?? "") ||
-    /Connection terminated|not queryable|ECONNRESET|EPIPE/.test(message ?? "")
+    /Connection terminated|not queryable|ECONNRESET|EPIPE|timeout exceeded when trying to connect/.test(message ?? "")
   );
 }
 
