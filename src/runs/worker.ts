@@ -536,8 +536,8 @@ export class Worker {
   /**
    * Queues again, as they stand, the runs the database's loss cut short (or that were claimed and
    * not yet started), as a shutdown hands runs back: their live sessions marked interrupted and
-   * their agents stopped. A connection lost is not a
-   * crash: no restart is counted, and the run resumes from what is durable, on any worker.
+   * their agents stopped. A connection lost is not a crash: no restart is counted, and the run
+   * resumes from what is durable, on any worker. One that had ended meanwhile only gives up its claim.
    */
   async #handBack(): Promise<void> {
     const { store, log } = this.#deps;
@@ -549,7 +549,7 @@ export class Worker {
         store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
       }
       await this.#claims.release(runId);
-      await this.#claims.offer([runId]);
+      if (store.run(runId)?.state === "queued") await this.#claims.offer([runId]);
       this.#cutShort.delete(runId);
       log.info({ runId }, "a run the database's loss cut short was queued again");
     }
