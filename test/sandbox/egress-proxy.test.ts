@@ -81,6 +81,20 @@ function getThrough(socketPath: string, url: string): Promise<{ status: number; 
   });
 }
 
+/** Writes `head` to the proxy's socket as a client would and resolves with all it answers. */
+function exchange(socketPath: string, head: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    let text = "";
+    socket.on("data", (chunk) => {
+      text += chunk;
+    });
+    socket.on("end", () => resolve(text));
+    socket.on("error", reject);
+    socket.write(head);
+  });
+}
+
 describe("the egress proxy", () => {
   it("tunnels CONNECT to an allowed host and forwards plain HTTP requests", async () => {
     const { port, seen } = await upstream();
@@ -102,16 +116,10 @@ describe("the egress proxy", () => {
   it("sends a plain HTTP request with the Host its URL names, not another site the allowed address may serve", async () => {
     const { port, seen } = await upstream();
     const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
-    const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(proxy.socketPath);
-      let text = "";
-      socket.on("data", (chunk) => {
-        text += chunk;
-      });
-      socket.on("end", () => resolve(text));
-      socket.on("error", reject);
-      socket.write(`GET http://127.0.0.1:${port}/fronted HTTP/1.1\r\nHost: evil.example\r\nConnection: keep-alive\r\n\r\n`);
-    });
+    const answer = await exchange(
+      proxy.socketPath,
+      `GET http://127.0.0.1:${port}/fronted HTTP/1.1\r\nHost: evil.example\r\nConnection: keep-alive\r\n\r\n`,
+    );
     expect(seen).toEqual([`GET /fronted host=127.0.0.1:${port}`]);
     // One request per connection: the client is told so, and the connection ends.
     expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
@@ -122,17 +130,7 @@ describe("the egress proxy", () => {
   it("refuses a request head with a bare line break or NUL in it, which could smuggle a header", async () => {
     const { port, seen } = await upstream();
     const proxy = await proxyWith([{ host: "127.0.0.1", port, private: true }]);
-    const send = (head: string) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = connect(proxy.socketPath);
-        let text = "";
-        socket.on("data", (chunk) => {
-          text += chunk;
-        });
-        socket.on("end", () => resolve(text));
-        socket.on("error", reject);
-        socket.write(head);
-      });
+    const send = (head: string) => exchange(proxy.socketPath, head);
     const url = `http://127.0.0.1:${port}/x`;
     expect(await send(`GET ${url} HTTP/1.1\r\nX-A: a\nHost: evil.example\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
     expect(await send(`GET ${url} HTTP/1.1\r\nX-A: a\0b\r\n\r\n`)).toMatch(/^HTTP\/1\.1 400/);
