@@ -13,6 +13,7 @@ import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
 import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
+import { reapOrphans, recordChildrenIn } from "./process/child-registry.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { BossClaims } from "./runs/boss-claims.ts";
 import { LocalClaims, type WorkClaims } from "./runs/claims.ts";
@@ -239,6 +240,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
         operatorServer = await serveOperatorApart(options.metricsAddress, { store, worker, metrics, role });
       await claims.start();
       if (!takesWork) return;
+      // What a Lisa killed on this host left running (an unsandboxed gate, a git) ends before any run resumes.
+      const children = path.join(options.dataDir, "children");
+      const reaped = reapOrphans(children);
+      if (reaped > 0) app.log.warn({ reaped }, "ended process groups a killed Lisa left running");
+      recordChildrenIn(children);
       await reportSandbox(deps);
       await worker.start();
     },

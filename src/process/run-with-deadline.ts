@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { execa } from "execa";
+import { forgetChild, recordChild } from "./child-registry.ts";
 
 /** The longest delay `setTimeout` honours; a longer one fires at once, so every timer is clamped to it. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -116,6 +117,7 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
   const pid = subprocess.pid;
   if (pid !== undefined) {
     liveGroups.add(pid);
+    recordChild(pid);
     options.onSpawn?.(pid);
   }
   // A child that never reads its input must not fail the run with EPIPE.
@@ -143,7 +145,10 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
       for (const timer of timers) clearTimeout(timer);
       // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
       for (const stream of [subprocess.stdout, subprocess.stderr] as (Readable | null)[]) stream?.destroy();
-      if (pid !== undefined) liveGroups.delete(pid);
+      if (pid !== undefined) {
+        liveGroups.delete(pid);
+        forgetChild(pid);
+      }
       resolve({
         stdout: stdout.toString(options.encoding),
         stderr: stderr.toString(),

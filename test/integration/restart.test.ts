@@ -103,6 +103,68 @@ describe("a run interrupted by Lisa stopping", () => {
     expect(github.scope.pendingMocks()).toEqual([]);
   });
 
+  it("ends an unsandboxed gate a killed Lisa left running before the run resumes, then delivers", async () => {
+    // Unsandboxed, nothing kills a gate's process group with Lisa: the first gate run sleeps on
+    // after the kill; the one after the restart checks the README and passes.
+    const marks = tempDir("gate-marks");
+    const [started, pidFile] = [path.join(marks, "started"), path.join(marks, "gate.pid")];
+    const config = `label: bug\ngates:\n  - "if [ ! -e ${started} ]; then : > ${started}; echo $$ > ${pidFile}; sleep 300; fi; grep -q 'Hello World' README.md"\n`;
+    const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
+    const dataDir = path.join(tempDir("data"), "lisa");
+    const stateFile = path.join(tempDir("state"), "github.json");
+    const sandbox = { mode: "off" as const };
+    const child = spawn(
+      process.execPath,
+      [
+        LISA_PROCESS,
+        JSON.stringify({
+          remoteRoot: context.remoteRoot,
+          dataDir,
+          claudeBinary: agent.binary,
+          config,
+          stateFile,
+          routes: ROUTES,
+          sandbox,
+        }),
+      ],
+      { stdio: "ignore" },
+    );
+    const gate = await waitFor("the gate to start", () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")));
+    const before = await waitFor("the state file", () =>
+      existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as { comments: FakeComment[] }) : undefined,
+    );
+    child.kill("SIGKILL");
+    await new Promise((resolve) => child.once("exit", resolve));
+    expect(isAlive(gate)).toBe(true);
+
+    const github = fakeHelloWorld({
+      config,
+      routes: [
+        "token",
+        "permission",
+        "comments",
+        "comment-update",
+        "label-read",
+        "label-add",
+        "label-set",
+        "pulls",
+        "pull-read",
+        "reviews",
+        "reviewers",
+        "checks",
+      ],
+      comments: before.comments,
+    });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir, sandbox }));
+    await harness.lisa.start();
+    // Killed at start-up, before the resumed run could start the gates again beside it (gone once
+    // the kernel has finished it: an orphan is reaped by init).
+    await waitFor("the old gate to end", () => !isAlive(gate), 3_000);
+    await harness.lisa.idle();
+    expect(harness.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(github.state.pulls).toHaveLength(1);
+  });
+
   it("fails a run with a comment once it has been interrupted too often, instead of looping", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
     const dataDir = path.join(tempDir("data"), "lisa");

@@ -3,6 +3,7 @@
 // Usage: node lisa-process.ts '<json options>'
 import { renameSync, writeFileSync } from "node:fs";
 import nock from "nock";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { fakeGitHub, type Route } from "./fake-github.ts";
 import { createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "./lisa-harness.ts";
 
@@ -13,6 +14,7 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   config: string;
   stateFile: string;
   routes: Route[];
+  sandbox?: SandboxSettings;
 };
 
 nock.disableNetConnect();
@@ -29,6 +31,11 @@ setInterval(() => {
   writeFileSync(`${options.stateFile}.tmp`, JSON.stringify({ ...github.state, labels: [...github.state.labels] }));
   renameSync(`${options.stateFile}.tmp`, options.stateFile);
 }, 50);
-const harness = createHarness({ remoteRoot: options.remoteRoot, claudeBinary: options.claudeBinary, dataDir: options.dataDir });
+const harness = createHarness({
+  remoteRoot: options.remoteRoot,
+  claudeBinary: options.claudeBinary,
+  dataDir: options.dataDir,
+  ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+});
 await harness.lisa.start();
 await deliverLabeled(harness);

@@ -1,0 +1,60 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { processIdentity } from "./process-identity.ts";
+
+/** This process's own folder of running children, once recordChildrenIn has named one. */
+let folder: string | undefined;
+
+/**
+ * Every process group Lisa starts (git, gates, agents) from now on is written down in `dir`, under a
+ * folder of this process's own (its pid and identity), until it ends. A Lisa killed outright leaves
+ * the list behind for the next one on this host to reap: unsandboxed, a gate or a git outlives it.
+ */
+export function recordChildrenIn(dir: string): void {
+  const self = processIdentity(process.pid);
+  if (!self) return;
+  folder = path.join(dir, `${process.pid}@${self}`);
+  mkdirSync(folder, { recursive: true });
+}
+
+export function recordChild(pid: number): void {
+  if (!folder) return;
+  const identity = processIdentity(pid);
+  if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+}
+
+export function forgetChild(pid: number): void {
+  if (folder) rmSync(path.join(folder, String(pid)), { force: true });
+}
+
+/**
+ * Kills the process groups that Lisa processes no longer alive left in `dir`, each only if it is the
+ * very process recorded (a pid may since be someone else's), and clears their lists. A list whose
+ * Lisa still runs (another process sharing the data directory) is left alone. Returns the groups killed.
+ */
+export function reapOrphans(dir: string): number {
+  let killed = 0;
+  let owners: string[];
+  try {
+    owners = readdirSync(dir);
+  } catch {
+    return 0;
+  }
+  for (const owner of owners) {
+    const [pid = "", identity = ""] = owner.split("@");
+    if (processIdentity(Number(pid)) === identity) continue;
+    const list = path.join(dir, owner);
+    for (const child of readdirSync(list)) {
+      const recorded = readFileSync(path.join(list, child), "utf8");
+      if (!/^\d+$/.test(child) || processIdentity(Number(child)) !== recorded) continue;
+      try {
+        process.kill(-Number(child), "SIGKILL");
+        killed++;
+      } catch {
+        // Ended meanwhile.
+      }
+    }
+    rmSync(list, { recursive: true, force: true });
+  }
+  return killed;
+}

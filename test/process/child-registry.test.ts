@@ -1,0 +1,59 @@
+import { spawn } from "node:child_process";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { reapOrphans } from "../../src/process/child-registry.ts";
+import { processIdentity } from "../../src/process/process-identity.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { isAlive } from "../support/process-alive.ts";
+
+const groups: number[] = [];
+afterEach(() => {
+  for (const pid of groups.splice(0)) {
+    try {
+      process.kill(-pid, "SIGKILL");
+    } catch {
+      // Already gone.
+    }
+  }
+});
+
+/** A process group of its own, as Lisa starts a gate: its pid, and how it ended once it has. */
+function group(): { pid: number; ended: Promise<NodeJS.Signals | null> } {
+  const child = spawn("sleep", ["300"], { detached: true, stdio: "ignore" });
+  groups.push(child.pid as number);
+  return { pid: child.pid as number, ended: new Promise((resolve) => child.once("exit", (_code, signal) => resolve(signal))) };
+}
+
+describe("reapOrphans", () => {
+  it("spares the children of a Lisa still alive, and a pid that is now another process", () => {
+    const dir = tempDir("children");
+    // This test's own process stands for a Lisa that still runs.
+    const living = path.join(dir, `${process.pid}@${processIdentity(process.pid)}`);
+    mkdirSync(living);
+    const mine = group().pid;
+    writeFileSync(path.join(living, String(mine)), processIdentity(mine) ?? "");
+    // A dead Lisa's record of a pid that has since been given to another process.
+    const dead = path.join(dir, "999999@gone:1");
+    mkdirSync(dead);
+    const stranger = group().pid;
+    writeFileSync(path.join(dead, String(stranger)), "another-boot:123");
+
+    expect(reapOrphans(dir)).toBe(0);
+    expect(isAlive(mine)).toBe(true);
+    expect(isAlive(stranger)).toBe(true);
+    // The dead Lisa's list is cleared; the living one's is kept.
+    expect(readdirSync(dir)).toEqual([path.basename(living)]);
+  });
+
+  it("kills the recorded group of a Lisa that is gone", async () => {
+    const dir = tempDir("children");
+    const dead = path.join(dir, "999999@gone:1");
+    mkdirSync(dead);
+    const orphan = group();
+    writeFileSync(path.join(dead, String(orphan.pid)), processIdentity(orphan.pid) ?? "");
+    expect(reapOrphans(dir)).toBe(1);
+    expect(await orphan.ended).toBe("SIGKILL");
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});
