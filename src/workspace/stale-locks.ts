@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
 import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 
@@ -122,7 +122,7 @@ async function removeIfOlder(file: string, since: number): Promise<boolean> {
  * Lisa's git down with Lisa): `*.lock` files of refs, packed refs, config and shallow; each
  * worktree's `index.lock` and `HEAD.lock`; and the `locked` marker `worktree add` writes first and
  * removes last, on registrations of worktrees in `ownRoot` (Lisa never locks those itself; a CLI
- * locks its own worktrees while it works, so theirs stay). Nothing is taken that a living process
+ * locks its own worktrees while it works, so theirs stay unless their folder is gone). Nothing is taken that a living process
  * may hold: a repository-wide lock stays while any git works in the mirror or one of its
  * worktrees, a worktree's while any process works in that worktree or git works in the mirror.
  * Run under the repository's lock. Returns the files removed.
@@ -148,7 +148,8 @@ export async function clearStaleLocks(mirror: string, ownRoot: string): Promise<
     const places = folder ? spellings(folder) : [];
     if (gitInMirror || living.some((proc) => worksIn(proc, places))) continue;
     for (const name of WORKTREE_LOCKS) await take(path.join(admin, name));
-    if (folder && isWithin(folder, own)) await take(path.join(admin, "locked"));
+    // Nobody works in a folder that is gone: its registration is pruned once its lock is.
+    if (folder && (isWithin(folder, own) || !existsSync(folder))) await take(path.join(admin, "locked"));
   }
   return removed;
 }

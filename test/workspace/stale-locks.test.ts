@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
@@ -203,6 +203,20 @@ describe("worktree removal killed midway", () => {
     await sweepWorktrees(options, new Set([kept.path]));
     expect(gitIn(mirror, "branch", "--list").trim()).toBe(`+ ${BRANCH}`);
     // The CLI's `--worktree` makes its branch with `-b`, which fails on a branch that is there.
+    gitIn(mirror, "worktree", "add", "--quiet", "-b", "worktree-lisa-1-1-p1-0", native, "refs/remotes/origin/main");
+  });
+
+  it("prunes a CLI's locked worktree whose folder a killed removal took, and drops its branch", async () => {
+    const { options } = setup();
+    const mirror = await syncMirror(options, ref, TOKEN);
+    const native = path.join(mirror, ".claude", "worktrees", "lisa-1-1-p1-0");
+    gitIn(mirror, "worktree", "add", "--quiet", "--lock", "-b", "worktree-lisa-1-1-p1-0", native, "refs/remotes/origin/main");
+    // Killed after the folder went, before `worktree prune` and `branch -D`.
+    rmSync(native, { recursive: true, force: true });
+
+    await sweepWorktrees(options, new Set());
+    expect(await git(mirror, ["worktree", "list"])).not.toContain("lisa-1-1-p1-0");
+    expect(gitIn(mirror, "branch", "--list").trim()).toBe("");
     gitIn(mirror, "worktree", "add", "--quiet", "-b", "worktree-lisa-1-1-p1-0", native, "refs/remotes/origin/main");
   });
 
