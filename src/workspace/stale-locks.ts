@@ -2,8 +2,20 @@ import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } fro
 import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 
-/** Lock files of the repository as a whole that git leaves behind when it is killed holding them. */
-const MIRROR_LOCKS = ["packed-refs.lock", "config.lock", "shallow.lock", "HEAD.lock", "FETCH_HEAD.lock", "index.lock"];
+/**
+ * Lock files of the repository as a whole that git leaves behind when it is killed holding them,
+ * and `packed-refs.new`, the copy git writes under the packed-refs lock (it makes it exclusively:
+ * left there, every later deletion of a packed branch fails).
+ */
+const MIRROR_LOCKS = [
+  "packed-refs.lock",
+  "packed-refs.new",
+  "config.lock",
+  "shallow.lock",
+  "HEAD.lock",
+  "FETCH_HEAD.lock",
+  "index.lock",
+];
 
 /** Lock files of one worktree, in its registration folder `worktrees/<id>/`. */
 const WORKTREE_LOCKS = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];

@@ -206,6 +206,29 @@ describe("worktree removal killed midway", () => {
     gitIn(mirror, "worktree", "add", "--quiet", "-b", "worktree-lisa-1-1-p1-0", native, "refs/remotes/origin/main");
   });
 
+  it("a `branch -D` killed while it rewrote packed-refs: the start-up sweep still deletes the branch", async () => {
+    const { options } = setup();
+    const mirror = await syncMirror(options, ref, TOKEN);
+    const worktree = await createWorktree(options, ref, { branch: BRANCH, base: "main", dir: "run-1-step-1" });
+    gitIn(mirror, "pack-refs", "--all");
+    gitIn(mirror, "worktree", "remove", "--force", worktree.path);
+    // A reference-transaction hook holds git where the deletion is prepared: the packed-refs lock and its new copy written.
+    const hooks = tempDir("hooks");
+    const marker = path.join(tempDir("marker"), "prepared");
+    writeFileSync(
+      path.join(hooks, "reference-transaction"),
+      `#!/bin/sh\n[ "$1" = prepared ] || exit 0\ncat >/dev/null\ntouch ${marker}\nexec sleep 60\n`,
+      { mode: 0o755 },
+    );
+    const deleting = startGit(mirror, ["-c", `core.hooksPath=${hooks}`, "branch", "-D", BRANCH]);
+    await waitFor("the deletion to be prepared", () => existsSync(marker) || undefined, 10_000);
+    await kill(deleting);
+    expect(existsSync(path.join(mirror, "packed-refs.new"))).toBe(true);
+
+    await sweepWorktrees(options, new Set());
+    expect(gitIn(mirror, "branch", "--list").trim()).toBe("");
+  });
+
   it("prunes a CLI's locked worktree whose folder a killed removal took, and drops its branch", async () => {
     const { options } = setup();
     const mirror = await syncMirror(options, ref, TOKEN);
