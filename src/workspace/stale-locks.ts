@@ -48,13 +48,31 @@ function livingProcesses(): LivingProcess[] {
       } catch {
         cwd = undefined;
       }
-      const args = git ? readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0") : [];
+      const args = git ? [...argsOf(entry), ...gitDirsOf(entry)] : [];
       found.push({ git, cwd, args });
     } catch {
       // Gone while Lisa looked.
     }
   }
   return found;
+}
+
+/** A process's arguments, with the value of each `--option=value` as one more. */
+function argsOf(pid: string): string[] {
+  const args = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+  return [...args, ...args.flatMap((arg) => (arg.startsWith("-") && arg.includes("=") ? [arg.slice(arg.indexOf("=") + 1)] : []))];
+}
+
+/** Where a git's environment points it (GIT_DIR and the like), when Lisa may read that environment. */
+function gitDirsOf(pid: string): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`, "utf8")
+      .split("\0")
+      .filter((line) => /^GIT_(DIR|WORK_TREE|COMMON_DIR|INDEX_FILE)=/.test(line))
+      .map((line) => line.slice(line.indexOf("=") + 1));
+  } catch {
+    return [];
+  }
 }
 
 /** The path and its real path, as a process inside a sandbox reports the real one. */
@@ -73,7 +91,7 @@ function isWithin(child: string, parents: readonly string[]): boolean {
   });
 }
 
-/** Whether `process` may be working in one of `places`: its cwd, or for git any argument, lies there. */
+/** Whether `process` may be working in one of `places`: its cwd, or for git an argument or GIT_DIR, lies there. */
 function worksIn(proc: LivingProcess, places: readonly string[]): boolean {
   // A git whose cwd Lisa cannot read could be anywhere, this repository too.
   if (proc.cwd === undefined) return proc.git;
@@ -134,9 +152,10 @@ async function removeIfOlder(file: string, since: number): Promise<boolean> {
  * Lisa's git down with Lisa): `*.lock` files of refs, packed refs, config and shallow; each
  * worktree's `index.lock` and `HEAD.lock`; and the `locked` marker `worktree add` writes first and
  * removes last, on registrations of worktrees in `ownRoot` (Lisa never locks those itself; a CLI
- * locks its own worktrees while it works, so theirs stay unless their folder is gone). Nothing is taken that a living process
- * may hold: a repository-wide lock stays while any git works in the mirror or one of its
- * worktrees, a worktree's while any process works in that worktree or git works in the mirror.
+ * locks its own worktrees while it works, so theirs stay unless their folder is gone). Nothing is
+ * taken that a living process may hold: a repository-wide lock stays while any git works in the
+ * mirror or one of its worktrees, a worktree's while any process works in that worktree or git
+ * works in the mirror.
  * Run under the repository's lock. Returns the files removed.
  */
 export async function clearStaleLocks(mirror: string, ownRoot: string): Promise<string[]> {

@@ -188,6 +188,27 @@ describe("locks a killed git left", () => {
     expect(existsSync(path.join(mirror, "refs/remotes/origin/other.lock"))).toBe(false);
     expect(existsSync(path.join(gitDir, "index.lock"))).toBe(false);
   });
+
+  it("a lock stays while the git holding it names the mirror only by --git-dir or GIT_DIR", async () => {
+    const { options } = setup();
+    const mirror = await syncMirror(options, ref, TOKEN);
+    const sha = gitIn(mirror, "rev-parse", "refs/remotes/origin/main").trim();
+    const input = (name: string) => `start\nupdate refs/remotes/origin/${name} ${sha}\nprepare\n`;
+    startGit(tempDir("elsewhere"), [`--git-dir=${mirror}`, "update-ref", "--stdin"], input("by-option"));
+    const byEnv = spawn("git", ["update-ref", "--stdin"], {
+      cwd: tempDir("elsewhere"),
+      detached: true,
+      stdio: ["pipe", "ignore", "ignore"],
+      env: { ...process.env, GIT_DIR: mirror },
+    });
+    byEnv.stdin?.write(input("by-env"));
+    started.push(byEnv);
+    const locks = ["by-option", "by-env"].map((name) => path.join(mirror, `refs/remotes/origin/${name}.lock`));
+    await waitFor("git to hold the locks", () => locks.every((lock) => existsSync(lock)) || undefined, 10_000);
+
+    await syncMirror(options, ref, TOKEN);
+    expect(locks.map((lock) => existsSync(lock))).toEqual([true, true]);
+  });
 });
 
 describe("worktree removal killed midway", () => {
