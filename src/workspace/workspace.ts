@@ -286,10 +286,14 @@ async function checkedOut(mirror: string): Promise<Map<string, string>> {
  * makes its branch a moment before its worktree.
  */
 async function dropOrphanBranches(mirror: string): Promise<void> {
+  // Listed first: a branch made after the look at the processes below is not in this list.
+  const local = (await git(mirror, ["for-each-ref", "--format=%(refname)", "refs/heads/"]))
+    .split("\n")
+    .filter(Boolean)
+    .map((ref) => ref.slice("refs/heads/".length));
   if (await gitWorksIn(mirror)) return;
   const inUse = new Set((await checkedOut(mirror)).values());
   const head = (await git(mirror, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "")).trim();
-  const local = (await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).split("\n").filter(Boolean);
   for (const branch of local) {
     if (inUse.has(branch) || branch === head) continue;
     await git(mirror, ["branch", "-D", "--", branch]).catch(() => undefined);
