@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync, realpathSync } from "node:fs";
-import { lstat, readdir, readFile, rm } from "node:fs/promises";
+import { lstat, readdir, rm } from "node:fs/promises";
 import path from "node:path";
+import { readAgentFile } from "./read-agent-file.ts";
 
 /**
  * Lock files of the repository as a whole that git leaves behind when it is killed holding them,
@@ -16,6 +17,9 @@ const MIRROR_LOCKS = [
   "FETCH_HEAD.lock",
   "index.lock",
 ];
+
+/** A registration's `gitdir` is one absolute path; anything longer is not git's. */
+const GITDIR_LIMIT = 4096;
 
 /** Lock files of one worktree, in its registration folder `worktrees/<id>/`. */
 const WORKTREE_LOCKS = ["index.lock", "HEAD.lock", "ORIG_HEAD.lock"];
@@ -106,7 +110,8 @@ async function registrations(mirror: string): Promise<{ admin: string; folder: s
   for (const id of await readdir(root).catch(() => [] as string[])) {
     const admin = path.join(root, id);
     if (!(await lstat(admin)).isDirectory()) continue;
-    const gitdir = (await readFile(path.join(admin, "gitdir"), "utf8").catch(() => "")).trim();
+    // The agent writes `worktrees/`: a link or a FIFO there must neither lead Lisa elsewhere nor hold it.
+    const gitdir = ((await readAgentFile(path.join(admin, "gitdir"), GITDIR_LIMIT).catch(() => undefined)) ?? "").trim();
     found.push({ admin, folder: path.isAbsolute(gitdir) ? path.dirname(gitdir) : undefined });
   }
   return found;

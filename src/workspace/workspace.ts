@@ -40,11 +40,13 @@ const lockKey = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
 export const nativeWorktreePath = (options: WorkspaceOptions, ref: RepoRef, name: string) =>
   path.join(mirrorPath(options, ref), ".claude", "worktrees", name);
 
-/** The folders a worktree of `ref` may be in: Lisa's own, and the CLIs' inside its mirror. */
-const workDirRoots = (options: WorkspaceOptions, ref: RepoRef): WorkDirRoots => ({
+/** The folders a worktree of `mirror` may be in: Lisa's own, and the CLIs' inside the mirror. */
+const workDirRootsOf = (options: WorkspaceOptions, mirror: string): WorkDirRoots => ({
   dataDir: options.dataDir,
-  roots: [worktreesRoot(options), path.join(mirrorPath(options, ref), ".claude", "worktrees")],
+  roots: [worktreesRoot(options), path.join(mirror, ".claude", "worktrees")],
 });
+
+const workDirRoots = (options: WorkspaceOptions, ref: RepoRef) => workDirRootsOf(options, mirrorPath(options, ref));
 
 /**
  * Removes what an agent planted in the mirror for Lisa's git to follow, and the locks a killed git
@@ -398,6 +400,10 @@ async function worktreeFolders(options: WorkspaceOptions): Promise<{ folder: str
 export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySet<string>): Promise<string[]> {
   const removed: string[] = [];
   const folders = await worktreeFolders(options);
+  for (const { mirror } of folders) {
+    // git reads every registration's `gitdir`: one an agent planted (a FIFO would hold git) goes first.
+    if (mirror) await scrubMirror(mirror, workDirRootsOf(options, mirror));
+  }
   for (const { folder, mirror } of folders) {
     for (const entry of existsSync(folder) ? await readdir(folder) : []) {
       const full = path.join(folder, entry);

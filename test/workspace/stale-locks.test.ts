@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
@@ -208,6 +208,23 @@ describe("locks a killed git left", () => {
 
     await syncMirror(options, ref, TOKEN);
     expect(locks.map((lock) => existsSync(lock))).toEqual([true, true]);
+  });
+});
+
+describe("registrations an agent wrote", () => {
+  it("a FIFO as a registration's gitdir does not hold the start-up sweep", { timeout: 20_000 }, async () => {
+    const { options } = setup();
+    const mirror = await syncMirror(options, ref, TOKEN);
+    const admin = path.join(mirror, "worktrees", "planted");
+    mkdirSync(admin, { recursive: true });
+    execFileSync("mkfifo", [path.join(admin, "gitdir")]);
+    // A CLI's leftover folder: the sweep asks git to remove it, and git reads every registration then.
+    mkdirSync(path.join(mirror, ".claude", "worktrees", "leftover"), { recursive: true });
+    writeFileSync(path.join(mirror, "packed-refs.lock"), "");
+    utimesSync(path.join(mirror, "packed-refs.lock"), new Date(0), new Date(0));
+
+    await sweepWorktrees(options, new Set());
+    expect(existsSync(path.join(mirror, "packed-refs.lock"))).toBe(false);
   });
 });
 
