@@ -7,6 +7,7 @@ import { git } from "./git.ts";
 import { isOwnWorkDir, scrubMirror, type WorkDirRoots } from "./mirror-hygiene.ts";
 import { withRepoLock } from "./repo-lock.ts";
 import { assertNothingSecretUnpushed } from "./scan-unpushed.ts";
+import { clearStaleLocks, gitWorksIn } from "./stale-locks.ts";
 
 export interface RepoRef {
   owner: string;
@@ -39,14 +40,23 @@ const lockKey = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
 export const nativeWorktreePath = (options: WorkspaceOptions, ref: RepoRef, name: string) =>
   path.join(mirrorPath(options, ref), ".claude", "worktrees", name);
 
-/** The folders a worktree of `ref` may be in: Lisa's own, and the CLIs' inside its mirror. */
-const workDirRoots = (options: WorkspaceOptions, ref: RepoRef): WorkDirRoots => ({
+/** The folders a worktree of `mirror` may be in: Lisa's own, and the CLIs' inside the mirror. */
+const workDirRootsOf = (options: WorkspaceOptions, mirror: string): WorkDirRoots => ({
   dataDir: options.dataDir,
-  roots: [worktreesRoot(options), path.join(mirrorPath(options, ref), ".claude", "worktrees")],
+  roots: [worktreesRoot(options), path.join(mirror, ".claude", "worktrees")],
 });
 
-/** Removes what an agent planted in the mirror for Lisa's git to follow; run under the repository's lock. */
-const scrub = (options: WorkspaceOptions, ref: RepoRef) => scrubMirror(mirrorPath(options, ref), workDirRoots(options, ref));
+const workDirRoots = (options: WorkspaceOptions, ref: RepoRef) => workDirRootsOf(options, mirrorPath(options, ref));
+
+/**
+ * Removes what an agent planted in the mirror for Lisa's git to follow, and the locks a killed git
+ * left there; run under the repository's lock.
+ */
+async function scrub(options: WorkspaceOptions, ref: RepoRef): Promise<void> {
+  const mirror = mirrorPath(options, ref);
+  await scrubMirror(mirror, workDirRoots(options, ref));
+  if (existsSync(path.join(mirror, "HEAD"))) await clearStaleLocks(mirror, worktreesRoot(options));
+}
 
 /**
  * Rewrites the mirror's config, exclude file and hooks from scratch. Agents work in worktrees of
@@ -239,12 +249,57 @@ export function removeWorktree(
       throw new GitError(`${worktree.path} is not a worktree folder of Lisa's; Lisa will not remove it.`);
     }
     await scrub(options, ref);
+    const branch = worktree.branch ?? (await checkedOut(mirror)).get(realpathOr(worktree.path));
     // Twice forced: a CLI may leave its worktree locked, and it may hold uncommitted leftovers.
     await git(mirror, ["worktree", "remove", "--force", "--force", worktree.path]).catch(() => undefined);
     await rm(worktree.path, { recursive: true, force: true });
     await git(mirror, ["worktree", "prune"]);
-    if (worktree.branch) await git(mirror, ["branch", "-D", worktree.branch]).catch(() => undefined);
+    if (branch) await git(mirror, ["branch", "-D", branch]).catch(() => undefined);
+    // A removal killed before its branch went left that branch, and `--worktree`'s `-b` trips over it.
+    await dropOrphanBranches(mirror);
   });
+}
+
+function realpathOr(dir: string): string {
+  try {
+    return realpathSync(dir);
+  } catch {
+    return path.resolve(dir);
+  }
+}
+
+/** The branch each worktree of `mirror` has checked out, by the worktree's real path. */
+async function checkedOut(mirror: string): Promise<Map<string, string>> {
+  const listing = await git(mirror, ["worktree", "list", "--porcelain", "-z"]).catch(() => "");
+  const branches = new Map<string, string>();
+  for (const entry of listing.split("\0\0")) {
+    const fields = entry.split("\0");
+    const folder = fields.find((f) => f.startsWith("worktree "))?.slice("worktree ".length);
+    const branch = fields.find((f) => f.startsWith("branch refs/heads/"))?.slice("branch refs/heads/".length);
+    if (folder && branch) branches.set(realpathOr(folder), branch);
+  }
+  return branches;
+}
+
+/**
+ * Deletes the mirror's local branches no worktree has checked out. The mirror fetches into
+ * `refs/remotes/`; a local branch exists only for a worktree, so one without it is what a removal
+ * killed before `branch -D` left. Skipped while git works in the mirror: a CLI's `worktree add -b`
+ * makes its branch a moment before its worktree.
+ */
+async function dropOrphanBranches(mirror: string): Promise<void> {
+  // Listed first: a branch made after the look at the processes below is not in this list.
+  const local = (await git(mirror, ["for-each-ref", "--format=%(refname)", "refs/heads/"]))
+    .split("\n")
+    .filter(Boolean)
+    .map((ref) => ref.slice("refs/heads/".length));
+  if (await gitWorksIn(mirror)) return;
+  const inUse = new Set((await checkedOut(mirror)).values());
+  const head = (await git(mirror, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "")).trim();
+  for (const branch of local) {
+    if (inUse.has(branch) || branch === head) continue;
+    await git(mirror, ["branch", "-D", "--", branch]).catch(() => undefined);
+  }
 }
 
 /**
@@ -345,6 +400,10 @@ async function worktreeFolders(options: WorkspaceOptions): Promise<{ folder: str
 export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySet<string>): Promise<string[]> {
   const removed: string[] = [];
   const folders = await worktreeFolders(options);
+  for (const { mirror } of folders) {
+    // git reads every registration's `gitdir`: one an agent planted (a FIFO would hold git) goes first.
+    if (mirror) await scrubMirror(mirror, workDirRootsOf(options, mirror));
+  }
   for (const { folder, mirror } of folders) {
     for (const entry of existsSync(folder) ? await readdir(folder) : []) {
       const full = path.join(folder, entry);
@@ -357,7 +416,13 @@ export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySe
       removed.push(full);
     }
   }
-  for (const { mirror } of folders) if (mirror) await git(mirror, ["worktree", "prune"]).catch(() => undefined);
+  for (const { mirror } of folders) {
+    if (!mirror) continue;
+    // A `worktree add` killed midway leaves its registration locked, and prune passes locked ones by.
+    await clearStaleLocks(mirror, worktreesRoot(options)).catch(() => undefined);
+    await git(mirror, ["worktree", "prune"]).catch(() => undefined);
+    await dropOrphanBranches(mirror).catch(() => undefined);
+  }
   return removed;
 }
 

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
@@ -270,7 +270,140 @@ const otherFaults: FaultScenario[] = [
   },
 ];
 
-export const FAULTS: FaultScenario[] = [...singleRepoWrites, ...singleRepoProcesses, ...multiRepo, ...passTwo, ...otherFaults];
+/**
+ * Where Lisa's own git is held, holding its locks, until the fault kills it with Lisa: the git
+ * command, and how it is held there.
+ */
+interface GitHold {
+  name: string;
+  what: string;
+  /** The subcommand held, and the argument after it when that decides (`worktree add`). */
+  command: [string, string?];
+  /** A `reference-transaction` hook holds the refs of this prefix locked; a filter holds the index instead. */
+  refs?: string;
+}
+
+const GIT_HOLDS: GitHold[] = [
+  {
+    name: "fetch",
+    what: "inside git fetch, holding a remote-tracking branch's lock",
+    command: ["fetch"],
+    refs: "refs/remotes/origin/",
+  },
+  {
+    name: "worktree-add",
+    what: "inside git worktree add, mid-checkout (registration locked, index.lock held)",
+    command: ["worktree", "add"],
+  },
+  { name: "add", what: "inside git add, holding the worktree's index.lock", command: ["add"] },
+  { name: "commit", what: "inside git commit, holding the branch's and HEAD's locks", command: ["commit"], refs: "refs/heads/" },
+  {
+    name: "branch-delete",
+    what: "inside the worktree removal's git branch -D, holding the branch's lock",
+    command: ["branch", "-D"],
+    refs: "refs/heads/",
+  },
+];
+
+/**
+ * A `git` first on Lisa's PATH that runs the real one, with a hook and filters that hold the
+ * command `hold.command` (once) where git holds its locks, and say so in `marker` with their pid.
+ * Lisa's own settings turn hooks and attributes off; the stand-in points them at its own.
+ */
+function heldGit(hold: GitHold): { env: Record<string, string>; marker: string } {
+  const dir = tempDir(`held-git-${hold.name}`);
+  const marker = path.join(dir, "holding");
+  const wait = `echo $$ > '${marker}.tmp' && mv '${marker}.tmp' '${marker}' && exec sleep 600`;
+  const hooks = path.join(dir, "hooks");
+  mkdirSync(hooks);
+  const hook = hold.refs
+    ? `[ "$1" = prepared ] && [ -n "$FAULT_HOLD" ] || exit 0\ncase "$(cat)" in *' ${hold.refs}'*) ${wait};; esac\n`
+    : "exit 0\n";
+  writeFileSync(path.join(hooks, "reference-transaction"), `#!/bin/sh\n${hook}`, { mode: 0o755 });
+  const filter = path.join(dir, "filter");
+  const holdHere = hold.refs ? "" : `[ -n "$FAULT_HOLD" ] && ${wait}\n`;
+  writeFileSync(filter, `#!/bin/sh\n${holdHere}exec cat\n`, { mode: 0o755 });
+  writeFileSync(path.join(dir, "attributes"), "* filter=fault\n");
+  const bin = path.join(dir, "bin");
+  mkdirSync(bin);
+  writeFileSync(
+    path.join(bin, "git"),
+    [
+      "#!/bin/sh",
+      'sub=""; next=""; skip=0; first=1',
+      "for arg do",
+      "  if [ $first = 1 ]; then set --; first=0; fi",
+      '  case "$arg" in',
+      `    core.hooksPath=/dev/null) arg="core.hooksPath=${hooks}";;`,
+      `    core.attributesFile=/dev/null) arg="core.attributesFile=${path.join(dir, "attributes")}";;`,
+      "  esac",
+      "  if [ $skip = 1 ]; then skip=0",
+      '  elif [ "$arg" = -c ]; then skip=1',
+      '  elif [ -z "$sub" ]; then case "$arg" in -*) ;; *) sub="$arg";; esac',
+      '  elif [ -z "$next" ]; then next="$arg"',
+      "  fi",
+      '  set -- "$@" "$arg"',
+      "done",
+      `case "$sub/$next" in '${hold.command[0]}/'${hold.command[1] ? `'${hold.command[1]}'` : "*"}) [ -e '${marker}' ] || export FAULT_HOLD=1;; esac`,
+      `exec ${realGit()} -c filter.fault.smudge=${filter} -c filter.fault.clean=${filter} "$@"`,
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  return { env: { PATH: `${bin}:${process.env.PATH ?? ""}` }, marker };
+}
+
+function realGit(): string {
+  for (const dir of (process.env.PATH ?? "").split(":")) {
+    if (dir && existsSync(path.join(dir, "git"))) return path.join(dir, "git");
+  }
+  throw new Error("no git on PATH");
+}
+
+/** The process group of `pid`, from /proc. */
+function groupOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+}
+
+const gitKills: FaultScenario[] = GIT_HOLDS.map((hold): FaultScenario => {
+  let marker = "";
+  return {
+    name: `git-kill-${hold.name}`,
+    what: `SIGKILL of Lisa and its git together ${hold.what}; restart, and /lisa retry if the run stopped`,
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    env() {
+      const held = heldGit(hold);
+      marker = held.marker;
+      return held.env;
+    },
+    async inflict(world) {
+      const pid = await waitFor(
+        "git to hold its locks",
+        () => (existsSync(marker) ? Number(readFileSync(marker, "utf8")) : undefined),
+        60_000,
+      );
+      // A container kill: Lisa and the git it runs (a process group of its own) die in the same instant.
+      const group = groupOf(pid);
+      world.lisa().kill("SIGKILL");
+      process.kill(-group, "SIGKILL");
+      await world.kill();
+      await world.restart();
+      await retryOnceStopped(world);
+    },
+  };
+});
+
+export const FAULTS: FaultScenario[] = [
+  ...singleRepoWrites,
+  ...singleRepoProcesses,
+  ...gitKills,
+  ...multiRepo,
+  ...passTwo,
+  ...otherFaults,
+];
 
 /** SIGKILLs a process unless it has ended already (Lisa may have stopped the agent first). */
 function killIfAlive(pid: number): void {

@@ -69,6 +69,8 @@ export interface FaultScenario {
   inflict(world: FaultWorld): Promise<void>;
   /** The pass that ends in review: 1, or 2 after a redirect. Default 1. */
   pass?: number;
+  /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
+  env?(): Record<string, string>;
 }
 
 const REPO = "acme/api";
@@ -86,6 +88,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   const agent = createFakeClaude(scenario.invocations);
   const dataDir = path.join(tempDir("fault-data"), "lisa");
   const children: ChildProcess[] = [];
+  const env = scenario.env?.() ?? {};
   const start = async () => {
     children.push(
       await startLisaChild(github, {
@@ -94,6 +97,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         secret: FAULT_SECRET,
         // As deployed: Octokit sends a request GitHub failed again before Lisa hears of it.
         githubRetries: true,
+        env,
         ...(scenario.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: scenario.shutdownGraceMs }),
       }),
     );
@@ -242,7 +246,10 @@ async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeCla
   return alive.length;
 }
 
-/** Worktree folders left in the data directory, and worktrees other than the mirror itself that its git still lists. */
+/**
+ * Worktree folders left in the data directory, worktrees other than the mirror itself that its git
+ * still lists, and local branches of the mirror no worktree has checked out.
+ */
 async function countWorktrees(dataDir: string): Promise<number> {
   const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
   let count = entries(path.join(dataDir, "worktrees")).length;
@@ -253,6 +260,17 @@ async function countWorktrees(dataDir: string): Promise<number> {
       count += entries(path.join(mirror, ".claude", "worktrees")).length;
       const listed = await execa("git", ["--git-dir", mirror, "worktree", "list", "--porcelain"], { reject: false });
       count += Math.max(0, listed.stdout.split("\n").filter((line) => line.startsWith("worktree ")).length - 1);
+      // A local branch is a worktree's; one no worktree has checked out is what a removal cut short left.
+      const checkedOut = new Set(
+        listed.stdout
+          .split("\n")
+          .filter((line) => line.startsWith("branch "))
+          .map((line) => line.slice(7)),
+      );
+      const branches = await execa("git", ["--git-dir", mirror, "for-each-ref", "--format=%(refname)", "refs/heads/"], {
+        reject: false,
+      });
+      count += branches.stdout.split("\n").filter((ref) => ref && !checkedOut.has(ref)).length;
     }
   }
   return count;

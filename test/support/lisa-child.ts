@@ -61,6 +61,8 @@ export async function startLisaChild(
     receivesWebhooks?: boolean;
     /** Where the child's log goes (at info level), to tell afterwards what each process did. */
     logFile?: string;
+    /** Environment variables given to the child besides the test's own (a fault's PATH). */
+    env?: Record<string, string>;
   },
 ): Promise<ChildProcess & { port: number }> {
   const portFile = path.join(tempDir("lisa-port"), "port");
@@ -74,9 +76,9 @@ export async function startLisaChild(
     options.logFile
       ? {
           stdio: ["ignore", openSync(options.logFile, "a"), openSync(options.logFile, "a")],
-          env: { ...process.env, LISA_TEST_LOG: "info" },
+          env: { ...process.env, ...options.env, LISA_TEST_LOG: "info" },
         }
-      : { stdio: "ignore" },
+      : { stdio: "ignore", env: { ...process.env, ...options.env } },
   );
   const port = await waitFor("Lisa to listen", () => {
     const written = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : 0;
