@@ -74,8 +74,8 @@ export class Worker {
   readonly #keptSizes: KeptSizes = new Map();
   #poll: NodeJS.Timeout | undefined;
   #publishRetry: NodeJS.Timeout | undefined;
-  /** Runs whose execution the database's loss cut short: handed back once it is back (#handBack). */
-  readonly #cutShort = new Set<number>();
+  /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
+  readonly #cutShort = new Map<number, string | undefined>();
   #pumping = false;
   #again = false;
   #stopped = true;
@@ -133,6 +133,8 @@ export class Worker {
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
   claimLost(runId: number): void {
     this.#deps.log.error({ runId }, "this worker's claim on the run lapsed; another worker takes it over");
+    // Whoever takes it over runs it now: this worker hands nothing back for it.
+    this.#cutShort.delete(runId);
     this.stopSessions(runId);
     this.#onClaimLost?.(runId);
   }
@@ -469,7 +471,7 @@ export class Worker {
         run = this.#stopped ? undefined : await this.#adopt(runId);
       } catch (error) {
         // Claimed but not started: handed back with the rest once the database is back (#handBack).
-        if (isDatabaseUnavailable(error)) for (const unstarted of taken.slice(index)) this.#cutShort.add(unstarted);
+        if (isDatabaseUnavailable(error)) for (const unstarted of taken.slice(index)) this.#cutShort.set(unstarted, undefined);
         throw error;
       }
       if (!run) {
@@ -497,7 +499,7 @@ export class Worker {
           if (!isDatabaseUnavailable(error)) throw error;
           // Its claim stays held (and renewed) until the run is handed back: no other worker takes it over.
           this.#deps.log.warn({ err: error, runId: run.id }, "the database went away during the run; it resumes once it is back");
-          this.#cutShort.add(run.id);
+          this.#cutShort.set(run.id, this.#deps.workerName);
         })
         .finally(() => {
           this.#active.delete(run.id);
@@ -542,9 +544,11 @@ export class Worker {
   async #handBack(): Promise<void> {
     const { store, log } = this.#deps;
     // Each part may be done again: the database may go away again before the last.
-    for (const runId of [...this.#cutShort]) {
+    for (const [runId, runner] of [...this.#cutShort]) {
       this.stopSessions(runId);
-      if (store.run(runId)?.state === "running") {
+      // A run this worker was running that another took over during a long outage is that one's now.
+      const takenOver = runner !== undefined && store.run(runId)?.worker !== runner;
+      if (store.run(runId)?.state === "running" && !takenOver) {
         store.interruptRunSessions(runId, "the database connection was lost during this session");
         store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
       }

@@ -1,7 +1,13 @@
 import { MessageChannel, type MessagePort, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { migratePostgres } from "./postgres-migrations.ts";
 import type { Answer, ConnectionEvent, Request, ThreadData } from "./postgres-thread.ts";
-import { type ConnectionChange, isDatabaseUnavailable, type SqlDriver, type SqlValue } from "./sql-driver.ts";
+import {
+  type ConnectionChange,
+  DATABASE_UNAVAILABLE,
+  isDatabaseUnavailable,
+  type SqlDriver,
+  type SqlValue,
+} from "./sql-driver.ts";
 
 /** How long a statement may take before the store gives up on PostgreSQL (its own statement_timeout is 25 s). */
 const ANSWER_MS = 30_000;
@@ -183,7 +189,9 @@ export class PostgresDriver implements SqlDriver {
         continue;
       }
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`PostgreSQL did not answer within ${ANSWER_MS / 1000} s`);
+      // Unanswered this long, the server is as good as gone: webhooks get 503 and runs are handed back.
+      if (left <= 0)
+        throw Object.assign(new Error(`PostgreSQL did not answer within ${ANSWER_MS / 1000} s`), { code: DATABASE_UNAVAILABLE });
       Atomics.wait(this.#flag, 0, posted, left);
     }
   }

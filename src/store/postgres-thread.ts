@@ -77,6 +77,9 @@ async function open(): Promise<void> {
     // Named by schema too: an operator (or a test) can tell which Lisa on a shared server holds which connections.
     application_name: `lisa ${schema}`,
     connectionTimeoutMillis: 5_000,
+    // A partition that drops packets without a reset is found by the kernel in seconds, not 15 minutes.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
   // A dropped connection fails the statements on it; the error event must not crash the thread.
   let why = "the connection ended";
