@@ -38,6 +38,9 @@ const IPV6: [string, number, AddressClass][] = [
   ["::", 128, "unspecified"],
   ["::1", 128, "loopback"],
   ["100::", 64, "reserved"],
+  // Tunnels and translators whose far end Lisa cannot judge: Teredo and local-use NAT64 (RFC 8215).
+  ["2001::", 32, "reserved"],
+  ["64:ff9b:1::", 48, "reserved"],
   ["2001:db8::", 32, "reserved"],
   ["fc00::", 7, "unique-local"],
   ["fe80::", 10, "link-local"],
@@ -56,7 +59,7 @@ function addTo(kind: AddressClass, network: string, prefix: number, type: "ipv4"
   lists.set(kind, list);
 }
 
-/** The IPv4 address an IPv6 one carries: IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`. */
+/** The IPv4 address an IPv6 one carries: IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`. */
 function embeddedIPv4(address: string): string | undefined {
   const groups = expandIPv6(address);
   if (!groups) return undefined;
@@ -64,6 +67,8 @@ function embeddedIPv4(address: string): string | undefined {
   const zeros = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
   if (zeros(0, 5) && (groups[5] === 0xffff || groups[5] === 0) && !(zeros(5, 7) && (groups[7] ?? 0) <= 1))
     return v4(groups[6] ?? 0, groups[7] ?? 0);
+  // IPv4-translated (RFC 2765): ::ffff:0:a.b.c.d.
+  if (zeros(0, 4) && groups[4] === 0xffff && groups[5] === 0) return v4(groups[6] ?? 0, groups[7] ?? 0);
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zeros(2, 6)) return v4(groups[6] ?? 0, groups[7] ?? 0);
   if (groups[0] === 0x2002) return v4(groups[1] ?? 0, groups[2] ?? 0);
   return undefined;

@@ -25,6 +25,20 @@ export type Lookup = (host: string) => Promise<{ address: string; family: number
 
 const systemLookup: Lookup = (host) => dnsLookup(host, { all: true, verbatim: true });
 
+/** How long a client may take to send its request head, a name to resolve, and an upstream to accept. */
+const WAIT_MS = 10_000;
+/** Connections one sandbox may hold open at once: each is a descriptor of Lisa's own. */
+const MAX_CONNECTIONS = 256;
+
+/** `promise`, or a rejection once `ms` have passed: a lookup stuck in the resolver must not hold a slot. */
+function within<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error("timed out")), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
 export interface EgressProxyOptions {
   /** Where the proxy listens: a unix socket, bound into the sandbox. */
   socketPath: string;
@@ -34,6 +48,8 @@ export interface EgressProxyOptions {
   /** Told of each connection let through, with the address it went to. */
   onAllowed?: ((host: string, address: string) => void) | undefined;
   lookup?: Lookup;
+  /** How long a head, a lookup and an upstream's accept may take (10 s by default). */
+  waitMs?: number;
 }
 
 export interface EgressProxy {
@@ -49,14 +65,20 @@ type Decision = { address: string } | { refused: string };
  * to a private one for the connection. Every address of the name must be public unless the rule
  * that allows it says it may be private.
  */
-export async function decide(rules: readonly HostRule[], host: string, port: number, lookup: Lookup): Promise<Decision> {
+export async function decide(
+  rules: readonly HostRule[],
+  host: string,
+  port: number,
+  lookup: Lookup,
+  waitMs = WAIT_MS,
+): Promise<Decision> {
   if (!Number.isInteger(port) || port < 1 || port > 65_535) return { refused: "no valid port" };
   const rule = matchRule(rules, host, port);
   if (!rule) return { refused: "not on the allowlist" };
   const name = normalizeHost(host);
   let addresses: string[];
   try {
-    addresses = isIP(name) ? [name] : (await lookup(name)).map((entry) => entry.address);
+    addresses = isIP(name) ? [name] : (await within(lookup(name), waitMs)).map((entry) => entry.address);
   } catch {
     return { refused: "does not resolve" };
   }
@@ -132,6 +154,7 @@ function closingResponse(upstream: Socket, client: Socket): void {
  */
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const lookup = options.lookup ?? systemLookup;
+  const waitMs = options.waitMs ?? WAIT_MS;
   const tally = emptyTally();
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
@@ -160,7 +183,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       return answer(client, "400 Bad Request");
     }
     const shown = `${to.host}:${to.port}`.slice(0, MAX_HOST_LENGTH);
-    const decision = await decide(options.rules, to.host, to.port, lookup);
+    const decision = await decide(options.rules, to.host, to.port, lookup, waitMs);
     if ("refused" in decision) {
       addTally(tally, { refused: 1, hosts: [shown] });
       options.onRefused?.(shown, decision.refused);
@@ -172,8 +195,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     upstream = out;
     track(out);
     let connected = false;
+    out.setTimeout(waitMs, () => out.destroy(new Error("the upstream did not accept in time")));
     out.once("connect", () => {
       connected = true;
+      out.setTimeout(0);
       if (tunnel) client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
       else out.write(originHead(lines, method, to));
       if (rest.length) out.write(rest);
@@ -186,11 +211,14 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
 
   const server = createServer((client) => {
     track(client);
+    // A client that opens a connection and sends no whole head in time is let go.
+    client.setTimeout(waitMs, () => client.destroy());
     let buffered = Buffer.alloc(0);
     const onData = (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       const end = buffered.indexOf("\r\n\r\n");
       if (end < 0 && buffered.length < MAX_HEAD) return;
+      client.setTimeout(0);
       client.off("data", onData);
       client.pause();
       if (end < 0) return answer(client, "431 Request Header Fields Too Large");
@@ -199,6 +227,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     client.on("data", onData);
   });
 
+  server.maxConnections = MAX_CONNECTIONS;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(options.socketPath, () => resolve());

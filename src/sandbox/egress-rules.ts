@@ -21,8 +21,9 @@ export function normalizeHost(host: string): string {
     .replace(/\.$/, "");
 }
 
-/** A host as `.github/lisa.yml` may name it in `sandbox.allow_hosts`: a name, `*.name`, optionally `:port`. No IP literals. */
-export const ALLOW_HOST_PATTERN = /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}(:\d{1,5})?$/i;
+/** A host as `.github/lisa.yml` may name it in `sandbox.allow_hosts`: a name, `*.name`, optionally `:port` (1 to 65535). No IP literals. */
+export const ALLOW_HOST_PATTERN =
+  /^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,62}(:([1-9]\d{0,3}|[1-5]\d{4}|6[0-4]\d{3}|65[0-4]\d{2}|655[0-2]\d|6553[0-5]))?$/i;
 
 /** The rules for one `allow_hosts` entry: its port, or HTTPS and HTTP when it names none. */
 export function rulesOfAllowedHost(entry: string): HostRule[] {

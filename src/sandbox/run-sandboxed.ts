@@ -79,8 +79,9 @@ export async function runSandboxed(
   const shared = sandbox.network === "shared";
   const egress = shared ? undefined : sandbox.egress;
   const home = await createHome(sandbox.homeTemplate);
-  const outlet = egress ? await startProxy(egress) : undefined;
+  let outlet: Awaited<ReturnType<typeof startProxy>> | undefined;
   try {
+    outlet = egress ? await startProxy(egress) : undefined;
     const env: Record<string, string> = {
       ...(shared ? options.env : proxyEnv(options.env, egress)),
       HOME: home,
@@ -103,11 +104,12 @@ export async function runSandboxed(
       : [realpathSync(executable)];
     return await runWithDeadline(bwrap, [...bwrapArgs(plan), "--", ...command, ...args], { ...options, env });
   } finally {
-    await rm(home, { recursive: true, force: true });
+    // The proxy first: its count of refusals must reach the run even if a folder cannot be removed.
     if (outlet) {
       await outlet.proxy.close();
       if (egress?.tally) addTally(egress.tally, outlet.proxy.tally);
       await rm(outlet.dir, { recursive: true, force: true });
     }
+    await rm(home, { recursive: true, force: true });
   }
 }

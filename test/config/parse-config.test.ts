@@ -39,7 +39,17 @@ describe("parseConfig", () => {
       allow_hosts: ["registry.npmjs.org", "*.pythonhosted.org", "proxy.golang.org:443"],
       gate_network: true,
     });
-    for (const host of ["127.0.0.1", "169.254.169.254:80", "https://registry.npmjs.org", "[::1]", "*", "localhost"])
+    for (const host of [
+      "127.0.0.1",
+      "169.254.169.254:80",
+      "https://registry.npmjs.org",
+      "[::1]",
+      "*",
+      "localhost",
+      "x.example:0",
+      "x.example:65536",
+      "x.example:99999",
+    ])
       expect(() => parseConfigYaml(`sandbox:\n  allow_hosts: ['${host}']\n`)).toThrow(/allow_hosts/);
     const many = Array.from({ length: 31 }, (_, i) => `- host${i}.example.com`).join("\n    ");
     expect(() => parseConfigYaml(`sandbox:\n  allow_hosts:\n    ${many}\n`)).toThrow(/at most 30 hosts/);

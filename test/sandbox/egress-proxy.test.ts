@@ -35,6 +35,7 @@ async function upstream(): Promise<{ server: Server; port: number; seen: string[
 async function proxyWith(
   rules: HostRule[],
   lookup: Lookup = fakeDns({}),
+  waitMs?: number,
 ): Promise<EgressProxy & { socketPath: string; log: string[] }> {
   const socketPath = path.join(tempDir("egress"), "proxy.sock");
   const log: string[] = [];
@@ -43,6 +44,7 @@ async function proxyWith(
     rules,
     lookup,
     onRefused: (host, reason) => log.push(`${host}: ${reason}`),
+    ...(waitMs ? { waitMs } : {}),
   });
   cleanup.push(() => proxy.close());
   return Object.assign(proxy, { socketPath, log });
@@ -205,5 +207,23 @@ describe("decide", () => {
     expect(await decide([{ host: "gone.example", port: 443 }], "gone.example", 443, dns)).toEqual({
       refused: "does not resolve",
     });
+  });
+});
+
+describe("the egress proxy's limits", () => {
+  it("lets go of a client that sends no whole request head in time, and of a lookup that never answers", async () => {
+    const never: Lookup = () => new Promise(() => {});
+    const proxy = await proxyWith([{ host: "stuck.example", port: 443 }], never, 300);
+    const idle = connect(proxy.socketPath);
+    const closed = new Promise<number>((resolve) => {
+      const started = Date.now();
+      idle.on("close", () => resolve(Date.now() - started));
+    });
+    idle.write("CONNECT stuck.exa");
+    expect(await closed).toBeLessThan(5_000);
+    expect(await exchange(proxy.socketPath, "CONNECT stuck.example:443 HTTP/1.1\r\nHost: stuck.example:443\r\n\r\n")).toMatch(
+      /^HTTP\/1\.1 403 /,
+    );
+    expect(proxy.log).toEqual(["stuck.example:443: does not resolve"]);
   });
 });
