@@ -69,6 +69,11 @@ export async function scrubMirror(mirror: string, roots: WorkDirRoots): Promise<
       if (await lstat(path.join(info, name)).catch(() => undefined)) await remove(path.join(info, name));
     }
   }
+  // A link in place of an object folder (`objects/pack`, `objects/ab`) is an alternate by other means.
+  for (const entry of await readdir(path.join(mirror, "objects")).catch(() => [] as string[])) {
+    const at = path.join(mirror, "objects", entry);
+    if ((await lstat(at).catch(() => undefined))?.isSymbolicLink()) await remove(at);
+  }
   for (const file of await readdir(path.join(mirror, "objects", "pack")).catch(() => [] as string[])) {
     if (file.startsWith("multi-pack-index")) await remove(path.join(mirror, "objects", "pack", file));
   }
@@ -90,6 +95,8 @@ async function isOwnRegistration(entry: string, roots: WorkDirRoots): Promise<bo
   // One being made (a CLI's `--worktree` in another run, outside Lisa's lock) has none yet; git lists none without it.
   if (!(await lstat(file).catch(() => undefined))) return true;
   const gitdir = (await readAgentFile(file, GITDIR_LIMIT).catch(() => undefined))?.trim();
+  // Empty for a moment while `git worktree add` writes it (truncate, then write): one being made.
+  if (gitdir === "") return true;
   if (!gitdir || !path.isAbsolute(gitdir) || path.basename(gitdir) !== ".git") return false;
   return isOwnWorkDir(path.dirname(gitdir), roots);
 }

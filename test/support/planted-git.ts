@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions, type Worktree } from "../../src/workspace/workspace.ts";
 import { createRemote, gitIn, tempDir } from "./git-fixtures.ts";
@@ -173,6 +173,26 @@ export const PUSH_ATTACKS: PlantedAttack[] = [
       const privateText = `private source of another repository ${randomUUID()}\n`;
       const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: other, input: privateText }).toString().trim();
       writeFileSync(path.join(mirror, "objects", "info", "alternates"), `${path.join(other, "objects")}\n`);
+      const dir = worktree.path;
+      agentGit(dir, ["update-index", "--add", "--cacheinfo", `100644,${blob},stolen.txt`]);
+      agentGit(dir, ["commit", "--quiet", "-m", "work"]);
+      agentGit(dir, ["checkout", "--", "."]);
+      return privateText;
+    },
+  },
+  {
+    name: "object-folder-link",
+    attempt: "an object folder of the mirror turned into a link to another repository's, and a commit naming an object there",
+    plant({ mirror, worktree }) {
+      const other = tempDir("other-mirror");
+      gitIn(other, "init", "--quiet", "--bare");
+      const privateText = `private source of another repository ${randomUUID()}\n`;
+      const blob = execFileSync("git", ["hash-object", "-w", "--stdin"], { cwd: other, input: privateText }).toString().trim();
+      // The mirror's own objects in that folder come along, so only the link is the attack.
+      const folder = path.join(mirror, "objects", blob.slice(0, 2));
+      if (existsSync(folder)) cpSync(folder, path.join(other, "objects", blob.slice(0, 2)), { recursive: true });
+      rmSync(folder, { recursive: true, force: true });
+      symlinkSync(path.join(other, "objects", blob.slice(0, 2)), folder);
       const dir = worktree.path;
       agentGit(dir, ["update-index", "--add", "--cacheinfo", `100644,${blob},stolen.txt`]);
       agentGit(dir, ["commit", "--quiet", "-m", "work"]);

@@ -27,6 +27,7 @@ const EXPECTED: Record<string, RegExp | "sent-without-it" | "not-sent"> = {
   "key-hex": /commit [0-9a-f]{7} adds a secret Lisa holds \(.*\), hex-encoded in `blob\.txt`/,
   "key-url-encoded": /commit [0-9a-f]{7} adds a secret Lisa holds \(.*\), URL-encoded in `blob\.txt`/,
   alternates: "not-sent",
+  "object-folder-link": "not-sent",
 };
 
 describe("pushBranch against git metadata the agent wrote", () => {
