@@ -6,6 +6,8 @@ import { spawnSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 
 if (process.env.npm_command === "exec") process.exit(0);
+// `npm install`, not `ci`: the lockfile cannot list OpenCode's packages for other platforms where
+// the registry lacks them, and `npm ci` refuses such a lockfile; `install` keeps to it all the same.
 const agents = fileURLToPath(new URL("../agents", import.meta.url));
 const npm = spawnSync("npm", ["install", "--prefix", agents, "--no-audit", "--no-fund"], { stdio: "inherit" });
 process.exit(npm.status ?? 1);

@@ -116,10 +116,17 @@ export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = proce
 
 /** The PostgreSQL store DATABASE_URL names answers a query, within a few seconds. */
 async function databaseCheck(url: string): Promise<Check> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
   // The URL may hold a password: only its host, port and database are shown.
-  const { host, port, pathname } = new URL(url);
-  const where = `${host}${port ? "" : ":5432"}${pathname}`;
+  const parsed = URL.parse(url);
+  if (!parsed)
+    return {
+      name: "database",
+      status: "FAIL",
+      detail: "DATABASE_URL is not a URL",
+      fix: "Write it as postgres://user@host:5432/database.",
+    };
+  const where = `${parsed.host}${parsed.port ? "" : ":5432"}${parsed.pathname}`;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, query_timeout: 5_000 });
   try {
     await client.connect();
     const { rows } = await client.query<{ server_version: string }>("SHOW server_version");

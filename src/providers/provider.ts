@@ -63,12 +63,12 @@ export function reportedFailure(
   labels: (string | number | undefined)[],
   text: string | undefined,
 ) {
+  // Only short codes (`Error`, `429`, `error_max_turns`): a part with spaces or other marks could
+  // be a sentence of the agent's, and would read as Lisa's own words outside the fence.
   const label = labels
-    .filter((part) => part !== undefined)
-    .join(" ")
-    .replace(/[^\w .-]/g, "")
-    .slice(0, 60)
-    .trim();
+    .map((part) => String(part ?? ""))
+    .filter((part) => /^[\w.-]{1,40}$/.test(part))
+    .join(" ");
   const excerpt = oneLine(text ?? "");
   return {
     kind,

@@ -47,11 +47,21 @@ const alive = (pid: number) => {
 };
 
 const started: ChildProcess[] = [];
+/** Processes seen under npx: a Lisa orphaned by a failing test has left npx's tree by the time it is cleaned up. */
+const seen = new Set<number>();
 afterEach(() => {
   for (const child of started.splice(0)) {
-    for (const pid of child.pid ? descendants(child.pid) : []) process.kill(pid, "SIGKILL");
+    for (const pid of child.pid ? descendants(child.pid) : []) seen.add(pid);
     child.kill("SIGKILL");
   }
+  for (const pid of seen) {
+    try {
+      if (alive(pid)) process.kill(pid, "SIGKILL");
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  seen.clear();
 });
 
 async function appEnv(): Promise<Record<string, string>> {
@@ -110,6 +120,7 @@ describe("a signal to npx lisa stops every process it started", () => {
     const writeEnv = path.join(tempDir("lisa-signals"), "lisa-emulator.env");
     const npx = await npxLisa(["emulator", "--port", String(port), "--write-env", writeEnv], {}, port);
     const pids = descendants(npx.pid as number);
+    for (const pid of pids) seen.add(pid);
     expect(pids.length).toBeGreaterThan(0);
     stop(npx, signal);
     await waitFor(`every process of npx lisa emulator to end after ${signal}`, () => !pids.some(alive), 15_000);
@@ -125,6 +136,8 @@ describe("a signal to npx lisa stops every process it started", () => {
       const env = { ...(await appEnv()), ...extra };
       const npx = await npxLisa([role], env, Number(env.PORT));
       const pids = descendants(npx.pid as number);
+      for (const pid of pids) seen.add(pid);
+      for (const pid of pids) seen.add(pid);
       stop(npx, signal);
       await waitFor(`every process of npx lisa ${role} to end after ${signal}`, () => !pids.some(alive), 15_000);
     }

@@ -21,12 +21,16 @@ describe("sessionFailure", () => {
     expect(said).not.toContain("second line");
   });
 
-  it("keeps the report's label to letters, digits and a few marks", () => {
-    const stdout = `${JSON.stringify({ type: "result", subtype: "error @everyone [x](http://e.vil)", is_error: true, result: "" })}\n`;
+  it("names the report's kind only when it is a short code, never a sentence of the agent's", () => {
+    const forged = "Your session expired. Sign in again at www.claude-login.example now";
+    const stdout = `${JSON.stringify({ type: "result", subtype: forged, is_error: true, result: "" })}\n`;
     const { failure } = claudeProvider.parse({ stdout, stderr: "", exitCode: 1 });
-    expect(failure?.message).toBe("claude reported an error (error everyone xhttpe.vil)");
     expect(sessionFailure("The agent session", failure, [])).toBe(
-      "The agent session failed (agent_error): claude reported an error (error everyone xhttpe.vil)",
+      "The agent session failed (agent_error): claude reported an error",
+    );
+    const coded = `${JSON.stringify({ type: "result", subtype: "error_max_turns", is_error: true, result: "" })}\n`;
+    expect(claudeProvider.parse({ stdout: coded, stderr: "", exitCode: 1 }).failure?.message).toBe(
+      "claude reported an error (error_max_turns)",
     );
   });
 });
