@@ -226,4 +226,19 @@ describe("the egress proxy's limits", () => {
     );
     expect(proxy.log).toEqual(["stuck.example:443: does not resolve"]);
   });
+  it("connects to the address it checked, not to what the name resolves to a moment later", async () => {
+    const { port, seen } = await upstream();
+    // First the allowed address, then (as a rebinding server would answer) an unroutable one.
+    const answers = ["127.0.0.1", "192.0.2.1"];
+    let lookups = 0;
+    const rebinding: Lookup = async () => [{ address: answers[Math.min(lookups++, 1)] as string, family: 4 }];
+    const proxy = await proxyWith([{ host: "rebind.example", port, private: true }], rebinding, 2_000);
+    const answer = await exchange(
+      proxy.socketPath,
+      `GET http://rebind.example:${port}/x HTTP/1.1\r\nHost: rebind.example:${port}\r\n\r\n`,
+    );
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(seen).toEqual([`GET /x host=rebind.example:${port}`]);
+    expect(lookups).toBe(1);
+  });
 });
