@@ -32,7 +32,9 @@
 //     "usage": { "input_tokens": 100, "output_tokens": 20 }   // reported per answer
 //   }
 //   STEP (one of; all may carry "delay_ms" — wait before answering — and "times": N
-//   — the step answers N consecutive requests before the next step is taken):
+//   — the step answers N consecutive requests before the next step is taken — or instead
+//   "while_model": "name" — it answers every request for that model, and the first request
+//   for another model goes to the next step; for a CLI whose number of retries varies):
 //     { "text": "final answer" }
 //     { "text": "optional preface", "tool_use": [ { "name": "Write", "input": {...}, "id"?: "toolu_x" }, ... ] }
 //     { "thinking": "...", "text": "..." }                 // adds a thinking block first
@@ -329,10 +331,16 @@ export async function startScriptedModelServer(opts = {}) {
   const logStream = opts.logFile ? fs.createWriteStream(opts.logFile, { flags: "a" }) : null;
   const quiet = !!opts.quiet;
 
-  function nextMainStep() {
+  function nextMainStep(model) {
     const turns = script.turns || [];
     while (turnIndex < turns.length) {
       const step = turns[turnIndex];
+      if (step.while_model !== undefined) {
+        if (model === step.while_model) return { step, index: turnIndex };
+        turnIndex++;
+        usedOfStep = 0;
+        continue;
+      }
       const times = step.times ?? 1;
       if (usedOfStep < times) {
         usedOfStep++;
@@ -369,7 +377,7 @@ export async function startScriptedModelServer(opts = {}) {
     if (isMain) {
       mainCount++;
       n = mainCount;
-      const picked = nextMainStep();
+      const picked = nextMainStep(body?.model);
       step = picked.step;
       entry.turn = picked.index;
     } else {

@@ -65,17 +65,21 @@ describe("Falling back to another vendor's CLI when the model answers 429", () =
 
   it("goes from OpenCode, once its own retries are spent, to Claude Code", async () => {
     const tracking = await deliverWith(`  - opencode: { model: ${OPENCODE_MODEL} }\n  - claude: { model: claude-sonnet-4-5 }\n`, [
-      // OpenCode retries a 429 five times, honouring retry-after (else it backs off from 2 s).
-      { error: { status: 429, message: "rate limited", headers: { "retry-after": "0" } }, times: 6 },
+      // OpenCode retries a 429 a few times, honouring retry-after (else it backs off from 2 s); how
+      // many depends on how long they take (5 on a busy machine, 6 here), so every one of its
+      // requests gets the 429, and Claude Code's first request the next turn.
+      { error: { status: 429, message: "rate limited", headers: { "retry-after": "0" } }, while_model: "scripted-model" },
       // Claude Code's Write refuses to overwrite a file it has not read in this session.
       { tool_use: [{ name: "Read", input: { file_path: "{{CWD}}/README.md" } }] },
       { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
       { text: "Done." },
     ]);
 
-    expect(turnsBy(model.current)).toEqual([...Array(6).fill("anthropic"), "anthropic", "anthropic", "anthropic"]);
     const models = model.current.requests.filter((r) => r.kind === "main").map((r) => r.body?.model);
-    expect(models).toEqual([...Array(6).fill("scripted-model"), ...Array(3).fill("claude-sonnet-4-5")]);
+    const retries = models.filter((m) => m === "scripted-model").length;
+    // OpenCode asked again after the first 429, and gave up before Claude Code took over.
+    expect(retries).toBeGreaterThanOrEqual(2);
+    expect(models).toEqual([...Array(retries).fill("scripted-model"), ...Array(3).fill("claude-sonnet-4-5")]);
     expect(tracking).toMatch(
       /❌ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
     );
