@@ -4,6 +4,7 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "no
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
+import { requirePostgres } from "../../dev/test-postgres.ts";
 import { grantedPermissions } from "../../emulator/app-events.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { parseConfigYaml } from "../../src/config/parse-config.ts";
@@ -14,7 +15,6 @@ import { runLisaCommand } from "../support/lisa-command.ts";
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 const README = fileURLToPath(new URL("../../README.md", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const PG_URL = process.env.LISA_TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 /** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
 function lisa(args: string[], env: Record<string, string> = {}, cwd = tempDir("lisa-cli")) {
@@ -76,7 +76,7 @@ describe("lisa doctor", () => {
     expect(stdout).toMatch(/^3 failed, \d+ warning\(s\), \d+ ok$/m);
   });
 
-  it("passes a configured deployment, and names a bad variable", () => {
+  it("passes a configured deployment, and names a bad variable", async () => {
     const { privateKey } = generateKeyPairSync("rsa", {
       modulusLength: 2048,
       privateKeyEncoding: { type: "pkcs1", format: "pem" },
@@ -94,7 +94,8 @@ describe("lisa doctor", () => {
     expect(ok.stdout).toMatch(/^ok {4}claude credentials +ANTHROPIC_API_KEY$/m);
     expect(ok.status).toBe(0);
     // A PostgreSQL store that answers, and one that does not; the password is never shown.
-    const pg = lisa(["doctor"], { ...configured, DATABASE_URL: PG_URL });
+    // The suite's PostgreSQL (a throwaway one where the machine has none), not whatever runs on 5432.
+    const pg = lisa(["doctor"], { ...configured, DATABASE_URL: await requirePostgres() });
     expect(pg.stdout).toMatch(/^ok {4}database +PostgreSQL \d+\.\d+.* at /m);
     const down = lisa(["doctor"], { ...configured, DATABASE_URL: "postgres://lisa:hunter2-secret@127.0.0.1:1/lisa" });
     expect(down.stdout).toMatch(
