@@ -14,6 +14,21 @@ import { isAlive } from "../support/process-alive.ts";
 const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
 const ROUTES: Route[] = [...DELIVERY_ROUTES];
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
+/** What a restarted Lisa asks of GitHub to finish a run whose tracking comment is already there. */
+const RESUMED_ROUTES: Route[] = [
+  "token",
+  "permission",
+  "comments",
+  "comment-update",
+  "label-read",
+  "label-add",
+  "label-set",
+  "pulls",
+  "pull-read",
+  "reviews",
+  "reviewers",
+  "checks",
+];
 
 const context = useIntegrationContext();
 
@@ -56,20 +71,7 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config: CONFIG,
-      routes: [
-        "token",
-        "permission",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-        "pulls",
-        "pull-read",
-        "reviews",
-        "reviewers",
-        "checks",
-      ],
+      routes: RESUMED_ROUTES,
       comments: before.comments,
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
@@ -139,20 +141,7 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const github = fakeHelloWorld({
       config,
-      routes: [
-        "token",
-        "permission",
-        "comments",
-        "comment-update",
-        "label-read",
-        "label-add",
-        "label-set",
-        "pulls",
-        "pull-read",
-        "reviews",
-        "reviewers",
-        "checks",
-      ],
+      routes: RESUMED_ROUTES,
       comments: before.comments,
     });
     const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir, sandbox }));

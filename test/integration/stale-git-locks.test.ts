@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
@@ -8,7 +8,7 @@ import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
-import { isAlive } from "../support/process-alive.ts";
+import { groupAlive, isAlive } from "../support/process-alive.ts";
 
 // A container kill takes Lisa and the git it runs down together, and git leaves its locks: in the
 // mirror (a fetch's remote-tracking branch) and in the step's worktree (`git add`'s index.lock).
@@ -32,17 +32,6 @@ async function killGitMidway(cwd: string, args: string[], marker: string, input?
   process.kill(-(child.pid ?? 0), "SIGKILL");
   await exited;
   await waitFor("git's group to die", () => (groupAlive(child.pid ?? 0) ? undefined : true), 10_000);
-}
-
-function groupAlive(group: number): boolean {
-  return readdirSync("/proc").some((entry) => {
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-      return fields[0] !== "Z" && Number(fields[2]) === group;
-    } catch {
-      return false;
-    }
-  });
 }
 
 describe("a run killed while git held its locks", () => {

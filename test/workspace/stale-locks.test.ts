@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
@@ -15,6 +15,7 @@ import {
   worktreesRoot,
 } from "../../src/workspace/workspace.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
+import { groupAlive } from "../support/process-alive.ts";
 
 // A container kill takes Lisa's git down with Lisa, holding its locks. Each case here kills a real
 // git process group where git holds a lock, then runs what Lisa does next on a restart or a retry.
@@ -70,18 +71,7 @@ async function kill(child: ChildProcess): Promise<void> {
   const exited = new Promise((resolve) => child.once("exit", resolve));
   killGroup(child.pid ?? 0);
   await exited;
-  await waitFor("the group to die", () => (livingInGroup(child.pid ?? 0) ? undefined : true), 10_000);
-}
-
-function livingInGroup(group: number): boolean {
-  return readdirSync("/proc").some((entry) => {
-    try {
-      const fields = readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-      return fields[0] !== "Z" && Number(fields[2]) === group;
-    } catch {
-      return false;
-    }
-  });
+  await waitFor("the group to die", () => (groupAlive(child.pid ?? 0) ? undefined : true), 10_000);
 }
 
 /** A smudge filter that says when it runs and then hangs: git holds its locks meanwhile. */
