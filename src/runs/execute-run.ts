@@ -3,7 +3,6 @@ import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
-import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
 import { publishRunState } from "./publish-state.ts";
@@ -58,9 +57,12 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     const state = deps.store.run(runId)?.state;
     if (error instanceof StoppedError || state !== "running") {
       deps.log.info({ runId, reason: (error as Error).message }, "run stopped while it executed");
-      // A run handed back at shutdown resumes; one a human stopped or closed does not.
-      if (gh && (state === "stopped" || state === "closed" || state === "merged"))
-        await endOpenChecks(deps, gh, runId, "cancelled", STOPPED_BEFORE_REVIEW, secrets);
+      // Whoever stopped it published that, maybe before this pass's own label writes landed: the
+      // last word on GitHub is the store's (a stopped run's checks cancelled, its label taken off).
+      if (gh)
+        await publishRunState(deps, gh, runId, lastWord).catch((e) =>
+          deps.log.warn({ err: e, runId }, "could not show on GitHub where the stopped run stands; it is written again later"),
+        );
     } else {
       await failRun(deps, gh, runId, error, secrets, lastWord);
     }

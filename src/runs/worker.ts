@@ -39,7 +39,7 @@ const POLL_MS = 1_000;
 const PUBLISH_RETRY_MS = 30_000;
 
 /** How long a state change must be old before another process of a shared store publishes it. */
-const PUBLISH_GRACE_MS = 15_000;
+const PUBLISH_GRACE_MS = 10_000;
 
 /** Disk the worktrees of failed and blocked runs may keep, unless configured. */
 const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
@@ -78,6 +78,7 @@ export class Worker {
   readonly #keptSizes: KeptSizes = new Map();
   #poll: NodeJS.Timeout | undefined;
   #publishRetry: NodeJS.Timeout | undefined;
+  #convergeAgain: NodeJS.Timeout | undefined;
   /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
   readonly #cutShort = new Map<number, string | undefined>();
   #pumping = false;
@@ -119,9 +120,12 @@ export class Worker {
    */
   async #converge(): Promise<void> {
     const { store, log } = this.#deps;
-    // Sharing the store, another process may be publishing a change it just made: give it time.
+    // Sharing the store, another process may be publishing a change it just made: give it time,
+    // and look again once that time is up rather than at the next round.
     const settled = this.#claims.shared ? this.#deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
     try {
+      if (this.#claims.shared && store.runsBehindOnGitHub().length > store.runsBehindOnGitHub(settled).length)
+        this.#convergeAgainIn(PUBLISH_GRACE_MS);
       await store.exclusively("tracking", async () => {
         for (const run of store.runsOwingTracking()) {
           try {
@@ -143,6 +147,16 @@ export class Worker {
       // What is owed stays in the store; the next round writes it.
       if (!isDatabaseUnavailable(error)) throw error;
     }
+  }
+
+  /** One more round of #converge in `ms`, unless one is due already; stop() cancels it. */
+  #convergeAgainIn(ms: number): void {
+    if (this.#convergeAgain || this.#stopped) return;
+    this.#convergeAgain = setTimeout(() => {
+      this.#convergeAgain = undefined;
+      void this.#converge();
+    }, ms);
+    this.#convergeAgain.unref();
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
@@ -297,6 +311,7 @@ export class Worker {
   #clearRetryTimers(): void {
     clearInterval(this.#poll);
     clearInterval(this.#publishRetry);
+    clearTimeout(this.#convergeAgain);
     for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#retryTimers.clear();
   }

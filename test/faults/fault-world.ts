@@ -183,10 +183,14 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
 
     const ends = scenario.ends ?? "review";
     const reached = await reachedEnd(world, repos, scenario.pass ?? 1, ends);
+    // Lisa brings GitHub to the store by itself, within the recovery time too (workers sharing a
+    // store leave a change a few seconds to the process that made it): what lags after that counts.
+    if (reached) await caughtUp(github, dataDir);
     // What a person would read on the issue, to see why the run did not recover.
     if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
     // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
-    const staleWorktrees = reached && !KEEPS_WORKTREES.has(ends) ? await countWorktrees(dataDir) : 0;
+    const stale = reached && !KEEPS_WORKTREES.has(ends) ? await staleWorktreesIn(dataDir) : [];
+    for (const line of stale) console.log(`${scenario.name}: stale: ${line}`);
     // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
     for (const child of children) {
       if (child.exitCode === null && child.signalCode === null) {
@@ -201,7 +205,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicatePrs: repos.reduce((extra, repo) => extra + Math.max(0, github.pulls(repo).length - 1), 0),
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
-      staleWorktrees,
+      staleWorktrees: stale.length,
       githubBehind: githubBehind(github, dataDir, (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
     };
   } finally {
@@ -235,6 +239,17 @@ async function reachedEnd(world: FaultWorld, repos: string[], pass: number, ends
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return false;
+}
+
+/** How long GitHub may lag the store once the run stands where it ends. */
+const CATCH_UP_MS = 30_000;
+
+/** Waits, up to CATCH_UP_MS, until GitHub shows what the store says of every run. */
+async function caughtUp(github: GitHubEmulator, dataDir: string): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_MS;
+  while (githubBehind(github, dataDir) > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
 
 /** Waits until the emulator has had no request for `ms` and no webhook is under way: Lisa's last edits are in. */
@@ -278,18 +293,19 @@ async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeCla
 
 /**
  * Worktree folders left in the data directory, worktrees other than the mirror itself that its git
- * still lists, and local branches of the mirror no worktree has checked out.
+ * still lists, and local branches of the mirror no worktree has checked out: one line each.
  */
-async function countWorktrees(dataDir: string): Promise<number> {
+async function staleWorktreesIn(dataDir: string): Promise<string[]> {
   const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
-  let count = entries(path.join(dataDir, "worktrees")).length;
+  const stale = entries(path.join(dataDir, "worktrees")).map((name) => `worktree folder ${name}`);
   const mirrors = path.join(dataDir, "mirrors");
   for (const owner of entries(mirrors)) {
     for (const repo of entries(path.join(mirrors, owner))) {
       const mirror = path.join(mirrors, owner, repo);
-      count += entries(path.join(mirror, ".claude", "worktrees")).length;
+      stale.push(...entries(path.join(mirror, ".claude", "worktrees")).map((name) => `native worktree ${owner}/${repo} ${name}`));
       const listed = await execa("git", ["--git-dir", mirror, "worktree", "list", "--porcelain"], { reject: false });
-      count += Math.max(0, listed.stdout.split("\n").filter((line) => line.startsWith("worktree ")).length - 1);
+      const worktrees = listed.stdout.split("\n").filter((line) => line.startsWith("worktree "));
+      stale.push(...worktrees.slice(1).map((line) => `registered ${owner}/${repo} ${line.slice(9)}`));
       // A local branch is a worktree's; one no worktree has checked out is what a removal cut short left.
       const checkedOut = new Set(
         listed.stdout
@@ -300,8 +316,13 @@ async function countWorktrees(dataDir: string): Promise<number> {
       const branches = await execa("git", ["--git-dir", mirror, "for-each-ref", "--format=%(refname)", "refs/heads/"], {
         reject: false,
       });
-      count += branches.stdout.split("\n").filter((ref) => ref && !checkedOut.has(ref)).length;
+      stale.push(
+        ...branches.stdout
+          .split("\n")
+          .filter((ref) => ref && !checkedOut.has(ref))
+          .map((ref) => `branch ${owner}/${repo} ${ref}`),
+      );
     }
   }
-  return count;
+  return stale;
 }
