@@ -6,9 +6,9 @@ import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
+import { publishRunState } from "./publish-state.ts";
 import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
-import { setStateLabel } from "./state-labels.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes
@@ -39,6 +39,11 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       publish: () => publisher.publish(),
     };
     await executePass(ctx);
+    // Where the pass left the run (review, blocked, a plan to review, the next pass queued), on GitHub.
+    await publishRunState(deps, port, runId, async () => {
+      publisher.publish();
+      await publisher.flush();
+    });
   } catch (error) {
     // Not the run's failure: the worker hands it back once the database is back (Worker.#handBack).
     if (isDatabaseUnavailable(error)) throw error;
@@ -49,7 +54,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       if (gh && (state === "stopped" || state === "closed" || state === "merged"))
         await endOpenChecks(deps, gh, runId, "cancelled", "The run was stopped before this pass reached review.", secrets);
     } else {
-      await failRun(deps, gh, runId, error, secrets);
+      await failRun(deps, gh, runId, error, secrets, tracking);
     }
   } finally {
     // One last edit, after any under way, so the comment's last word is the final state.
@@ -69,6 +74,7 @@ async function failRun(
   runId: number,
   error: unknown,
   secrets: string[],
+  tracking: TrackingPublisher | undefined,
 ): Promise<void> {
   const steps = deps.store.steps(runId);
   const failed = steps.find((step) => step.state === "running");
@@ -82,13 +88,12 @@ async function failRun(
   if (failed) deps.store.updateStep(failed.id, { state: "failed", error: detail });
   deps.store.updateRun(runId, { error: message });
   deps.store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
-  const run = deps.store.run(runId);
-  if (gh && run) {
-    await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed").catch((e) =>
-      deps.log.warn({ err: e }, "could not set label"),
-    );
-    await endOpenChecks(deps, gh, runId, "failure", message, secrets);
-  }
+  // GitHub failing here leaves the run behind on GitHub: the worker's convergence writes it later.
+  if (!gh) return;
+  await publishRunState(deps, gh, runId, async () => {
+    tracking?.publish();
+    await tracking?.flush();
+  }).catch((e) => deps.log.warn({ err: e, runId }, "could not show the failure on GitHub; it is written again later"));
 }
 
 /** The sentence a human reads on the issue: ours verbatim, anything unexpected marked as such. */
@@ -107,8 +112,5 @@ export async function abandonRun(deps: CoreDeps, runId: number, message: string)
   }
   deps.store.updateRun(runId, { error: message });
   deps.store.transitionRun(runId, "fail", { note: message });
-  const gh = await deps.github(run.installation_id);
-  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed");
-  await endOpenChecks(deps, gh, runId, "failure", message, deps.heldSecrets);
-  await publishTracking(deps, gh, runId);
+  await publishRunState(deps, await deps.github(run.installation_id), runId);
 }

@@ -15,6 +15,7 @@ import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
+import { publishRunState } from "./publish-state.ts";
 import { publishTracking } from "./publish-tracking.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
@@ -34,8 +35,11 @@ export const MAX_RESTARTS = 2;
 /** How often a worker sharing PostgreSQL looks for work the others or `lisa web` stored. */
 const POLL_MS = 1_000;
 
-/** How often tracking comments GitHub refused are written again. */
+/** How often what GitHub refused (or a stopped Lisa left unwritten) is written again. */
 const PUBLISH_RETRY_MS = 30_000;
+
+/** How long a state change must be old before another process of a shared store publishes it. */
+const PUBLISH_GRACE_MS = 15_000;
 
 /** Disk the worktrees of failed and blocked runs may keep, unless configured. */
 const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
@@ -101,19 +105,22 @@ export class Worker {
       this.#poll = setInterval(() => this.notify(), this.#pollMs);
       this.#poll.unref();
     }
-    this.#publishRetry = setInterval(() => void this.#publishOwed(), this.#publishRetryMs);
+    this.#publishRetry = setInterval(() => void this.#converge(), this.#publishRetryMs);
     this.#publishRetry.unref();
-    // Edits an earlier process owed (GitHub refused them, then it stopped): written now.
-    void this.#publishOwed();
+    // What an earlier process left unwritten on GitHub (it stopped, or GitHub refused): written now.
+    void this.#converge();
     this.notify();
   }
 
   /**
-   * Writes again the tracking comments GitHub refused (publishTracking records them as owed, and
-   * one refused again stays owed). One worker at a time: the others would write the same edits.
+   * Brings GitHub to the store: tracking comments GitHub refused (publishTracking records them as
+   * owed), and runs whose last state change GitHub does not show (Lisa stopped, or GitHub failed,
+   * between the two; see publishRunState). One worker at a time: the others would write the same.
    */
-  async #publishOwed(): Promise<void> {
+  async #converge(): Promise<void> {
     const { store, log } = this.#deps;
+    // Sharing the store, another process may be publishing a change it just made: give it time.
+    const settled = this.#claims.shared ? this.#deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
     try {
       await store.exclusively("tracking", async () => {
         for (const run of store.runsOwingTracking()) {
@@ -123,9 +130,17 @@ export class Worker {
             log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
           }
         }
+        for (const run of store.runsBehindOnGitHub(settled)) {
+          try {
+            await publishRunState(this.#deps, await this.#deps.github(run.installation_id), run.id);
+            log.info({ runId: run.id, state: run.state }, "GitHub brought up to the run's state");
+          } catch (error) {
+            log.warn({ err: error, runId: run.id }, "could not bring GitHub up to the run's state; tried again later");
+          }
+        }
       });
     } catch (error) {
-      // The edits stay owed in the store; the next round writes them.
+      // What is owed stays in the store; the next round writes it.
       if (!isDatabaseUnavailable(error)) throw error;
     }
   }

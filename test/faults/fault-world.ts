@@ -4,10 +4,13 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
-import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
+import type { RunState } from "../../src/runs/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
+import { githubBehind } from "./github-behind.ts";
 
 // One fault at a time against Lisa as deployed: a GitHub emulator in this process, Lisa in a
 // process of its own that the fault may kill, stop or starve, and a second Lisa on the same data
@@ -28,6 +31,8 @@ export interface FaultCounts {
   orphans: number;
   /** Worktrees left on disk or registered in a mirror once the run was in review. */
   staleWorktrees: number;
+  /** Runs whose labels, tracking comment, report, merge or check runs show less than the store says. */
+  githubBehind: number;
 }
 
 export interface FaultWorld {
@@ -45,6 +50,11 @@ export interface FaultWorld {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Calls `act` right after the `n`th write Lisa makes to GitHub from now on (token requests aside), before GitHub answers it. */
   afterWrite(n: number, act: (request: RecordedRequest) => void): Promise<RecordedRequest>;
+  /**
+   * SIGKILLs Lisa as its next request matching `match` arrives, which GitHub never acts on (the
+   * store has the change, GitHub none of it), and resolves once Lisa has exited.
+   */
+  killAsWriteLeaves(match: Pick<Fault, "method" | "path" | "body">): Promise<void>;
   /** The tracking comment's text on the issue, "" before there is one. */
   tracking(): string;
 }
@@ -67,8 +77,10 @@ export interface FaultScenario {
   prepare?(world: Omit<FaultWorld, "issue">): Promise<void> | void;
   /** Does the harm; called right before the issue is labeled, it must set up its triggers at once. */
   inflict(world: FaultWorld): Promise<void>;
-  /** The pass that ends in review: 1, or 2 after a redirect. Default 1. */
+  /** The pass the run ends at: 1, or 2 after a redirect. Default 1. */
   pass?: number;
+  /** Where the run ends once Lisa recovered: in review by default (accepted, merged, blocked…). */
+  ends?: RunState;
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
 }
@@ -144,6 +156,16 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         });
       },
       tracking: () => trackingBody(github, REPO, issueNumber),
+      async killAsWriteLeaves(match) {
+        await new Promise<void>((resolve) => {
+          const onHit = () => {
+            current().kill("SIGKILL");
+            resolve();
+          };
+          github.injectFault({ ...match, kind: "hang", onHit });
+        });
+        await world.kill();
+      },
     };
     await scenario.prepare?.(world);
     await start();
@@ -159,10 +181,12 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     if (failed) throw failed;
     if (current().exitCode !== null || current().signalCode !== null) await start();
 
-    const reached = await reachedReview(world, repos, scenario.pass ?? 1);
+    const ends = scenario.ends ?? "review";
+    const reached = await reachedEnd(world, repos, scenario.pass ?? 1, ends);
     // What a person would read on the issue, to see why the run did not recover.
-    if (!reached) console.log(`${scenario.name}: no review; the issue says:\n${world.tracking()}`);
-    const staleWorktrees = reached ? await countWorktrees(dataDir) : 0;
+    if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
+    // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
+    const staleWorktrees = reached && !KEEPS_WORKTREES.has(ends) ? await countWorktrees(dataDir) : 0;
     // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
     for (const child of children) {
       if (child.exitCode === null && child.signalCode === null) {
@@ -178,6 +202,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
       staleWorktrees,
+      githubBehind: githubBehind(github, dataDir, (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");
@@ -193,12 +218,17 @@ function isWrite(request: RecordedRequest): boolean {
   return request.method !== "GET" && !request.path.endsWith("/access_tokens") && request.path !== "/graphql";
 }
 
-/** Waits for the run to stand in review at `pass` with a pull request in every repository, and Lisa to fall quiet. */
-async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
+/** Where a run ends whose worktrees stay on disk. */
+const KEEPS_WORKTREES: ReadonlySet<RunState> = new Set(["failed", "blocked"]);
+/** Where a run ends that has delivered a pull request in every planned repository. */
+const DELIVERED: ReadonlySet<RunState> = new Set(["review", "accepted", "merged"]);
+
+/** Waits for the run to stand at `ends` at `pass` (with a pull request in every repository once delivered), and Lisa to fall quiet. */
+async function reachedEnd(world: FaultWorld, repos: string[], pass: number, ends: RunState): Promise<boolean> {
   const deadline = Date.now() + RECOVERY_MS;
   while (Date.now() < deadline) {
-    const ready = world.tracking().includes(`pass ${pass} · 👀 Ready for review`);
-    if (ready && repos.every((repo) => world.github.pulls(repo).length > 0)) {
+    const ready = world.tracking().includes(`pass ${pass} · ${HEADLINE[ends]}`);
+    if (ready && (!DELIVERED.has(ends) || repos.every((repo) => world.github.pulls(repo).length > 0))) {
       await quiet(world.github);
       return true;
     }

@@ -14,8 +14,16 @@ const total: FaultCounts & { faults: number; killPoints: number } = {
   duplicateComments: 0,
   orphans: 0,
   staleWorktrees: 0,
+  githubBehind: 0,
 };
-const HELD: FaultCounts = { lostRuns: 0, duplicatePrs: 0, duplicateComments: 0, orphans: 0, staleWorktrees: 0 };
+const HELD: FaultCounts = {
+  lostRuns: 0,
+  duplicatePrs: 0,
+  duplicateComments: 0,
+  orphans: 0,
+  staleWorktrees: 0,
+  githubBehind: 0,
+};
 
 describe.concurrent("faults", () => {
   it.each(FAULTS)(
@@ -33,13 +41,13 @@ describe.concurrent("faults", () => {
 
 describe("the fault summary", () => {
   it("counts at least 20 kill points and every fault, all recovered from", () => {
-    const line = `${total.faults} faults (${total.killPoints} SIGKILL points), ${total.lostRuns} lost runs, ${total.duplicatePrs} duplicate PRs, ${total.duplicateComments} duplicate comments, ${total.orphans} orphans, ${total.staleWorktrees} stale worktrees`;
+    const line = `${total.faults} faults (${total.killPoints} SIGKILL points), ${total.lostRuns} lost runs, ${total.duplicatePrs} duplicate PRs, ${total.duplicateComments} duplicate comments, ${total.orphans} orphans, ${total.staleWorktrees} stale worktrees, ${total.githubBehind} GitHub behind the store`;
     console.log(line);
     expect(total.faults).toBe(FAULTS.length);
     expect(new Set(FAULTS.map((fault) => fault.name)).size).toBe(FAULTS.length);
     expect(total.killPoints).toBeGreaterThanOrEqual(20);
     expect(line).toMatch(
-      /^\d+ faults \(\d+ SIGKILL points\), 0 lost runs, 0 duplicate PRs, 0 duplicate comments, 0 orphans, 0 stale worktrees$/,
+      /^\d+ faults \(\d+ SIGKILL points\), 0 lost runs, 0 duplicate PRs, 0 duplicate comments, 0 orphans, 0 stale worktrees, 0 GitHub behind the store$/,
     );
   });
 });
