@@ -20,7 +20,11 @@ export function recordChildrenIn(dir: string): void {
 export function recordChild(pid: number): void {
   if (!folder) return;
   const identity = processIdentity(pid);
-  if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+  try {
+    if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+  } catch {
+    // A full data disk: the child started all the same and is watched; only a killed Lisa's successor misses it.
+  }
 }
 
 export function forgetChild(pid: number): void {

@@ -9,6 +9,7 @@ import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
 import type { RunState } from "../../src/runs/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import type { SmallDisk } from "../support/small-disk.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 import { githubBehind } from "./github-behind.ts";
 
@@ -83,6 +84,8 @@ export interface FaultScenario {
   ends?: RunState;
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
+  /** A disk of the scenario's own mounted on the data directory, made once before the first Lisa starts; undefined: none here. */
+  dataDisk?(dataDir: string): Promise<Pick<SmallDisk, "launcher" | "outside" | "release"> | undefined>;
 }
 
 const REPO = "acme/api";
@@ -101,6 +104,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   const dataDir = path.join(tempDir("fault-data"), "lisa");
   const children: ChildProcess[] = [];
   const env = scenario.env?.() ?? {};
+  const disk = await scenario.dataDisk?.(dataDir);
   const start = async () => {
     children.push(
       await startLisaChild(github, {
@@ -110,6 +114,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         // As deployed: Octokit sends a request GitHub failed again before Lisa hears of it.
         githubRetries: true,
         env,
+        ...(disk ? { launcher: disk.launcher } : {}),
         ...(scenario.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: scenario.shutdownGraceMs }),
       }),
     );
@@ -186,7 +191,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     // What a person would read on the issue, to see why the run did not recover.
     if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
     // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
-    const staleWorktrees = reached && !KEEPS_WORKTREES.has(ends) ? await countWorktrees(dataDir) : 0;
+    const staleWorktrees = reached && !KEEPS_WORKTREES.has(ends) ? await countWorktrees(disk?.outside(dataDir) ?? dataDir) : 0;
     // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
     for (const child of children) {
       if (child.exitCode === null && child.signalCode === null) {
@@ -206,6 +211,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");
+    disk?.release();
     await github.stop();
   }
 }
