@@ -13,8 +13,12 @@ let folder: string | undefined;
 export function recordChildrenIn(dir: string): void {
   const self = processIdentity(process.pid);
   if (!self) return;
-  folder = path.join(dir, `${process.pid}@${self}`);
-  mkdirSync(folder, { recursive: true });
+  try {
+    mkdirSync(path.join(dir, `${process.pid}@${self}`), { recursive: true });
+    folder = path.join(dir, `${process.pid}@${self}`);
+  } catch {
+    // A full data disk: this process's children go unrecorded, as recordChild's do when the disk fills later.
+  }
 }
 
 export function recordChild(pid: number): void {

@@ -126,8 +126,7 @@ function explain(error: unknown, secrets: readonly string[], dataDir: string): s
   const known = error instanceof StepError || error instanceof GitError || error instanceof ConfigError;
   const text = error instanceof Error ? error.message : String(error);
   // git tells a full disk as "unable to write new index file", and nothing more.
-  if (isDiskFull(error) || diskNearlyFull(dataDir))
-    return redactSecrets(diskFullMessage((text.split("\n")[0] ?? text).slice(0, 300)), secrets);
+  if (isDiskFull(error) || diskNearlyFull(dataDir)) return redactSecrets(diskFullMessage(text.trim().slice(0, 600)), secrets);
   return redactSecrets(known ? text : `Lisa hit an unexpected error: ${text}`, secrets);
 }
 

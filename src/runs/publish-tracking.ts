@@ -147,8 +147,9 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
   // Look before creating: a crash may have come between creating the comment and recording it.
   const found = await gh.findComment(ref, run.issue_number, trackingMarker(run.id));
   if (found !== undefined) {
-    deps.store.updateRun(run.id, { comment_id: found });
+    // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
     await gh.updateComment(ref, found, body);
+    deps.store.updateRun(run.id, { comment_id: found });
   } else {
     deps.store.updateRun(run.id, { comment_id: await gh.createComment(ref, run.issue_number, body) });
   }

@@ -83,6 +83,8 @@ export class Worker {
   readonly #cutShort = new Map<number, string | undefined>();
   /** Failures of runs that a full data disk kept from the store (the issue was told): written once it has space (#recordUnrecorded). */
   readonly #unrecorded = new Map<number, RunFailure>();
+  /** Start-up's recovery could not write to a full data disk: done before any other work, once it can. */
+  #recoveryOwed = false;
   #pumping = false;
   #again = false;
   #stopped = true;
@@ -101,7 +103,14 @@ export class Worker {
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
   async start(): Promise<void> {
-    await this.recover();
+    try {
+      await this.recover();
+    } catch (error) {
+      // Restarted onto a full data disk: Lisa stays up, to answer webhooks and to recover once there is space.
+      if (!isDiskFull(error)) throw error;
+      this.#deps.log.error({ err: error }, "the data disk is full: Lisa recovers the runs it left once the disk has space");
+      this.#recoveryOwed = true;
+    }
     this.#stopped = false;
     // Other processes store commands and queue runs: look for them now and then.
     if (this.#claims.shared) {
@@ -111,7 +120,7 @@ export class Worker {
     this.#publishRetry = setInterval(() => {
       void this.#converge();
       // A disk that was full may have space again.
-      if (this.#unrecorded.size > 0) this.notify();
+      if (this.#unrecorded.size > 0 || this.#recoveryOwed) this.notify();
     }, this.#publishRetryMs);
     this.#publishRetry.unref();
     // What an earlier process left unwritten on GitHub (it stopped, or GitHub refused): written now.
@@ -358,6 +367,10 @@ export class Worker {
     try {
       do {
         this.#again = false;
+        if (this.#recoveryOwed) {
+          await this.recover();
+          this.#recoveryOwed = false;
+        }
         this.#recordUnrecorded();
         await this.#handBack();
         // One worker at a time handles the commands, in order: those on one issue must not race.

@@ -1,6 +1,7 @@
+import type { ChildProcess } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
@@ -22,7 +23,7 @@ const GATE = "sleep 1.371 && test -f health.ts";
 
 let github: GitHubEmulator | undefined;
 let disk: SmallDisk | undefined;
-const children: { kill(signal: NodeJS.Signals): void }[] = [];
+const children: ChildProcess[] = [];
 afterEach(async () => {
   for (const child of children.splice(0)) child.kill("SIGKILL");
   disk?.release();
@@ -31,58 +32,97 @@ afterEach(async () => {
   github = undefined;
 });
 
-describe("a data disk that fills during a run", () => {
-  it("fails the run with a comment that says so, keeps Lisa up, and /lisa retry delivers once space is back", async (context) => {
-    const mount = tempDir("small-disk");
-    const mounted = await mountSmallDisk(mount, 24 * 1024 ** 2);
-    if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
-    disk = mounted;
-    github = createGitHubEmulator({ reposRoot: tempDir("disk-full-repos"), webhookSecret: SECRET });
-    await github.start();
-    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: `label: lisa\ngates:\n  - ${GATE}\n` });
-    github.addCollaborator(REPO, "ann", "write");
-    const agent = createFakeClaude([
-      { write: { "health.ts": "export const health = () => 'ok';\n" }, manifest: { title: "Add health", what: "Adds it." } },
-    ]);
-    const logFile = path.join(tempDir("disk-full-log"), "lisa.log");
-    const dataDir = path.join(mount, "lisa");
-    const lisa = await startLisaChild(github, {
+/** An issue labeled for Lisa, who runs with its data directory on a small disk, and has reached its gate. */
+async function runUntilTheGate(context: TestContext) {
+  const mount = tempDir("small-disk");
+  const mounted = await mountSmallDisk(mount, 24 * 1024 ** 2);
+  if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
+  disk = mounted;
+  const emulator = createGitHubEmulator({ reposRoot: tempDir("disk-full-repos"), webhookSecret: SECRET });
+  github = emulator;
+  await emulator.start();
+  await emulator.createRepo(REPO, { files: { "README.md": "# API\n" }, config: `label: lisa\ngates:\n  - ${GATE}\n` });
+  emulator.addCollaborator(REPO, "ann", "write");
+  const agent = createFakeClaude([
+    { write: { "health.ts": "export const health = () => 'ok';\n" }, manifest: { title: "Add health", what: "Adds it." } },
+  ]);
+  const logFile = path.join(tempDir("disk-full-log"), "lisa.log");
+  const dataDir = path.join(mount, "lisa");
+  const start = async () => {
+    const child = await startLisaChild(emulator, {
       dataDir,
       claudeBinary: agent.binary,
       secret: SECRET,
       launcher: mounted.launcher,
       logFile,
     });
-    children.push(lisa);
-    const emulator = github;
-    const issue = await emulator.createIssue(REPO, { title: "Add a health check", body: "Add health().", user: "ann" });
-    const tracking = () => trackingBody(emulator, REPO, issue.number);
-    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
+    children.push(child);
+    return child;
+  };
+  const lisa = await start();
+  const issue = await emulator.createIssue(REPO, { title: "Add a health check", body: "Add health().", user: "ann" });
+  await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
+  await waitFor("the gate to run", () => processesMatching("sleep 1.371").length > 0 || undefined, 60_000);
+  return {
+    disk: mounted,
+    emulator,
+    lisa,
+    start,
+    dataDir,
+    tracking: () => trackingBody(emulator, REPO, issue.number),
+    comment: (body: string) => emulator.commentOnIssue(REPO, issue.number, body, "ann"),
+    /** Lisa's log and the issue, for a failure's message. */
+    said: (error: unknown) => {
+      console.log(`Lisa's log:\n${readFileSync(logFile, "utf8").slice(-6_000)}`);
+      throw error;
+    },
+  };
+}
 
-    await waitFor("the gate to run", () => processesMatching("sleep 1.371").length > 0 || undefined, 60_000);
-    mounted.fill();
+describe("a data disk that fills during a run", () => {
+  it("fails the run with a comment that says so, keeps Lisa up, and /lisa retry delivers once space is back", async (context) => {
+    const { disk, emulator, lisa, dataDir, tracking, comment, said } = await runUntilTheGate(context);
+    disk.fill();
     try {
       await waitFor("the run to fail", () => tracking().includes("❌ Failed") || lisa.exitCode !== null, 30_000);
       expect(lisa.exitCode, "Lisa exited").toBeNull();
       expect(tracking()).toContain("Lisa's data disk is full");
       // Still up: a webhook is answered (with a failure GitHub shows, while nothing can be stored), and the health check too.
-      await emulator.commentOnIssue(REPO, issue.number, "/lisa status", "ann");
+      await comment("/lisa status");
       await emulator.waitForWebhooks();
       expect(emulator.deliveries().at(-1)?.status).not.toBeNull();
       const health = await fetch(`http://127.0.0.1:${lisa.port}/healthz`);
       expect(health.status).toBe(200);
       expect(lisa.exitCode, "Lisa exited").toBeNull();
     } catch (error) {
-      console.log(`Lisa's log:\n${readFileSync(logFile, "utf8").slice(-6_000)}\nThe issue says:\n${tracking()}`);
-      throw error;
+      said(error);
     }
 
-    mounted.free();
-    await emulator.commentOnIssue(REPO, issue.number, "/lisa retry", "ann");
+    disk.free();
+    await comment("/lisa retry");
     await waitFor("the run to reach review", () => tracking().includes("Ready for review"), 60_000);
     expect(emulator.pulls(REPO)).toHaveLength(1);
     expect(lisa.exitCode).toBeNull();
     // Lisa's data was on the small disk, not beside it.
-    expect(readdirSync(mounted.outside(path.join(dataDir, "mirrors")))).toEqual(["acme"]);
+    expect(readdirSync(disk.outside(path.join(dataDir, "mirrors")))).toEqual(["acme"]);
+  }, 180_000);
+
+  it("lets a Lisa restarted onto the full disk start, and resume the run it left once space is back", async (context) => {
+    const { disk, emulator, lisa, start, tracking, comment, said } = await runUntilTheGate(context);
+    // A supervisor restarts a Lisa that stopped mid-run, onto a disk that filled meanwhile.
+    lisa.kill("SIGKILL");
+    await new Promise((resolve) => lisa.once("exit", resolve));
+    disk.fill();
+    const again = await start().catch(said);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(again.exitCode, "the restarted Lisa exited").toBeNull();
+    expect((await fetch(`http://127.0.0.1:${again.port}/healthz`)).status).toBe(200);
+
+    disk.free();
+    // The next webhook finds the disk with space: the run left running resumes.
+    await comment("/lisa status");
+    await waitFor("the run to reach review", () => tracking().includes("Ready for review"), 60_000);
+    expect(emulator.pulls(REPO)).toHaveLength(1);
+    expect(again.exitCode).toBeNull();
   }, 180_000);
 });
