@@ -87,10 +87,10 @@ describe("a data disk that fills during a run", () => {
       await waitFor("the run to fail", () => tracking().includes("❌ Failed") || lisa.exitCode !== null, 30_000);
       expect(lisa.exitCode, "Lisa exited").toBeNull();
       expect(tracking()).toContain("Lisa's data disk is full");
-      // Still up: a webhook is answered (with a failure GitHub shows, while nothing can be stored), and the health check too.
+      // Still up: a webhook is answered, with a 503 while nothing can be stored (to be delivered again), and the health check too.
       await comment("/lisa status");
       await emulator.waitForWebhooks();
-      expect(emulator.deliveries().at(-1)?.status).not.toBeNull();
+      expect(emulator.deliveries().at(-1)?.status).toBe(503);
       const health = await fetch(`http://127.0.0.1:${lisa.port}/healthz`);
       expect(health.status).toBe(200);
       expect(lisa.exitCode, "Lisa exited").toBeNull();
