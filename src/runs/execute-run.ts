@@ -125,8 +125,9 @@ async function failRun(
 function explain(error: unknown, secrets: readonly string[], dataDir: string): string {
   const known = error instanceof StepError || error instanceof GitError || error instanceof ConfigError;
   const text = error instanceof Error ? error.message : String(error);
-  // git tells a full disk as "unable to write new index file", and nothing more.
-  if (isDiskFull(error) || diskNearlyFull(dataDir)) return redactSecrets(diskFullMessage(text.trim().slice(0, 600)), secrets);
+  // git tells a full disk as "unable to write new index file", and nothing more; a step's own message is taken at its word.
+  if (isDiskFull(error) || (!(error instanceof StepError || error instanceof ConfigError) && diskNearlyFull(dataDir)))
+    return redactSecrets(diskFullMessage(text.trim().slice(0, 600)), secrets);
   return redactSecrets(known ? text : `Lisa hit an unexpected error: ${text}`, secrets);
 }
 
