@@ -4,6 +4,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
+import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
 import type { RunState } from "../../src/runs/transitions.ts";
@@ -85,7 +86,7 @@ export interface FaultScenario {
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
   /** A disk of the scenario's own mounted on the data directory, made once before the first Lisa starts; undefined: none here. */
-  dataDisk?(dataDir: string): Promise<Pick<SmallDisk, "launcher" | "outside" | "release"> | undefined>;
+  dataDisk?(dataDir: string): Promise<Pick<SmallDisk, "launcher" | "outside" | "copyOut" | "release"> | undefined>;
 }
 
 const REPO = "acme/api";
@@ -207,7 +208,12 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
       staleWorktrees,
-      githubBehind: githubBehind(github, dataDir, (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
+      githubBehind: githubBehind(
+        github,
+        // A store on the scenario's disk is read from a copy (on PostgreSQL, it is not on the disk).
+        disk && !testDatabaseUrl(dataDir) ? disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"]) : dataDir,
+        (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`),
+      ),
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");

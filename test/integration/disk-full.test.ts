@@ -4,8 +4,10 @@ import path from "node:path";
 import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
+import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/small-disk.ts";
@@ -103,8 +105,13 @@ describe("a data disk that fills during a run", () => {
     await waitFor("the run to reach review", () => tracking().includes("Ready for review"), 60_000);
     expect(emulator.pulls(REPO)).toHaveLength(1);
     expect(lisa.exitCode).toBeNull();
-    // Lisa's data was on the small disk, not beside it.
+    // Lisa's data was on the small disk, not beside it, and its store has the run in review.
     expect(readdirSync(disk.outside(path.join(dataDir, "mirrors")))).toEqual(["acme"]);
+    if (!testDatabaseUrl(dataDir)) {
+      const store = new Store(testStoreLocation(disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"])));
+      expect(store.runsIn("review")).toHaveLength(1);
+      store.close();
+    }
   }, 180_000);
 
   it("lets a Lisa restarted onto the full disk start, and resume the run it left once space is back", async (context) => {

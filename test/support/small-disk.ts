@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
+import { tempDir } from "../../dev/temp-dir.ts";
 
 // A data disk that fills: a tmpfs of a few megabytes mounted on a folder in a mount namespace of
 // its own, kept by a process that holds it. Lisa runs inside it (launcher) and sees the small disk
@@ -12,6 +13,11 @@ export interface SmallDisk {
   launcher: string[];
   /** A path under the folder, as this process reaches it. */
   outside(file: string): string;
+  /**
+   * Copies of the `files` of `dir` (those that exist) in a folder of this process's own, named as
+   * `dir` is. SQLite needs them so: it resolves /proc/<pid>/root back to this process's own root.
+   */
+  copyOut(dir: string, files: string[]): string;
   /** Fills the disk to its last byte with a file of the test's. */
   fill(): void;
   /** Removes what fill() wrote. */
@@ -76,6 +82,14 @@ export async function mountSmallDisk(dir: string, bytes: number): Promise<SmallD
         }
       },
       free: () => rmSync(filler, { force: true }),
+      copyOut(from, files) {
+        const copy = path.join(tempDir("small-disk-copy"), path.basename(from));
+        mkdirSync(copy);
+        for (const file of files) {
+          if (existsSync(outside(path.join(from, file)))) copyFileSync(outside(path.join(from, file)), path.join(copy, file));
+        }
+        return copy;
+      },
       release: () => holder.kill("SIGKILL"),
     };
   }
