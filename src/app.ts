@@ -18,6 +18,7 @@ import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { BossClaims } from "./runs/boss-claims.ts";
 import { LocalClaims, type WorkClaims } from "./runs/claims.ts";
 import type { CoreDeps } from "./runs/deps.ts";
+import { isDiskFull } from "./runs/disk-full.ts";
 import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
@@ -203,6 +204,8 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
       if (isDatabaseUnavailable(error))
         throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
+      if (isDiskFull(error))
+        throw Object.assign(new Error("Lisa's data disk is full; deliver again once it has space"), { status: 503 });
       throw error;
     }
     metrics.webhookStored(performance.now() - started);

@@ -13,14 +13,22 @@ let folder: string | undefined;
 export function recordChildrenIn(dir: string): void {
   const self = processIdentity(process.pid);
   if (!self) return;
-  folder = path.join(dir, `${process.pid}@${self}`);
-  mkdirSync(folder, { recursive: true });
+  try {
+    mkdirSync(path.join(dir, `${process.pid}@${self}`), { recursive: true });
+    folder = path.join(dir, `${process.pid}@${self}`);
+  } catch {
+    // A full data disk: this process's children go unrecorded, as recordChild's do when the disk fills later.
+  }
 }
 
 export function recordChild(pid: number): void {
   if (!folder) return;
   const identity = processIdentity(pid);
-  if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+  try {
+    if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+  } catch {
+    // A full data disk: the child started all the same and is watched; only a killed Lisa's successor misses it.
+  }
 }
 
 export function forgetChild(pid: number): void {

@@ -3,20 +3,26 @@ import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
+import { DiskFullError, diskFullMessage, diskNearlyFull, isDiskFull, type RunFailure, recordFailure } from "./disk-full.ts";
 import { executePass } from "./execute-pass.ts";
 import { publishRunState } from "./publish-state.ts";
 import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
+import { setStateLabel } from "./state-labels.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes
  * wrong in the pass (including before its first step) ends with the run failed and the tracking
- * comment saying why, unless a human stopped the run meanwhile.
+ * comment saying why, unless a human stopped the run meanwhile. A failure the store cannot record
+ * (the data disk is full) is still said on the issue, and thrown as a DiskFullError for the worker
+ * to record once the disk can take it.
  */
 export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   let gh: GitHubPort | undefined;
   let tracking: TrackingPublisher | undefined;
+  let unrecorded: DiskFullError | undefined;
   // Installation tokens join these as the run mints them.
   const secrets: string[] = [...deps.heldSecrets];
   // One last edit, after any under way, so the comment's last word is the final state; once.
@@ -26,7 +32,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       tracking.publish();
       await tracking.flush();
     } else if (gh) {
-      await publishTracking(deps, gh, runId, secrets);
+      await publishTracking(deps, gh, runId, secrets, unrecorded?.failure.message);
     }
     lastWordSaid = true;
   };
@@ -36,7 +42,8 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     if (!run || !pass) throw new Error(`run ${runId} has no current pass`);
     gh = await deps.github(run.installation_id);
     const port = gh;
-    const publisher = trackingPublisher(() => publishTracking(deps, port, runId, secrets));
+    // Until the store holds a failure it could not write, the comment shows it from here.
+    const publisher = trackingPublisher(() => publishTracking(deps, port, runId, secrets, unrecorded?.failure.message));
     tracking = publisher;
     const ctx: RunContext = {
       deps,
@@ -64,14 +71,18 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
           deps.log.warn({ err: e, runId }, "could not show on GitHub where the stopped run stands; it is written again later"),
         );
     } else {
-      await failRun(deps, gh, runId, error, secrets, lastWord);
+      unrecorded = await failRun(deps, gh, runId, error, secrets, lastWord);
     }
   } finally {
     if (!lastWordSaid) await lastWord();
   }
+  if (unrecorded) throw unrecorded;
 }
 
-/** Records the failure on the step that was running and the run, and tells the issue. */
+/**
+ * Records the failure on the step that was running and the run, and tells the issue. Returns the
+ * failure the store could not record because the data disk is full: the issue is told all the same.
+ */
 async function failRun(
   deps: CoreDeps,
   gh: GitHubPort | undefined,
@@ -79,30 +90,48 @@ async function failRun(
   error: unknown,
   secrets: string[],
   lastWord: () => Promise<void>,
-): Promise<void> {
+): Promise<DiskFullError | undefined> {
   const steps = deps.store.steps(runId);
   const failed = steps.find((step) => step.state === "running");
-  const detail = explain(error, secrets);
+  const detail = explain(error, secrets, deps.workspace.dataDir);
   // In a plan, say which step failed: the ones after it did not run.
   const message =
     failed && (failed.position === 0 || steps.length > 1)
       ? `${failed.position === 0 ? "Planning" : `Step ${failed.position} (${failed.owner}/${failed.repo})`} failed: ${detail}`
       : detail;
   deps.log.error({ err: error, runId }, "run failed");
-  if (failed) deps.store.updateStep(failed.id, { state: "failed", error: detail });
-  deps.store.updateRun(runId, { error: message });
-  deps.store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
+  const failure: RunFailure = { runId, stepId: failed?.id, detail, message };
+  try {
+    recordFailure(deps.store, failure);
+  } catch (recording) {
+    if (!isDiskFull(recording)) throw recording;
+    deps.log.error({ err: recording, runId }, "the data disk is full: the run's failure is recorded once it has space");
+    const run = deps.store.run(runId);
+    // The store still says running: GitHub is told what it will say once it can write (the tracking
+    // comment from executeRun's last edit), and the worker's convergence checks it then.
+    if (gh && run) {
+      await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed").catch((e) =>
+        deps.log.warn({ err: e }, "could not set label"),
+      );
+      await endOpenChecks(deps, gh, runId, "failure", message, secrets);
+    }
+    return new DiskFullError(failure);
+  }
   // GitHub failing here leaves the run behind on GitHub: the worker's convergence writes it later.
-  if (!gh) return;
+  if (!gh) return undefined;
   await publishRunState(deps, gh, runId, lastWord).catch((e) =>
     deps.log.warn({ err: e, runId }, "could not show the failure on GitHub; it is written again later"),
   );
+  return undefined;
 }
 
-/** The sentence a human reads on the issue: ours verbatim, anything unexpected marked as such. */
-function explain(error: unknown, secrets: readonly string[]): string {
+/** The sentence a human reads on the issue: ours verbatim, a full data disk said as such, anything else unexpected marked as such. */
+function explain(error: unknown, secrets: readonly string[], dataDir: string): string {
   const known = error instanceof StepError || error instanceof GitError || error instanceof ConfigError;
   const text = error instanceof Error ? error.message : String(error);
+  // git tells a full disk as "unable to write new index file", and nothing more; a step's own message is taken at its word.
+  if (isDiskFull(error) || (!(error instanceof StepError || error instanceof ConfigError) && diskNearlyFull(dataDir)))
+    return redactSecrets(diskFullMessage(text.trim().slice(0, 600)), secrets);
   return redactSecrets(known ? text : `Lisa hit an unexpected error: ${text}`, secrets);
 }
 

@@ -3,6 +3,7 @@ import { renderTrackingComment, type TrackingView, trackingMarker } from "../rep
 import type { PrGate } from "../reporting/views.ts";
 import type { RunRow, Store } from "../store/store.ts";
 import type { CoreDeps } from "./deps.ts";
+import { isDiskFull } from "./disk-full.ts";
 import { readConfigOf } from "./pass-config.ts";
 import { PASS_OUTCOME } from "./transitions.ts";
 
@@ -97,23 +98,40 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
   };
 }
 
-/** Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run. */
+/**
+ * Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run.
+ * `failure`: the run failed with this message, which the store could not record (a full data disk).
+ */
 export async function publishTracking(
   deps: CoreDeps,
   gh: GitHubPort,
   runId: number,
   secrets: readonly string[] = deps.heldSecrets,
+  failure?: string,
 ): Promise<void> {
   const run = deps.store.run(runId);
   if (!run) return;
   try {
-    await writeTracking(deps, gh, run, renderTrackingComment(trackingView(deps.store, runId, deps.now(), secrets)));
+    const view = trackingView(deps.store, runId, deps.now(), secrets);
+    await writeTracking(deps, gh, run, renderTrackingComment(failure ? failedView(view, failure) : view));
     if (run.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
-    // Owed in the store, where every worker (and the next process, after a restart) finds it.
-    deps.store.updateRun(runId, { tracking_owed: 1 });
+    try {
+      // Owed in the store, where every worker (and the next process, after a restart) finds it.
+      deps.store.updateRun(runId, { tracking_owed: 1 });
+    } catch (marking) {
+      // A full data disk: the debt is lost with this process, and the run's next edit pays it.
+      if (!isDiskFull(marking)) throw marking;
+      deps.log.error({ err: marking, runId }, "the data disk is full: could not record the tracking edit as owed");
+    }
   }
+}
+
+/** The run as the store would show it once it has recorded `failure`: failed, with the step that was running. */
+function failedView(view: TrackingView, failure: string): TrackingView {
+  const steps = view.steps.map((step) => (step.state === "running" ? { ...step, state: "failed" } : step));
+  return { ...view, state: "failed", error: failure, steps };
 }
 
 async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: string): Promise<void> {
@@ -129,8 +147,9 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
   // Look before creating: a crash may have come between creating the comment and recording it.
   const found = await gh.findComment(ref, run.issue_number, trackingMarker(run.id));
   if (found !== undefined) {
-    deps.store.updateRun(run.id, { comment_id: found });
+    // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
     await gh.updateComment(ref, found, body);
+    deps.store.updateRun(run.id, { comment_id: found });
   } else {
     deps.store.updateRun(run.id, { comment_id: await gh.createComment(ref, run.issue_number, body) });
   }

@@ -13,6 +13,7 @@ import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
+import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "./disk-full.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { publishRunState } from "./publish-state.ts";
@@ -81,6 +82,10 @@ export class Worker {
   #convergeAgain: NodeJS.Timeout | undefined;
   /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
   readonly #cutShort = new Map<number, string | undefined>();
+  /** Failures of runs that a full data disk kept from the store (the issue was told): written once it has space (#recordUnrecorded). */
+  readonly #unrecorded = new Map<number, RunFailure>();
+  /** Start-up's recovery could not write to a full data disk: done before any other work, once it can. */
+  #recoveryOwed = false;
   #pumping = false;
   #again = false;
   #stopped = true;
@@ -99,14 +104,25 @@ export class Worker {
 
   /** Recovers from an earlier process that stopped mid-run, then starts taking work. */
   async start(): Promise<void> {
-    await this.recover();
+    try {
+      await this.recover();
+    } catch (error) {
+      // Restarted onto a full data disk: Lisa stays up, to answer webhooks and to recover once there is space.
+      if (!isDiskFull(error)) throw error;
+      this.#deps.log.error({ err: error }, "the data disk is full: Lisa recovers the runs it left once the disk has space");
+      this.#recoveryOwed = true;
+    }
     this.#stopped = false;
     // Other processes store commands and queue runs: look for them now and then.
     if (this.#claims.shared) {
       this.#poll = setInterval(() => this.notify(), this.#pollMs);
       this.#poll.unref();
     }
-    this.#publishRetry = setInterval(() => void this.#converge(), this.#publishRetryMs);
+    this.#publishRetry = setInterval(() => {
+      void this.#converge();
+      // A disk that was full may have space again.
+      if (this.#unrecorded.size > 0 || this.#recoveryOwed) this.notify();
+    }, this.#publishRetryMs);
     this.#publishRetry.unref();
     // What an earlier process left unwritten on GitHub (it stopped, or GitHub refused): written now.
     void this.#converge();
@@ -145,7 +161,7 @@ export class Worker {
       });
     } catch (error) {
       // What is owed stays in the store; the next round writes it.
-      if (!isDatabaseUnavailable(error)) throw error;
+      if (!isDatabaseUnavailable(error) && !isDiskFull(error)) throw error;
     }
   }
 
@@ -366,6 +382,11 @@ export class Worker {
     try {
       do {
         this.#again = false;
+        if (this.#recoveryOwed) {
+          await this.recover();
+          this.#recoveryOwed = false;
+        }
+        this.#recordUnrecorded();
         await this.#handBack();
         // One worker at a time handles the commands, in order: those on one issue must not race.
         if (this.#deps.store.pendingCommands() > 0)
@@ -373,9 +394,12 @@ export class Worker {
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
     } catch (error) {
-      // The database is gone for a moment: the next poll looks again. It is no crash of this worker.
-      if (!isDatabaseUnavailable(error)) throw error;
-      this.#deps.log.warn({ err: error }, "the database is unavailable; the worker looks for work again at its next poll");
+      // The database is gone for a moment, or the data disk is full: the worker looks again at its
+      // next poll or webhook. It is no crash of this worker.
+      if (isDiskFull(error)) this.#deps.log.error({ err: error }, "the data disk is full; the worker looks for work again later");
+      else if (isDatabaseUnavailable(error))
+        this.#deps.log.warn({ err: error }, "the database is unavailable; the worker looks for work again at its next poll");
+      else throw error;
     } finally {
       this.#pumping = false;
       this.#settleIdle();
@@ -465,7 +489,9 @@ export class Worker {
     const said = ((error as Error).message ?? "").split(" - https://")[0];
     const cause = isTransientGitHubError(error)
       ? `GitHub kept failing (${(error as { status: number }).status} ${said}), ${MAX_COMMAND_ATTEMPTS} times`
-      : `it hit an unexpected error: ${said}`;
+      : isDiskFull(error)
+        ? "Lisa's data disk is full (an operator must free space on it)"
+        : `it hit an unexpected error: ${said}`;
     let where: { installationId: number; owner: string; repo: string; number: number } | undefined;
     let text = "";
     if (command.kind === "start_run" && "issue" in payload) {
@@ -511,10 +537,14 @@ export class Worker {
       const execution = executeRun(this.#deps, run.id)
         .catch((error) => {
           if (isDatabaseUnavailable(error)) throw error;
+          if (error instanceof DiskFullError) {
+            this.#unrecorded.set(run.id, error.failure);
+            return;
+          }
           // executeRun reports its own failures; this is one before it could, e.g. no installation token.
           this.#deps.log.error({ err: error, runId: run.id }, "run crashed");
-          this.#deps.store.updateRun(run.id, { error: (error as Error).message });
-          this.#deps.store.transitionRun(run.id, "fail");
+          const message = (error as Error).message;
+          this.#record({ runId: run.id, stepId: undefined, detail: message, message });
         })
         .then(async () => {
           // A run that stopped failed or blocked keeps its worktrees: the budget may be over now.
@@ -586,6 +616,33 @@ export class Worker {
       if (store.run(runId)?.state === "queued") await this.#claims.offer([runId]);
       this.#cutShort.delete(runId);
       log.info({ runId }, "a run the database's loss cut short was queued again");
+    }
+  }
+
+  /** Writes a run's failure to the store, or keeps it for later while the data disk is full. */
+  #record(failure: RunFailure): void {
+    try {
+      recordFailure(this.#deps.store, failure);
+    } catch (error) {
+      if (!isDiskFull(error)) throw error;
+      this.#deps.log.error(
+        { err: error, runId: failure.runId },
+        "the data disk is full: the run's failure is recorded once it has space",
+      );
+      this.#unrecorded.set(failure.runId, failure);
+    }
+  }
+
+  /**
+   * Writes the failures a full data disk kept from the store, before anything else is done (a
+   * `/lisa retry` of such a run finds it failed). Their runs still stand running there, run by no one.
+   */
+  #recordUnrecorded(): void {
+    const { store, log } = this.#deps;
+    for (const [runId, failure] of [...this.#unrecorded]) {
+      if (store.run(runId)?.state === "running" && !this.#active.has(runId)) recordFailure(store, failure);
+      this.#unrecorded.delete(runId);
+      log.info({ runId }, "recorded a run's failure that the full data disk had kept from the store");
     }
   }
 

@@ -37,7 +37,9 @@ export class SqliteDriver implements SqlDriver {
   }
 
   rollback(): void {
-    this.#db.exec("ROLLBACK");
+    // SQLite rolls a transaction back by itself after some errors (a full disk among them); a second
+    // ROLLBACK would throw in place of the error that caused it.
+    if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
   }
 
   isUniqueViolation(error: unknown): boolean {

@@ -5,6 +5,7 @@ import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { TRACKING_INTERVAL_MS } from "../../src/runs/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { DISK_FULL_FAULTS } from "./disk-full-fault.ts";
 import { type FaultScenario, type FaultWorld, quiet } from "./fault-world.ts";
 
 // The faults: Lisa killed at distinct points of single-repository runs, of a run planned across
@@ -586,6 +587,7 @@ export const FAULTS: FaultScenario[] = [
   ...multiRepo,
   ...passTwo,
   ...afterTransitions,
+  ...DISK_FULL_FAULTS,
   ...otherFaults,
 ];
 

@@ -4,11 +4,13 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
+import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
 import type { RunState } from "../../src/runs/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import type { SmallDisk } from "../support/small-disk.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 import { githubBehind } from "./github-behind.ts";
 
@@ -83,6 +85,8 @@ export interface FaultScenario {
   ends?: RunState;
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
+  /** A disk of the scenario's own mounted on the data directory, made once before the first Lisa starts; undefined: none here. */
+  dataDisk?(dataDir: string): Promise<Pick<SmallDisk, "launcher" | "outside" | "copyOut" | "release"> | undefined>;
 }
 
 const REPO = "acme/api";
@@ -101,6 +105,9 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   const dataDir = path.join(tempDir("fault-data"), "lisa");
   const children: ChildProcess[] = [];
   const env = scenario.env?.() ?? {};
+  const disk = await scenario.dataDisk?.(dataDir);
+  // A store on the scenario's disk is read from a copy (on PostgreSQL, it is not on the disk).
+  const storeDir = () => (disk && !testDatabaseUrl(dataDir) ? disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"]) : dataDir);
   const start = async () => {
     children.push(
       await startLisaChild(github, {
@@ -110,6 +117,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         // As deployed: Octokit sends a request GitHub failed again before Lisa hears of it.
         githubRetries: true,
         env,
+        ...(disk ? { launcher: disk.launcher } : {}),
         ...(scenario.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: scenario.shutdownGraceMs }),
       }),
     );
@@ -185,11 +193,11 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     const reached = await reachedEnd(world, repos, scenario.pass ?? 1, ends);
     // Lisa brings GitHub to the store by itself, within the recovery time too (workers sharing a
     // store leave a change a few seconds to the process that made it): what lags after that counts.
-    if (reached) await caughtUp(github, dataDir);
+    if (reached) await caughtUp(github, storeDir);
     // What a person would read on the issue, to see why the run did not recover.
     if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
     // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
-    const stale = reached && !KEEPS_WORKTREES.has(ends) ? await staleWorktreesIn(dataDir) : [];
+    const stale = reached && !KEEPS_WORKTREES.has(ends) ? await staleWorktreesIn(disk?.outside(dataDir) ?? dataDir) : [];
     for (const line of stale) console.log(`${scenario.name}: stale: ${line}`);
     // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
     for (const child of children) {
@@ -206,10 +214,11 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
       staleWorktrees: stale.length,
-      githubBehind: githubBehind(github, dataDir, (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
+      githubBehind: githubBehind(github, storeDir(), (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");
+    disk?.release();
     await github.stop();
   }
 }
@@ -245,9 +254,9 @@ async function reachedEnd(world: FaultWorld, repos: string[], pass: number, ends
 const CATCH_UP_MS = 30_000;
 
 /** Waits, up to CATCH_UP_MS, until GitHub shows what the store says of every run. */
-async function caughtUp(github: GitHubEmulator, dataDir: string): Promise<void> {
+async function caughtUp(github: GitHubEmulator, storeDir: () => string): Promise<void> {
   const deadline = Date.now() + CATCH_UP_MS;
-  while (githubBehind(github, dataDir) > 0 && Date.now() < deadline) {
+  while (githubBehind(github, storeDir()) > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }

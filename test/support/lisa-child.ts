@@ -63,16 +63,21 @@ export async function startLisaChild(
     logFile?: string;
     /** Environment variables given to the child besides the test's own (a fault's PATH). */
     env?: Record<string, string>;
+    /** A command the child is started under (a mount namespace where the data directory is a small disk). */
+    launcher?: string[];
   },
 ): Promise<ChildProcess & { port: number }> {
   const portFile = path.join(tempDir("lisa-port"), "port");
-  const child = spawn(
+  const [command, ...args] = [
+    ...(options.launcher ?? []),
     process.execPath,
-    [
-      "--disable-warning=ExperimentalWarning",
-      LISA,
-      JSON.stringify({ emulatorUrl: emulator.url, gitBaseUrl: emulator.gitBaseUrl, portFile, ...options }),
-    ],
+    "--disable-warning=ExperimentalWarning",
+    LISA,
+    JSON.stringify({ emulatorUrl: emulator.url, gitBaseUrl: emulator.gitBaseUrl, portFile, ...options }),
+  ];
+  const child = spawn(
+    command as string,
+    args,
     options.logFile
       ? {
           stdio: ["ignore", openSync(options.logFile, "a"), openSync(options.logFile, "a")],
