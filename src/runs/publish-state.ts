@@ -5,8 +5,8 @@ import type { CoreDeps } from "./deps.ts";
 import { publishTracking } from "./publish-tracking.ts";
 import { setStateLabel } from "./state-labels.ts";
 
-/** Publications of one run under way in this process: a second waits for the first (one report, one merge). */
-const underWay = new Map<number, Promise<void>>();
+/** Publications under way in this process, per store and run: a second waits for the first (one report, one merge). */
+const underWay = new WeakMap<object, Map<number, Promise<void>>>();
 
 /**
  * Brings GitHub to what the store says of a run: the state label, the final report of an accepted
@@ -21,11 +21,13 @@ export function publishRunState(
   runId: number,
   publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
 ): Promise<void> {
-  const previous = underWay.get(runId) ?? Promise.resolve();
+  const runs = underWay.get(deps.store) ?? new Map<number, Promise<void>>();
+  underWay.set(deps.store, runs);
+  const previous = runs.get(runId) ?? Promise.resolve();
   const next = previous.catch(() => undefined).then(() => publishNow(deps, gh, runId, publish));
-  underWay.set(runId, next);
+  runs.set(runId, next);
   const forget = () => {
-    if (underWay.get(runId) === next) underWay.delete(runId);
+    if (runs.get(runId) === next) runs.delete(runId);
   };
   next.then(forget, forget);
   return next;
