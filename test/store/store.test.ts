@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { testStoreLocation } from "../../dev/test-database.ts";
+import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { type NewGuidance, type NewRun, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
@@ -16,7 +16,7 @@ const newRun = (issue: number): NewRun => ({
 const step = [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }];
 
 /** An empty store: SQLite in memory, or a schema of its own on PostgreSQL (npm run test:postgres). */
-const freshStore = () => (process.env.LISA_TEST_DATABASE_URL ? testStoreLocation(tempDir("store")) : ":memory:");
+const freshStore = () => testDatabaseUrl(tempDir("store")) ?? ":memory:";
 
 describe("Store", () => {
   it("records a webhook command once per delivery id", () => {
