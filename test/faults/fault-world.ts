@@ -194,7 +194,7 @@ function isWrite(request: RecordedRequest): boolean {
 }
 
 /** Waits for the run to stand in review at `pass` with a pull request in every repository, and Lisa to fall quiet. */
-async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
+export async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
   const deadline = Date.now() + RECOVERY_MS;
   while (Date.now() < deadline) {
     const ready = world.tracking().includes(`pass ${pass} · 👀 Ready for review`);
@@ -220,7 +220,7 @@ export async function quiet(github: GitHubEmulator, ms = 1_000): Promise<void> {
 }
 
 /** Lisa's comments on the issue and its pull requests that repeat another's marker, or its whole text. */
-function duplicateComments(github: GitHubEmulator, repos: string[]): number {
+export function duplicateComments(github: GitHubEmulator, repos: string[]): number {
   let duplicates = 0;
   for (const repo of repos) {
     for (const issue of github.issues(repo)) {
@@ -235,7 +235,7 @@ function duplicateComments(github: GitHubEmulator, repos: string[]): number {
 }
 
 /** Processes of the agent, or with Lisa's data directory in their command line (sandboxes, gates, git), still alive. */
-async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
+export async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
   // A sandbox dies with its Lisa, but not in the same instant.
   const deadline = Date.now() + 5_000;
   let alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
@@ -250,7 +250,7 @@ async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeCla
  * Worktree folders left in the data directory, worktrees other than the mirror itself that its git
  * still lists, and local branches of the mirror no worktree has checked out.
  */
-async function countWorktrees(dataDir: string): Promise<number> {
+export async function countWorktrees(dataDir: string): Promise<number> {
   const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
   let count = entries(path.join(dataDir, "worktrees")).length;
   const mirrors = path.join(dataDir, "mirrors");
