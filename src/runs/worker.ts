@@ -36,7 +36,7 @@ export const MAX_RESTARTS = 2;
 const POLL_MS = 1_000;
 
 /** How often a worker sharing PostgreSQL looks for worktrees of runs other workers hold now. */
-const UNHELD_SWEEP_MS = 5_000;
+export const UNHELD_SWEEP_MS = 3_000;
 
 /** How often tracking comments GitHub refused are written again. */
 const PUBLISH_RETRY_MS = 30_000;

@@ -90,6 +90,17 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     },
   },
   {
+    name: "scale-database-gone-past-lease",
+    what: "PostgreSQL gone for 15 s, longer than a claim's lease, while the agent works",
+    invocations: [SLOW_CHANGE],
+    config: GATED,
+    relay: true,
+    async inflict(world) {
+      await sessionStarted(world);
+      await world.cutDatabase(15_000);
+    },
+  },
+  {
     name: "scale-worker-killed-mid-session",
     what: "SIGKILL of the worker whose agent works; the other takes the run over after the lease, then the killed one starts again",
     killPoint: true,

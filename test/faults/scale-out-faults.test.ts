@@ -8,13 +8,30 @@ import { sufferScaleOutFault } from "./scale-out-world.ts";
 
 const HELD: FaultCounts = { lostRuns: 0, duplicatePrs: 0, duplicateComments: 0, orphans: 0, staleWorktrees: 0 };
 
-// Two at a time: each runs three Lisa processes, and a worker starved past its lease loses its claim.
-describe.concurrent("scale-out faults", { concurrent: true }, () => {
+/** Scenarios at a time: each runs three Lisa processes, and a worker starved past its lease loses its claims. */
+const AT_ONCE = 2;
+let running = 0;
+const waiting: (() => void)[] = [];
+
+/** Runs `work` once fewer than AT_ONCE others run. */
+async function inTurn<T>(work: () => Promise<T>): Promise<T> {
+  while (running >= AT_ONCE) await new Promise<void>((resolve) => waiting.push(resolve));
+  running += 1;
+  try {
+    return await work();
+  } finally {
+    running -= 1;
+    waiting.shift()?.();
+  }
+}
+
+describe.concurrent("scale-out faults", () => {
   it.each(SCALE_OUT_FAULTS)(
     "Lisa scaled out recovers from $what ($name)",
     async (scenario) => {
-      expect(await sufferScaleOutFault(scenario)).toEqual(HELD);
+      expect(await inTurn(() => sufferScaleOutFault(scenario))).toEqual(HELD);
     },
-    300_000,
+    // The time waiting for a turn counts too.
+    900_000,
   );
 });

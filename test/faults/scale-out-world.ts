@@ -6,8 +6,10 @@ import pg from "pg";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { UNHELD_SWEEP_MS } from "../../src/runs/worker.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
+import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 import { countWorktrees, duplicateComments, FAULT_SECRET, type FaultCounts, orphansOf, quiet } from "./fault-world.ts";
 
@@ -42,6 +44,8 @@ export interface ScaleOutWorld {
   terminateBackends(): Promise<number>;
   /** Restarts the PostgreSQL server under Lisa, with a fast shutdown (scenarios with `ownServer`). */
   restartServer(): Promise<void>;
+  /** The server gone for `ms` for Lisa (scenarios with `relay`): its connections dropped, new ones refused. */
+  cutDatabase(ms: number): Promise<void>;
   /** Calls `act` right after GitHub made the first change `matches` names, before its answer leaves. */
   onWrite(matches: (request: RecordedRequest) => boolean, act: (request: RecordedRequest) => void): Promise<RecordedRequest>;
   /** The tracking comment's text on the issue, "" before there is one. */
@@ -62,6 +66,8 @@ export interface ScaleOutScenario {
   shutdownGraceMs?: number;
   /** A PostgreSQL server of the scenario's own, which it may restart; the suite's otherwise. */
   ownServer?: boolean;
+  /** Lisa reaches the server through a relay the scenario may cut. */
+  relay?: boolean;
   /** Does the harm; called right before the issue is labeled. Every worker down afterwards is started again. */
   inflict(world: ScaleOutWorld): Promise<void>;
 }
@@ -71,6 +77,8 @@ const REPO = "acme/api";
 const LEASE_SECONDS = 10;
 /** How long Lisa has to bring the run to review after the fault; a takeover waits for a lease. */
 const RECOVERY_MS = 120_000;
+/** How often a worker looks for work, and so for worktrees to clear (the Worker's default). */
+const POLL_MS = 1_000;
 /** How long the supervisor waits before starting a worker that exited on its own. */
 const SUPERVISOR_DELAY_MS = 500;
 
@@ -87,6 +95,8 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
   await adminClient.query(`CREATE DATABASE ${database}`);
   const url = new URL(serverUrl);
   url.pathname = `/${database}`;
+  const relay = scenario.relay ? await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) }) : undefined;
+  if (relay) url.port = String(relay.port);
   const databaseUrl = url.toString();
 
   const github = createGitHubEmulator({ reposRoot: tempDir("scale-fault-repos"), webhookSecret: FAULT_SECRET });
@@ -199,6 +209,12 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
         slots.get(name)?.child?.kill(signal);
       },
       terminateBackends,
+      async cutDatabase(ms) {
+        if (!relay) throw new Error(`${scenario.name} cuts the database: give it relay`);
+        await relay.cut();
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        await relay.restore();
+      },
       async restartServer() {
         if (!server) throw new Error(`${scenario.name} restarts the server: give it ownServer`);
         await server.restart();
@@ -233,6 +249,8 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     if (!reached) console.log(`${scenario.name}: no review (logs in ${logs}); the issue says:\n${world.tracking()}`);
     if (exits.length > 0) console.log(`${scenario.name}: ${exits.join("; ")}`);
     let staleWorktrees = 0;
+    // A worker clears what another took from it at its next sweep, its disk being its own: one is awaited.
+    if (reached) await new Promise((resolve) => setTimeout(resolve, UNHELD_SWEEP_MS + 2 * POLL_MS));
     if (reached) for (const { dataDir } of slots.values()) staleWorktrees += await countWorktrees(dataDir);
     // Every process stops as a deploy would stop it; what still runs afterwards has no owner.
     over = true;
@@ -258,6 +276,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     await github.stop();
     await adminClient.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`).catch(() => undefined);
     await adminClient.end().catch(() => undefined);
+    await relay?.stop();
     await server?.stop();
   }
 }
