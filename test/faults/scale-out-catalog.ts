@@ -1,7 +1,10 @@
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import type { ScaleOutScenario, ScaleOutWorld, WorkerName } from "./scale-out-world.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { type ScaleOutScenario, type ScaleOutWorld, WORKERS, type WorkerName } from "./scale-out-world.ts";
 
 // The faults of Lisa scaled out (`lisa web` and two `lisa worker`s on PostgreSQL): the database's
 // connections ended and its server restarted under them, and a worker killed while its run is at
@@ -40,6 +43,34 @@ async function gateRunning(world: ScaleOutWorld): Promise<WorkerName> {
 
 const isPullRequest = (request: { method: string; path: string }) =>
   request.method === "POST" && /^\/repos\/[^/]+\/[^/]+\/pulls$/.test(request.path);
+/** The 👀 on the labeling, Lisa's first write, made while a worker drains the commands. */
+const isReaction = (request: { method: string; path: string }) =>
+  request.method === "POST" && request.path.includes("/reactions");
+/** The tracking comment, made once per run. */
+const isNewComment = (request: { method: string; path: string }) =>
+  request.method === "POST" && /^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/.test(request.path);
+
+/** Ends Lisa's connections right after GitHub made the first change `matches` names. */
+const terminateAfter = (matches: (request: { method: string; path: string }) => boolean) => async (world: ScaleOutWorld) => {
+  let ended: Promise<number> | undefined;
+  await world.onWrite(matches, () => {
+    ended = world.terminateBackends();
+  });
+  await ended;
+};
+
+/** Kills the worker whose agent worked, right after GitHub made the first change `matches` names; it starts again once the run is taken over. */
+const killAfter = (matches: (request: { method: string; path: string }) => boolean) => async (world: ScaleOutWorld) => {
+  let victim: WorkerName | undefined;
+  await world.onWrite(matches, () => {
+    victim = world.workerOfSession();
+    void world.kill(victim);
+  });
+  if (!victim) throw new Error("no worker to kill");
+  await world.kill(victim);
+  await waitFor("the run to be taken over", () => world.tracking().includes("took it over") || undefined, 60_000);
+  await world.restart(victim);
+};
 
 export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
   {
@@ -52,6 +83,21 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
       for (let blip = 0; blip < 3; blip++) {
         await world.terminateBackends();
         await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    },
+  },
+  {
+    name: "scale-terminate-storm",
+    what: "PostgreSQL ends every connection every 300 ms for 8 s while the agent works and its gate runs",
+    invocations: [SLOW_CHANGE],
+    config: SLOW_GATED,
+    async inflict(world) {
+      await sessionStarted(world);
+      const until = Date.now() + 8_000;
+      // Some rounds find every connection already gone, reconnecting: the storm goes on.
+      while (Date.now() < until) {
+        await world.terminateBackends().catch(() => 0);
+        await new Promise((resolve) => setTimeout(resolve, 300));
       }
     },
   },
@@ -70,13 +116,21 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     what: "PostgreSQL ends every connection right after GitHub opened the pull request, before Lisa hears so",
     invocations: [CHANGE],
     config: GATED,
-    async inflict(world) {
-      let ended: Promise<number> | undefined;
-      await world.onWrite(isPullRequest, () => {
-        ended = world.terminateBackends();
-      });
-      await ended;
-    },
+    inflict: terminateAfter(isPullRequest),
+  },
+  {
+    name: "scale-terminate-mid-drain",
+    what: "PostgreSQL ends every connection right after the 👀 on the label, while a worker drains the commands under the inbox's lock",
+    invocations: [CHANGE],
+    config: GATED,
+    inflict: terminateAfter(isReaction),
+  },
+  {
+    name: "scale-terminate-after-tracking-comment",
+    what: "PostgreSQL ends every connection right after GitHub made the tracking comment, before Lisa records its id",
+    invocations: [CHANGE],
+    config: GATED,
+    inflict: terminateAfter(isNewComment),
   },
   {
     name: "scale-server-restart-mid-session",
@@ -150,20 +204,55 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     },
   },
   {
+    name: "scale-worker-killed-mid-push",
+    what: "SIGKILL of the worker while git pushes the step's branch (a pre-receive hook holds the push); it starts again once the run is taken over",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    async inflict(world) {
+      const began = path.join(tempDir("scale-push"), "began");
+      const hooks = path.join(world.github.gitDir(world.repo), "hooks");
+      mkdirSync(hooks, { recursive: true });
+      writeFileSync(path.join(hooks, "pre-receive"), `#!/bin/sh\ncat >/dev/null\ntouch '${began}'\nsleep 2\n`, { mode: 0o755 });
+      await waitFor("the push to start", () => existsSync(began) || undefined, 60_000);
+      const victim = world.workerOfSession();
+      await world.kill(victim);
+      await waitFor("the run to be taken over", () => world.tracking().includes("took it over") || undefined, 60_000);
+      await world.restart(victim);
+    },
+  },
+  {
     name: "scale-worker-killed-after-pr",
     what: "SIGKILL of the worker right after GitHub opened its pull request; the other takes the run over",
     killPoint: true,
     invocations: [CHANGE],
     config: GATED,
+    inflict: killAfter(isPullRequest),
+  },
+  {
+    name: "scale-workers-killed-mid-drain",
+    what: "SIGKILL of both workers right after the 👀 on the label, while one drains the commands under the inbox's lock; both start again",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
     async inflict(world) {
-      let victim: WorkerName | undefined;
-      await world.onWrite(isPullRequest, () => {
-        victim = world.workerOfSession();
-        void world.kill(victim);
+      await world.onWrite(isReaction, () => {
+        for (const name of WORKERS) void world.kill(name);
       });
-      if (victim) await world.kill(victim);
+      for (const name of WORKERS) await world.kill(name);
+      for (const name of WORKERS) await world.restart(name);
+    },
+  },
+  {
+    name: "scale-worker-frozen-past-lease",
+    what: "the worker whose agent works frozen (SIGSTOP) until the other took the run over, then thawed: it exits 70 and is started again",
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    async inflict(world) {
+      const victim = await hanging(world);
+      world.signal(victim, "SIGSTOP");
       await waitFor("the run to be taken over", () => world.tracking().includes("took it over") || undefined, 60_000);
-      if (victim) await world.restart(victim);
+      world.signal(victim, "SIGCONT");
     },
   },
   {
