@@ -41,6 +41,15 @@ async function gateRunning(world: ScaleOutWorld): Promise<WorkerName> {
   return world.workerOfSession();
 }
 
+/** SIGKILLs the worker whose agent hangs mid-session, then does `then`. */
+const killMidSession =
+  (then: (world: ScaleOutWorld, victim: WorkerName) => Promise<void>) =>
+  async (world: ScaleOutWorld): Promise<void> => {
+    const victim = await hanging(world);
+    await world.kill(victim);
+    await then(world, victim);
+  };
+
 const isPullRequest = (request: { method: string; path: string }) =>
   request.method === "POST" && /^\/repos\/[^/]+\/[^/]+\/pulls$/.test(request.path);
 /** The 👀 on the labeling, Lisa's first write, made while a worker drains the commands. */
@@ -160,12 +169,10 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     killPoint: true,
     invocations: [HANGING, CHANGE],
     config: GATED,
-    async inflict(world) {
-      const victim = await hanging(world);
-      await world.kill(victim);
+    inflict: killMidSession(async (world, victim) => {
       await waitFor("the other worker to take the run over", () => world.agent.calls().length > 1, 60_000);
       await world.restart(victim);
-    },
+    }),
   },
   {
     name: "scale-worker-restarted-mid-session",
@@ -173,11 +180,7 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     killPoint: true,
     invocations: [HANGING, CHANGE],
     config: GATED,
-    async inflict(world) {
-      const victim = await hanging(world);
-      await world.kill(victim);
-      await world.restart(victim);
-    },
+    inflict: killMidSession((world, victim) => world.restart(victim)),
   },
   {
     name: "scale-worker-restarted-busy",
@@ -185,11 +188,7 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     killPoint: true,
     invocations: [HANGING, CHANGE],
     config: GATED,
-    async inflict(world) {
-      const victim = await hanging(world);
-      await world.kill(victim);
-      await world.restart(victim, { concurrency: 0 });
-    },
+    inflict: killMidSession((world, victim) => world.restart(victim, { concurrency: 0 })),
   },
   {
     name: "scale-worker-killed-mid-gate",
