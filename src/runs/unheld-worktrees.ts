@@ -19,7 +19,10 @@ export function runOfWorktree(folder: string): number | undefined {
  * pick up its old copy (a worktree found is reused). Runs `held` here are never touched. Returns
  * the folders removed; a failure to remove is logged, and the next sweep tries again.
  */
-export async function sweepUnheldWorktrees(deps: CoreDeps, held: (runId: number) => boolean): Promise<string[]> {
+export async function sweepUnheldWorktrees(
+  deps: Pick<CoreDeps, "store" | "workspace" | "workerName" | "log">,
+  held: (runId: number) => boolean,
+): Promise<string[]> {
   const { store, workerName } = deps;
   const elsewhere = (folder: string) => {
     const runId = runOfWorktree(folder);
