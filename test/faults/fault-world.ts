@@ -194,7 +194,7 @@ function isWrite(request: RecordedRequest): boolean {
 }
 
 /** Waits for the run to stand in review at `pass` with a pull request in every repository, and Lisa to fall quiet. */
-export async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
+async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
   const deadline = Date.now() + RECOVERY_MS;
   while (Date.now() < deadline) {
     const ready = world.tracking().includes(`pass ${pass} · 👀 Ready for review`);
