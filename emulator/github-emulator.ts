@@ -99,8 +99,15 @@ export type AnswerListener = (request: RecordedRequest, bodies: { request: unkno
 export interface Fault {
   method?: string;
   path: RegExp;
-  /** `slow`: the request is answered as usual, `delayMs` late (a GitHub under load). */
-  kind: "server_error" | "rate_limited" | "secondary_rate_limit" | "slow";
+  /**
+   * `slow`: the request is answered as usual, `delayMs` late (a GitHub under load). `hang`: never
+   * acted on nor answered (a client killed as its request left: GitHub never got it).
+   */
+  kind: "server_error" | "rate_limited" | "secondary_rate_limit" | "slow" | "hang";
+  /** Only requests whose JSON body's text matches. */
+  body?: RegExp;
+  /** Told when the fault answers a request (for `hang`, when the request arrives). */
+  onHit?: () => void;
   /** How many requests it answers; 1 by default. */
   times?: number;
   delayMs?: number;
@@ -110,7 +117,7 @@ export interface Fault {
 export const GITHUB_MAX_BODY = 65_536;
 
 /** The error GitHub answers with for each kind of fault, headers included. */
-function faultError(kind: Exclude<Fault["kind"], "slow">): HttpError {
+function faultError(kind: Exclude<Fault["kind"], "slow" | "hang">): HttpError {
   if (kind === "server_error") return new HttpError(502, "Server Error");
   if (kind === "rate_limited") return new HttpError(429, "API rate limit exceeded", undefined, { "retry-after": "1" });
   return new HttpError(
@@ -212,8 +219,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     let body: unknown;
     try {
       body = await readJsonBody(request);
-      const fault = takeFault(method, safeDecode(url.pathname));
+      const fault = takeFault(method, safeDecode(url.pathname), body);
       if (fault instanceof HttpError) throw fault;
+      // Held until the client goes away; the emulator's stop ends the connection.
+      if (fault?.delayMs === Number.POSITIVE_INFINITY) return;
       if (fault) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       if (!match) throw notFound();
       // GitHub refuses a body over its limit rather than cutting it; Lisa must cut first.
@@ -259,11 +268,19 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
   const faults: (Fault & { left: number })[] = [];
 
-  /** The fault for this request, if one is left: an error to answer, or a delay before answering. */
-  function takeFault(method: string, path: string): HttpError | { delayMs: number } | undefined {
-    const fault = faults.find((f) => f.left > 0 && (f.method ?? method) === method && f.path.test(path));
+  /** The fault for this request, if one is left: an error to answer, a delay before answering, or never. */
+  function takeFault(method: string, path: string, body: unknown): HttpError | { delayMs: number } | undefined {
+    const fault = faults.find(
+      (f) =>
+        f.left > 0 &&
+        (f.method ?? method) === method &&
+        f.path.test(path) &&
+        (!f.body || f.body.test(JSON.stringify(body ?? null))),
+    );
     if (!fault) return undefined;
     fault.left -= 1;
+    fault.onHit?.();
+    if (fault.kind === "hang") return { delayMs: Number.POSITIVE_INFINITY };
     return fault.kind === "slow" ? { delayMs: fault.delayMs ?? 1_000 } : faultError(fault.kind);
   }
 

@@ -1,13 +1,11 @@
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import type { GitHubPort, RepoRef } from "../github/github-port.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
-import { acceptRun } from "../review/accept-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
-import { endOpenChecks } from "../runs/check-run.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
+import { publishRunState } from "../runs/publish-state.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
-import { setStateLabel } from "../runs/state-labels.ts";
 import type { NewGuidance, PassRow, RunRow, StepRow } from "../store/store.ts";
 import { isAncestor, syncMirror } from "../workspace/workspace.ts";
 import { isWriter, replyOnce } from "./authorize.ts";
@@ -357,9 +355,8 @@ async function requestPass(
     deps.store.transitionPass(pass.id, "replan");
     deps.store.replanStep(planning.id, pass.number);
     if (!deps.store.transitionRun(run.id, "replan", { actor: request.by })) return "replan lost a race";
-    await setStateLabel(gh, issueRef, run.issue_number, "queued");
+    await publishRunState(deps, gh, run.id);
     await scene.reply(`Lisa plans pass ${pass.number} again with ${request.what}.`);
-    await publishTracking(deps, gh, run.id);
     return "plan: planning again";
   }
   if (current.state === "running" || current.state === "queued") {
@@ -393,9 +390,8 @@ async function requestPass(
     await scene.reply(`Run ${run.id} is ${current.state}; it cannot start another pass now.`);
     return `refused in ${current.state}`;
   }
-  await setStateLabel(gh, issueRef, run.issue_number, "queued");
+  await publishRunState(deps, gh, run.id);
   await scene.reply(`⏳ Pass ${pass.number} started by ${request.what}.`);
-  await publishTracking(deps, gh, run.id);
   return `pass ${pass.number} queued`;
 }
 
@@ -427,9 +423,8 @@ async function acceptOverride(scene: Scene, gesture: CommandGesture): Promise<st
       return "accept denied";
     }
   }
-  if (!deps.store.transitionRun(run.id, "accept", { actor: gesture.sender, note: "/lisa accept" })) return "accept lost a race";
-  await acceptRun(deps, gh, run.id, { by: gesture.sender, via: "override" });
-  await publishTracking(deps, gh, run.id);
+  if (!deps.store.recordAcceptance(run.id, { by: gesture.sender, via: "override" })) return "accept lost a race";
+  await publishRunState(deps, gh, run.id);
   return "accepted by override";
 }
 
@@ -447,8 +442,7 @@ async function fixBlocked(scene: Scene, gesture: CommandGesture): Promise<string
   for (const s of blocked) deps.store.freshBudget(s.id);
   deps.store.transitionPass(pass.id, "fix");
   if (!deps.store.transitionRun(run.id, "fix", { actor: gesture.sender })) return "fix lost a race";
-  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "queued");
-  await publishTracking(deps, gh, run.id);
+  await publishRunState(deps, gh, run.id);
   return `fix: ${blocked.length} step(s) queued again`;
 }
 
@@ -468,7 +462,7 @@ async function skipBlocked(scene: Scene, gesture: CommandGesture): Promise<strin
   }
   if (pass) deps.store.transitionPass(pass.id, "skip");
   if (!deps.store.transitionRun(run.id, "skip", { actor: gesture.sender })) return "skip lost a race";
-  await publishTracking(deps, gh, run.id);
+  await publishRunState(deps, gh, run.id);
   return "skip: the pass goes on to review";
 }
 
@@ -505,8 +499,7 @@ async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
   const pass = deps.store.currentPass(run.id);
   if (pass) deps.store.transitionPass(pass.id, "planned");
   if (!deps.store.transitionRun(run.id, "proceed", { actor: gesture.sender })) return "proceed lost a race";
-  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "queued");
-  await publishTracking(deps, gh, run.id);
+  await publishRunState(deps, gh, run.id);
   return "proceed: building the plan";
 }
 
@@ -525,13 +518,9 @@ async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {
       deps.store.updateStep(step.id, { state: "skipped" });
     }
   }
-  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "stopped");
-  // A running run's worker ends its check runs as it stops; a blocked or queued one has no worker.
-  if (run.state !== "running")
-    await endOpenChecks(deps, gh, run.id, "cancelled", "The run was stopped before this pass reached review.", deps.heldSecrets);
+  await publishRunState(deps, gh, run.id);
   await scene.reply(
     `Stopped pass ${run.current_pass}. \`/lisa continue\` or \`/lisa redirect <what to change>\` starts pass ${run.current_pass + 1}; closing the pull requests ends the run.`,
   );
-  await publishTracking(deps, gh, run.id);
   return "aborted";
 }

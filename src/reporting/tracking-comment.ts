@@ -58,7 +58,7 @@ export interface TrackingView {
   secrets: readonly string[];
 }
 
-const HEADLINE: Record<TrackingView["state"], string> = {
+export const HEADLINE: Record<TrackingView["state"], string> = {
   queued: "⏳ Queued",
   running: "🔧 Working",
   plan_review: "📋 Plan ready for review",

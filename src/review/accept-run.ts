@@ -3,53 +3,64 @@ import { type ReportView, renderFinalReport, reportMarker } from "../reporting/f
 import type { PrGate } from "../reporting/views.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
-import { setStateLabel } from "../runs/state-labels.ts";
 import { PASS_OUTCOME } from "../runs/transitions.ts";
 import type { Store } from "../store/store.ts";
 import { guidanceView } from "./guidance-view.ts";
 
+/** Who accepted the run and how, as the store has it. */
+interface Decision {
+  by: string;
+  via: "approval" | "override" | "merge";
+}
+
 /**
- * What accepting does (rule 2 and 12): the final report on the issue, drafts marked ready, the
- * `lisa:accepted` label, and with `review.on_accept: merge` the approved heads merged in plan order.
- * Every part looks before it acts, so it can run again after a crash.
+ * The decision the final report names: the accepted pass's (recorded with the run's acceptance in
+ * one transaction), or for a run whose pull requests were merged, whoever merged them.
  */
-export async function acceptRun(
-  deps: CoreDeps,
-  gh: GitHubPort,
-  runId: number,
-  decision: { by: string; via: "approval" | "override" | "merge"; note?: string },
-): Promise<void> {
+function decisionOf(store: Store, runId: number): Decision | undefined {
+  const run = store.run(runId);
+  if (!run) return undefined;
+  if (run.state === "merged") {
+    const merge = store.events(runId).findLast((event) => event.kind === "merge");
+    return { by: merge?.actor ?? run.requested_by, via: "merge" };
+  }
+  const pass = store.passes(runId).findLast((p) => p.decision === "accept");
+  return { by: pass?.decided_by ?? run.requested_by, via: pass?.decided_via === "/lisa accept" ? "override" : "approval" };
+}
+
+/**
+ * The final report on the issue (rule 2 and 12), written or brought up to date. It looks before it
+ * creates: a stop between creating it and recording its id leaves one report, found by its marker.
+ */
+export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
   const run = store.run(runId);
-  const pass = store.currentPass(runId);
-  if (!run) return;
-  if (pass && decision.via !== "merge") {
-    store.transitionPass(pass.id, "accept");
-    store.updatePass(pass.id, {
-      decision: "accept",
-      decided_by: decision.by,
-      decided_via: decision.via === "override" ? "/lisa accept" : "approval",
-      decided_at: deps.now(),
-    });
-  }
+  const decision = decisionOf(store, runId);
+  if (!run || !decision) return;
   const ref = { owner: run.owner, repo: run.repo };
-  const view = reportView(store, runId, decision, deps.heldSecrets);
-  const body = renderFinalReport(view);
+  const body = renderFinalReport(reportView(store, runId, decision, deps.heldSecrets));
   if (run.report_comment_id !== null) {
     await gh.updateComment(ref, run.report_comment_id, body);
-  } else {
-    const found = await gh.findComment(ref, run.issue_number, reportMarker(runId));
-    if (found !== undefined) await gh.updateComment(ref, found, body);
-    store.updateRun(runId, { report_comment_id: found ?? (await gh.createComment(ref, run.issue_number, body)) });
+    return;
   }
-  if (decision.via === "merge") return;
+  const found = await gh.findComment(ref, run.issue_number, reportMarker(runId));
+  if (found !== undefined) await gh.updateComment(ref, found, body);
+  store.updateRun(runId, { report_comment_id: found ?? (await gh.createComment(ref, run.issue_number, body)) });
+}
+
+/**
+ * What accepting does to the pull requests: drafts marked ready and, with `review.on_accept:
+ * merge`, the approved heads merged in plan order. Each part reads GitHub before it acts, so it
+ * can run again after a stop.
+ */
+export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+  const { store } = deps;
   for (const step of store.steps(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
     if (pr.draft) await gh.setDraft(pr.nodeId, false);
     store.updateStep(step.id, { draft: 0 });
   }
-  await setStateLabel(gh, ref, run.issue_number, "accepted");
   if (readConfigOf(store, runId).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
 
@@ -61,14 +72,20 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
   for (const step of store.steps(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.head_sha) continue;
     const ref = { owner: step.owner, repo: step.repo };
+    // Merged already: by a Lisa that stopped before recording it, or by a person.
+    const merged = (await gh.getPullRequest(ref, step.pr_number)).merged;
     // Only the approved SHA: if the head moved since, GitHub refuses with 409 and Lisa stops.
-    const result = await gh.mergePullRequest(ref, step.pr_number, step.head_sha);
+    const result = merged ? { merged, message: "" } : await gh.mergePullRequest(ref, step.pr_number, step.head_sha);
     if (!result.merged) {
-      await gh.createComment(
-        { owner: run.owner, repo: run.repo },
-        run.issue_number,
-        `Lisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
-      );
+      const marker = `<!-- lisa:merge-refused run=${runId} pr=${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha} -->`;
+      const issue = { owner: run.owner, repo: run.repo };
+      if ((await gh.findComment(issue, run.issue_number, marker)) === undefined) {
+        await gh.createComment(
+          issue,
+          run.issue_number,
+          `${marker}\nLisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
+        );
+      }
       return;
     }
     store.updateStep(step.id, { pr_state: "merged" });
@@ -78,12 +95,7 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
   }
 }
 
-function reportView(
-  store: Store,
-  runId: number,
-  decision: { by: string; via: string; note?: string },
-  secrets: readonly string[],
-): ReportView {
+function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): ReportView {
   const run = store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
   const config = readConfigOf(store, runId);
@@ -109,7 +121,6 @@ function reportView(
           approvers: gates.get(s.id)?.approvers ?? [],
           status: gates.get(s.id)?.status ?? "pending",
         })),
-      ...(decision.note ? { note: decision.note } : {}),
     },
     plan: steps.map((s) => ({
       repo: `${s.owner}/${s.repo}`,

@@ -3,9 +3,8 @@ import type { GitHubPort } from "../github/github-port.ts";
 import type { PrGate } from "../reporting/views.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
+import { publishRunState } from "../runs/publish-state.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
-import { setStateLabel } from "../runs/state-labels.ts";
-import { acceptRun } from "./accept-run.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 
 /**
@@ -70,23 +69,27 @@ export async function refreshGate(
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);
-  const ref = { owner: run.owner, repo: run.repo };
   const current = store.run(runId);
   if (!current) return verdict;
-  if (verdict === "merged" && store.transitionRun(runId, "merge", cause)) {
-    await acceptRun(deps, gh, runId, { by: cause.actor ?? run.requested_by, via: "merge" });
-    await setStateLabel(gh, ref, run.issue_number, "merged");
-  } else if (verdict === "closed" && store.transitionRun(runId, "close", cause)) {
-    await setStateLabel(gh, ref, run.issue_number, "closed");
-  } else if (verdict === "accept" && (current.state === "review" || current.state === "stopped")) {
-    if (store.transitionRun(runId, "accept", cause)) {
-      await acceptRun(deps, gh, runId, { by: cause.actor ?? run.requested_by, via: "approval" });
-    }
-  } else if (verdict === "wait" && current.state === "accepted" && store.transitionRun(runId, "withdraw", cause)) {
-    const pass = store.currentPass(runId);
-    if (pass) store.transitionPass(pass.id, "withdraw");
-    await setStateLabel(gh, ref, run.issue_number, "review");
-  }
-  await publish();
+  const moved =
+    verdict === "merged"
+      ? store.transitionRun(runId, "merge", cause)
+      : verdict === "closed"
+        ? store.transitionRun(runId, "close", cause)
+        : verdict === "accept" && (current.state === "review" || current.state === "stopped")
+          ? store.recordAcceptance(runId, { by: cause.actor ?? run.requested_by, via: "approval" })
+          : verdict === "wait" && current.state === "accepted"
+            ? withdraw(deps, runId, cause)
+            : undefined;
+  if (moved) await publishRunState(deps, gh, runId, publish);
+  else await publish();
   return verdict;
+}
+
+/** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
+function withdraw(deps: CoreDeps, runId: number, cause: { actor?: string; note?: string }) {
+  const moved = deps.store.transitionRun(runId, "withdraw", cause);
+  const pass = moved && deps.store.currentPass(runId);
+  if (pass) deps.store.transitionPass(pass.id, "withdraw");
+  return moved;
 }

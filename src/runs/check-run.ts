@@ -58,6 +58,9 @@ export const checkWaiting = (ctx: RunContext, stepId: number, headSha: string) =
 export const checkAtGate = (ctx: RunContext, stepId: number, headSha: string) =>
   report(ctx, ctx.deps.store.step(stepId), headSha, checkReady);
 
+/** Why a stopped run's open check runs end. */
+export const STOPPED_BEFORE_REVIEW = "The run was stopped before this pass reached review.";
+
 /**
  * The run ended before its gate: each head whose check is still in progress is completed with
  * `conclusion`, so no merge box shows Lisa working forever. GitHub failing here is logged; the

@@ -40,9 +40,8 @@ export async function executePass(ctx: RunContext): Promise<void> {
     throw error;
   }
   // A label GitHub refused on the way (the pass went on without it, and the ones queued behind it
-  // were not written): once more, the label of where the run stands now. A second refusal reaches
-  // the run's failure boundary.
-  await labels.catch(() => setStateLabel(gh, issue, run.issue_number, ctx.deps.store.run(run.id)?.state ?? "running"));
+  // were not written) is not the pass's failure: executeRun publishes where the run stands next.
+  await labels.catch((error) => ctx.deps.log.warn({ err: error, runId: run.id }, "could not set the state label"));
 }
 
 async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<void>): Promise<void> {

@@ -3,12 +3,11 @@ import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
-import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
 import { executePass } from "./execute-pass.ts";
+import { publishRunState } from "./publish-state.ts";
 import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
-import { setStateLabel } from "./state-labels.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes
@@ -20,6 +19,17 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   let tracking: TrackingPublisher | undefined;
   // Installation tokens join these as the run mints them.
   const secrets: string[] = [...deps.heldSecrets];
+  // One last edit, after any under way, so the comment's last word is the final state; once.
+  let lastWordSaid = false;
+  const lastWord = async () => {
+    if (tracking) {
+      tracking.publish();
+      await tracking.flush();
+    } else if (gh) {
+      await publishTracking(deps, gh, runId, secrets);
+    }
+    lastWordSaid = true;
+  };
   try {
     const run = deps.store.run(runId);
     const pass = deps.store.currentPass(runId);
@@ -39,26 +49,25 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
       publish: () => publisher.publish(),
     };
     await executePass(ctx);
+    // Where the pass left the run (review, blocked, a plan to review, the next pass queued), on GitHub.
+    await publishRunState(deps, port, runId, lastWord);
   } catch (error) {
     // Not the run's failure: the worker hands it back once the database is back (Worker.#handBack).
     if (isDatabaseUnavailable(error)) throw error;
     const state = deps.store.run(runId)?.state;
     if (error instanceof StoppedError || state !== "running") {
       deps.log.info({ runId, reason: (error as Error).message }, "run stopped while it executed");
-      // A run handed back at shutdown resumes; one a human stopped or closed does not.
-      if (gh && (state === "stopped" || state === "closed" || state === "merged"))
-        await endOpenChecks(deps, gh, runId, "cancelled", "The run was stopped before this pass reached review.", secrets);
+      // Whoever stopped it published that, maybe before this pass's own label writes landed: the
+      // last word on GitHub is the store's (a stopped run's checks cancelled, its label taken off).
+      if (gh)
+        await publishRunState(deps, gh, runId, lastWord).catch((e) =>
+          deps.log.warn({ err: e, runId }, "could not show on GitHub where the stopped run stands; it is written again later"),
+        );
     } else {
-      await failRun(deps, gh, runId, error, secrets);
+      await failRun(deps, gh, runId, error, secrets, lastWord);
     }
   } finally {
-    // One last edit, after any under way, so the comment's last word is the final state.
-    if (tracking) {
-      tracking.publish();
-      await tracking.flush();
-    } else if (gh) {
-      await publishTracking(deps, gh, runId, secrets);
-    }
+    if (!lastWordSaid) await lastWord();
   }
 }
 
@@ -69,6 +78,7 @@ async function failRun(
   runId: number,
   error: unknown,
   secrets: string[],
+  lastWord: () => Promise<void>,
 ): Promise<void> {
   const steps = deps.store.steps(runId);
   const failed = steps.find((step) => step.state === "running");
@@ -82,13 +92,11 @@ async function failRun(
   if (failed) deps.store.updateStep(failed.id, { state: "failed", error: detail });
   deps.store.updateRun(runId, { error: message });
   deps.store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
-  const run = deps.store.run(runId);
-  if (gh && run) {
-    await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed").catch((e) =>
-      deps.log.warn({ err: e }, "could not set label"),
-    );
-    await endOpenChecks(deps, gh, runId, "failure", message, secrets);
-  }
+  // GitHub failing here leaves the run behind on GitHub: the worker's convergence writes it later.
+  if (!gh) return;
+  await publishRunState(deps, gh, runId, lastWord).catch((e) =>
+    deps.log.warn({ err: e, runId }, "could not show the failure on GitHub; it is written again later"),
+  );
 }
 
 /** The sentence a human reads on the issue: ours verbatim, anything unexpected marked as such. */
@@ -107,8 +115,5 @@ export async function abandonRun(deps: CoreDeps, runId: number, message: string)
   }
   deps.store.updateRun(runId, { error: message });
   deps.store.transitionRun(runId, "fail", { note: message });
-  const gh = await deps.github(run.installation_id);
-  await setStateLabel(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "failed");
-  await endOpenChecks(deps, gh, runId, "failure", message, deps.heldSecrets);
-  await publishTracking(deps, gh, runId);
+  await publishRunState(deps, await deps.github(run.installation_id), runId);
 }

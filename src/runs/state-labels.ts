@@ -20,6 +20,12 @@ const LABEL_OF: Partial<Record<RunState, keyof typeof STATE_LABELS>> = {
   accepted: "accepted",
 };
 
+/** The label that shows `state` on the issue; stopped, merged and closed runs have none. */
+export function stateLabelOf(state: RunState): string | undefined {
+  const kind = LABEL_OF[state];
+  return kind && STATE_LABELS[kind];
+}
+
 /**
  * Puts the label of `state` on the issue and takes the others off; stopped, merged and closed
  * runs have none (the tracking comment says which). It reads the labels first and makes one write
@@ -30,8 +36,7 @@ const LABEL_OF: Partial<Record<RunState, keyof typeof STATE_LABELS>> = {
  * short of two writes.
  */
 export async function setStateLabel(gh: GitHubPort, ref: RepoRef, issue: number, state: RunState): Promise<void> {
-  const kind = LABEL_OF[state];
-  const wanted = kind && STATE_LABELS[kind];
+  const wanted = stateLabelOf(state);
   const present = await gh.labelsOf(ref, issue);
   const isState = (label: string) => (Object.values(STATE_LABELS) as string[]).includes(label.toLowerCase());
   const stale = present.filter((label) => isState(label) && label.toLowerCase() !== wanted);

@@ -15,6 +15,7 @@ import { LocalClaims, type WorkClaims } from "./claims.ts";
 import type { CoreDeps } from "./deps.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
+import { publishRunState } from "./publish-state.ts";
 import { publishTracking } from "./publish-tracking.ts";
 import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 
@@ -38,8 +39,11 @@ const POLL_MS = 1_000;
 /** How often a worker sharing PostgreSQL looks for worktrees of runs other workers hold now. */
 export const UNHELD_SWEEP_MS = 3_000;
 
-/** How often tracking comments GitHub refused are written again. */
+/** How often what GitHub refused (or a stopped Lisa left unwritten) is written again. */
 const PUBLISH_RETRY_MS = 30_000;
+
+/** How long a state change must be old before another process of a shared store publishes it. */
+const PUBLISH_GRACE_MS = 10_000;
 
 /** Disk the worktrees of failed and blocked runs may keep, unless configured. */
 const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
@@ -80,6 +84,7 @@ export class Worker {
   /** When #pump next looks for worktrees of runs other workers hold (sweepUnheldWorktrees). */
   #unheldSweepAt = 0;
   #publishRetry: NodeJS.Timeout | undefined;
+  #convergeAgain: NodeJS.Timeout | undefined;
   /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
   readonly #cutShort = new Map<number, string | undefined>();
   #pumping = false;
@@ -107,20 +112,26 @@ export class Worker {
       this.#poll = setInterval(() => this.notify(), this.#pollMs);
       this.#poll.unref();
     }
-    this.#publishRetry = setInterval(() => void this.#publishOwed(), this.#publishRetryMs);
+    this.#publishRetry = setInterval(() => void this.#converge(), this.#publishRetryMs);
     this.#publishRetry.unref();
-    // Edits an earlier process owed (GitHub refused them, then it stopped): written now.
-    void this.#publishOwed();
+    // What an earlier process left unwritten on GitHub (it stopped, or GitHub refused): written now.
+    void this.#converge();
     this.notify();
   }
 
   /**
-   * Writes again the tracking comments GitHub refused (publishTracking records them as owed, and
-   * one refused again stays owed). One worker at a time: the others would write the same edits.
+   * Brings GitHub to the store: tracking comments GitHub refused (publishTracking records them as
+   * owed), and runs whose last state change GitHub does not show (Lisa stopped, or GitHub failed,
+   * between the two; see publishRunState). One worker at a time: the others would write the same.
    */
-  async #publishOwed(): Promise<void> {
+  async #converge(): Promise<void> {
     const { store, log } = this.#deps;
+    // Sharing the store, another process may be publishing a change it just made: give it time,
+    // and look again once that time is up rather than at the next round.
+    const settled = this.#claims.shared ? this.#deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
     try {
+      if (this.#claims.shared && store.runsBehindOnGitHub().length > store.runsBehindOnGitHub(settled).length)
+        this.#convergeAgainIn(PUBLISH_GRACE_MS);
       await store.exclusively("tracking", async () => {
         for (const run of store.runsOwingTracking()) {
           try {
@@ -129,11 +140,29 @@ export class Worker {
             log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
           }
         }
+        for (const run of store.runsBehindOnGitHub(settled)) {
+          try {
+            await publishRunState(this.#deps, await this.#deps.github(run.installation_id), run.id);
+            log.info({ runId: run.id, state: run.state }, "GitHub brought up to the run's state");
+          } catch (error) {
+            log.warn({ err: error, runId: run.id }, "could not bring GitHub up to the run's state; tried again later");
+          }
+        }
       });
     } catch (error) {
-      // The edits stay owed in the store; the next round writes them.
+      // What is owed stays in the store; the next round writes it.
       if (!isDatabaseUnavailable(error)) throw error;
     }
+  }
+
+  /** One more round of #converge in `ms`, unless one is due already; stop() cancels it. */
+  #convergeAgainIn(ms: number): void {
+    if (this.#convergeAgain || this.#stopped) return;
+    this.#convergeAgain = setTimeout(() => {
+      this.#convergeAgain = undefined;
+      void this.#converge();
+    }, ms);
+    this.#convergeAgain.unref();
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
@@ -286,6 +315,7 @@ export class Worker {
   #clearRetryTimers(): void {
     clearInterval(this.#poll);
     clearInterval(this.#publishRetry);
+    clearTimeout(this.#convergeAgain);
     for (const timer of this.#retryTimers) clearTimeout(timer);
     this.#retryTimers.clear();
   }

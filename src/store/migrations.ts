@@ -222,6 +222,12 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE commands ADD COLUMN mac TEXT;
   `,
+  // 9: the last state change whose GitHub side (labels, report, merge, checks, tracking) is written;
+  // the runs behind it are brought up to date (PostgreSQL's 4). Runs here now count as written.
+  `
+  ALTER TABLE runs ADD COLUMN published_event INTEGER;
+  UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

@@ -182,6 +182,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE commands ADD COLUMN mac TEXT;
   `,
+  // 4: the last state change whose GitHub side is written (SQLite's 9).
+  `
+  ALTER TABLE runs ADD COLUMN published_event BIGINT;
+  UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
+  `,
 ];
 
 /** Brings the schema up to the latest migration, one transaction each, under the store's write lock. */

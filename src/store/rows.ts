@@ -32,6 +32,8 @@ export interface RunRow {
   worker: string | null;
   /** 1 while the tracking comment lags the run: GitHub refused its last edit, which is written again. */
   tracking_owed: number;
+  /** The id of the last state change (an event with `to_state`) whose GitHub side is all written. */
+  published_event: number | null;
   created_at: number;
   updated_at: number;
   /** Set when the run reaches a terminal state (merged, closed). */

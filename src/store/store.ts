@@ -327,6 +327,59 @@ export class Store {
     });
   }
 
+  /**
+   * Accepts a run in review (or stopped): the run, its current pass and the pass's decision in one
+   * transaction, so what the final report says of who accepted it is durable before any of it is
+   * published. Undefined when the run's state refuses it.
+   */
+  recordAcceptance(runId: number, decision: { by: string; via: "approval" | "override" }): RunRow | undefined {
+    return this.#tx(() => {
+      const note = decision.via === "override" ? "/lisa accept" : undefined;
+      const run = this.transitionRun(runId, "accept", { actor: decision.by, ...(note ? { note } : {}) });
+      const pass = run && this.currentPass(runId);
+      if (!run || !pass) return run;
+      this.#passTo(pass, "accept");
+      this.updatePass(pass.id, {
+        decision: "accept",
+        decided_by: decision.by,
+        decided_via: note ?? "approval",
+        decided_at: this.#now(),
+      });
+      return run;
+    });
+  }
+
+  /** The id of the run's last state change, which its GitHub side must show (see markPublished). */
+  lastTransition(runId: number): number {
+    return (
+      this.#get<{ id: number | null }>("SELECT MAX(id) AS id FROM events WHERE run_id = ? AND to_state IS NOT NULL", runId)?.id ??
+      0
+    );
+  }
+
+  /** Records that GitHub shows the run as it stood at state change `eventId` (labels, report, merge, checks). */
+  markPublished(runId: number, eventId: number): void {
+    this.#run(
+      "UPDATE runs SET published_event = ? WHERE id = ? AND (published_event IS NULL OR published_event < ?)",
+      eventId,
+      runId,
+      eventId,
+    );
+  }
+
+  /**
+   * Runs at rest (not queued or running: an executing run publishes its own way) whose last state
+   * change, made before `changedBefore`, GitHub does not show yet: Lisa stopped, or GitHub failed,
+   * between the two.
+   */
+  runsBehindOnGitHub(changedBefore: number = Number.POSITIVE_INFINITY): RunRow[] {
+    return this.#all<RunRow & { changed_at: number }>(
+      `SELECT runs.*, last.id AS last_event, last.created_at AS changed_at FROM runs
+         JOIN events last ON last.id = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL)
+       WHERE runs.state NOT IN ('queued', 'running') AND COALESCE(runs.published_event, 0) < last.id ORDER BY runs.id`,
+    ).filter((run) => run.changed_at <= changedBefore);
+  }
+
   updateRun(
     id: number,
     changes: Partial<

@@ -9,7 +9,7 @@ import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
-import { countWorktrees } from "../faults/fault-world.ts";
+import { staleWorktreesIn } from "../faults/fault-world.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
@@ -174,7 +174,7 @@ describe("workers leaving", () => {
       await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
       expect(world.store.runsIn("review")[0]).toMatchObject({ restarts: 1, worker: world.other });
       expect(github?.pulls(REPO)).toHaveLength(1);
-      expect(await countWorktrees(world.held.dataDir)).toBe(0);
+      expect(await staleWorktreesIn(world.held.dataDir)).toEqual([]);
     } finally {
       world.store.close();
     }
@@ -196,7 +196,7 @@ describe("workers leaving", () => {
       expect(github?.pulls(REPO)).toHaveLength(1);
       await waitFor(
         "the holder's worktree of the run to go",
-        async () => (await countWorktrees(world.held.dataDir)) === 0,
+        async () => (await staleWorktreesIn(world.held.dataDir)).length === 0,
         15_000,
       );
     } finally {

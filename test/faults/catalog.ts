@@ -396,12 +396,196 @@ const gitKills: FaultScenario[] = GIT_HOLDS.map((hold): FaultScenario => {
   };
 });
 
+/** Waits for pass 1 to stand in review and Lisa to have written all of it; the pull request. */
+async function inReview(world: FaultWorld): Promise<{ number: number }> {
+  await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
+  // A coalesced tracking edit may follow "Ready for review": writes counted next must be the next change's.
+  await quiet(world.github, TRACKING_INTERVAL_MS + 1_000);
+  const [pull] = world.github.pulls(world.repo);
+  if (!pull) throw new Error("pass 1 opened no pull request");
+  return pull;
+}
+
+/** Once the run waits for review, a writer approves its pull request while `harm` is set up. */
+const onApproval = (harm: (world: FaultWorld) => Promise<void>) => async (world: FaultWorld) => {
+  const pull = await inReview(world);
+  const harmed = harm(world);
+  await world.github.submitReview(world.repo, pull.number, { state: "APPROVED", user: "bob" });
+  await harmed;
+};
+
+/** Once the agent works, `/lisa abort` on the issue while `harm` is set up. */
+const onAbort = (harm: (world: FaultWorld) => Promise<void>) => async (world: FaultWorld) => {
+  await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+  const harmed = harm(world);
+  await world.github.commentOnIssue(world.repo, world.issue, "/lisa abort", "ann");
+  await harmed;
+};
+
+const approver = (world: { github: FaultWorld["github"]; repo: string }) =>
+  world.github.addCollaborator(world.repo, "bob", "write");
+const MERGING = `${GATED}review:\n  on_accept: merge\n`;
+/** The label write that shows `label`, whichever of GitHub's label endpoints it takes. */
+const labelWrite = (label: string) => ({ path: /\/labels(\/[^/]+)?$/, body: new RegExp(label) });
+/** An agent that dies at once: the run fails. */
+const CRASHING: FakeInvocation = { crash: true, stderr: "Segmentation fault" };
+const BLOCKED: FakeInvocation = {
+  write: { "health.ts": "export const health = () => 'maybe';\n" },
+  manifest: {
+    title: "Add a health check",
+    what: "Half of health().",
+    recommendation: "blocked",
+    blocked: { tried: "Two designs.", needed: "Which status codes count as healthy." },
+  },
+};
+
+/** Kills Lisa right after GitHub put `label` on the issue, before Lisa hears of it. */
+const killAfterLabel = (label: string) => async (world: FaultWorld) => {
+  await new Promise<void>((resolve) => {
+    const stop = world.github.beforeAnswer((request) => {
+      if (request.method === "GET" || !request.path.includes("/labels")) return;
+      if (!world.github.labels(world.repo, world.issue).includes(label)) return;
+      stop();
+      world.lisa().kill("SIGKILL");
+      resolve();
+    });
+  });
+  await world.kill();
+};
+
+/**
+ * Kills between a state change Lisa stored and the GitHub writes that show it: as the first write
+ * leaves (GitHub never gets it), and after each write that follows. The next Lisa must bring
+ * GitHub to what the store says: labels, tracking comment, final report, merge, check runs.
+ */
+const afterTransitions: FaultScenario[] = [
+  {
+    name: "review-label-lost",
+    what: "SIGKILL as the label that shows the review gate leaves (the store has the run in review)",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    inflict: (world) => world.killAsWriteLeaves(labelWrite("lisa:review")),
+  },
+  {
+    name: "accept-report-lost",
+    what: "SIGKILL as the final report leaves, after an approval the store has accepted",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    ends: "accepted",
+    prepare: approver,
+    inflict: onApproval((world) => world.killAsWriteLeaves({ method: "POST", path: /\/comments$/, body: /lisa:report/ })),
+  },
+  ...[1, 2, 3].map(
+    (n): FaultScenario => ({
+      name: `accept-write-${n}`,
+      what: `SIGKILL right after write ${n} of 3 that show an approval accepted (report, label, tracking)`,
+      killPoint: true,
+      invocations: [CHANGE],
+      config: GATED,
+      ends: "accepted",
+      prepare: approver,
+      inflict: onApproval(killAfterWrite(n)),
+    }),
+  ),
+  {
+    name: "merge-lost",
+    what: "SIGKILL as the merge of an approved run leaves (on_accept: merge; the store has it accepted)",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: MERGING,
+    ends: "merged",
+    prepare: approver,
+    inflict: onApproval((world) => world.killAsWriteLeaves({ method: "PUT", path: /\/pulls\/\d+\/merge$/ })),
+  },
+  ...[1, 2, 3, 4, 5, 6, 7].map(
+    (n): FaultScenario => ({
+      name: `merge-write-${n}`,
+      what: `SIGKILL right after write ${n} of 7 from an approval to a merged run (on_accept: merge)`,
+      killPoint: true,
+      invocations: [CHANGE],
+      config: MERGING,
+      ends: "merged",
+      prepare: approver,
+      inflict: onApproval(killAfterWrite(n)),
+    }),
+  ),
+  {
+    name: "merged-label-lost",
+    what: "SIGKILL as the accepted label comes off a run the store has as merged",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: MERGING,
+    ends: "merged",
+    prepare: approver,
+    inflict: onApproval((world) => world.killAsWriteLeaves({ method: "DELETE", path: /\/labels\/lisa(%3A|:)accepted$/ })),
+  },
+  {
+    name: "block-label-lost",
+    what: "SIGKILL as the label that shows a blocked run leaves (the store has it blocked)",
+    killPoint: true,
+    invocations: [BLOCKED],
+    config: GATED,
+    ends: "blocked",
+    inflict: (world) => world.killAsWriteLeaves(labelWrite("lisa:blocked")),
+  },
+  {
+    name: "block-write-label",
+    what: "SIGKILL right after the label that shows a blocked run",
+    killPoint: true,
+    invocations: [BLOCKED],
+    config: GATED,
+    ends: "blocked",
+    inflict: killAfterLabel("lisa:blocked"),
+  },
+  {
+    name: "fail-label-lost",
+    what: "SIGKILL as the label that shows a failed run leaves (the store has it failed: the agent crashed)",
+    killPoint: true,
+    invocations: [CRASHING],
+    config: GATED,
+    ends: "failed",
+    inflict: (world) => world.killAsWriteLeaves(labelWrite("lisa:failed")),
+  },
+  {
+    name: "fail-write-label",
+    what: "SIGKILL right after the label that shows a failed run",
+    killPoint: true,
+    invocations: [CRASHING],
+    config: GATED,
+    ends: "failed",
+    inflict: killAfterLabel("lisa:failed"),
+  },
+  {
+    name: "abort-label-lost",
+    what: "SIGKILL as the working label comes off a run /lisa abort stopped (the store has it stopped)",
+    killPoint: true,
+    invocations: [HANGING, CHANGE],
+    config: GATED,
+    ends: "stopped",
+    inflict: onAbort((world) => world.killAsWriteLeaves({ method: "DELETE", path: /\/labels\/lisa(%3A|:)working$/ })),
+  },
+  ...[1, 2, 3].map(
+    (n): FaultScenario => ({
+      name: `abort-write-${n}`,
+      what: `SIGKILL right after write ${n} of 4 that answer /lisa abort (👀, label, reply, tracking)`,
+      killPoint: true,
+      invocations: [HANGING, CHANGE],
+      config: GATED,
+      ends: "stopped",
+      inflict: onAbort(killAfterWrite(n)),
+    }),
+  ),
+];
+
 export const FAULTS: FaultScenario[] = [
   ...singleRepoWrites,
   ...singleRepoProcesses,
   ...gitKills,
   ...multiRepo,
   ...passTwo,
+  ...afterTransitions,
   ...otherFaults,
 ];
 

@@ -4,10 +4,14 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
-import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
+import type { RunState } from "../../src/runs/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
+import { githubBehind } from "./github-behind.ts";
 
 // One fault at a time against Lisa as deployed: a GitHub emulator in this process, Lisa in a
 // process of its own that the fault may kill, stop or starve, and a second Lisa on the same data
@@ -28,6 +32,8 @@ export interface FaultCounts {
   orphans: number;
   /** Worktrees left on disk or registered in a mirror once the run was in review. */
   staleWorktrees: number;
+  /** Runs whose labels, tracking comment, report, merge or check runs show less than the store says. */
+  githubBehind: number;
 }
 
 export interface FaultWorld {
@@ -45,6 +51,11 @@ export interface FaultWorld {
   kill(signal?: NodeJS.Signals): Promise<void>;
   /** Calls `act` right after the `n`th write Lisa makes to GitHub from now on (token requests aside), before GitHub answers it. */
   afterWrite(n: number, act: (request: RecordedRequest) => void): Promise<RecordedRequest>;
+  /**
+   * SIGKILLs Lisa as its next request matching `match` arrives, which GitHub never acts on (the
+   * store has the change, GitHub none of it), and resolves once Lisa has exited.
+   */
+  killAsWriteLeaves(match: Pick<Fault, "method" | "path" | "body">): Promise<void>;
   /** The tracking comment's text on the issue, "" before there is one. */
   tracking(): string;
 }
@@ -67,8 +78,10 @@ export interface FaultScenario {
   prepare?(world: Omit<FaultWorld, "issue">): Promise<void> | void;
   /** Does the harm; called right before the issue is labeled, it must set up its triggers at once. */
   inflict(world: FaultWorld): Promise<void>;
-  /** The pass that ends in review: 1, or 2 after a redirect. Default 1. */
+  /** The pass the run ends at: 1, or 2 after a redirect. Default 1. */
   pass?: number;
+  /** Where the run ends once Lisa recovered: in review by default (accepted, merged, blocked…). */
+  ends?: RunState;
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
 }
@@ -144,6 +157,16 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         });
       },
       tracking: () => trackingBody(github, REPO, issueNumber),
+      async killAsWriteLeaves(match) {
+        await new Promise<void>((resolve) => {
+          const onHit = () => {
+            current().kill("SIGKILL");
+            resolve();
+          };
+          github.injectFault({ ...match, kind: "hang", onHit });
+        });
+        await world.kill();
+      },
     };
     await scenario.prepare?.(world);
     await start();
@@ -159,10 +182,16 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     if (failed) throw failed;
     if (current().exitCode !== null || current().signalCode !== null) await start();
 
-    const reached = await reachedReview(world, repos, scenario.pass ?? 1);
+    const ends = scenario.ends ?? "review";
+    const reached = await reachedEnd(world, repos, scenario.pass ?? 1, ends);
+    // Lisa brings GitHub to the store by itself, within the recovery time too (workers sharing a
+    // store leave a change a few seconds to the process that made it): what lags after that counts.
+    if (reached) await caughtUp(github, testStoreLocation(dataDir));
     // What a person would read on the issue, to see why the run did not recover.
-    if (!reached) console.log(`${scenario.name}: no review; the issue says:\n${world.tracking()}`);
-    const staleWorktrees = reached ? await countWorktrees(dataDir) : 0;
+    if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
+    // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
+    const stale = reached && !KEEPS_WORKTREES.has(ends) ? await staleWorktreesIn(dataDir) : [];
+    for (const line of stale) console.log(`${scenario.name}: stale: ${line}`);
     // Every Lisa stops as a deploy would stop it; what still runs afterwards has no owner.
     for (const child of children) {
       if (child.exitCode === null && child.signalCode === null) {
@@ -177,7 +206,10 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicatePrs: repos.reduce((extra, repo) => extra + Math.max(0, github.pulls(repo).length - 1), 0),
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
-      staleWorktrees,
+      staleWorktrees: stale.length,
+      githubBehind: githubBehind(github, testStoreLocation(dataDir), (line) =>
+        console.log(`${scenario.name}: GitHub behind the store: ${line}`),
+      ),
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");
@@ -193,18 +225,34 @@ function isWrite(request: RecordedRequest): boolean {
   return request.method !== "GET" && !request.path.endsWith("/access_tokens") && request.path !== "/graphql";
 }
 
-/** Waits for the run to stand in review at `pass` with a pull request in every repository, and Lisa to fall quiet. */
-async function reachedReview(world: FaultWorld, repos: string[], pass: number): Promise<boolean> {
+/** Where a run ends whose worktrees stay on disk. */
+const KEEPS_WORKTREES: ReadonlySet<RunState> = new Set(["failed", "blocked"]);
+/** Where a run ends that has delivered a pull request in every planned repository. */
+const DELIVERED: ReadonlySet<RunState> = new Set(["review", "accepted", "merged"]);
+
+/** Waits for the run to stand at `ends` at `pass` (with a pull request in every repository once delivered), and Lisa to fall quiet. */
+async function reachedEnd(world: FaultWorld, repos: string[], pass: number, ends: RunState): Promise<boolean> {
   const deadline = Date.now() + RECOVERY_MS;
   while (Date.now() < deadline) {
-    const ready = world.tracking().includes(`pass ${pass} · 👀 Ready for review`);
-    if (ready && repos.every((repo) => world.github.pulls(repo).length > 0)) {
+    const ready = world.tracking().includes(`pass ${pass} · ${HEADLINE[ends]}`);
+    if (ready && (!DELIVERED.has(ends) || repos.every((repo) => world.github.pulls(repo).length > 0))) {
       await quiet(world.github);
       return true;
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return false;
+}
+
+/** How long GitHub may lag the store once the run stands where it ends. */
+const CATCH_UP_MS = 30_000;
+
+/** Waits, up to CATCH_UP_MS, until GitHub shows what the store says of every run. */
+export async function caughtUp(github: GitHubEmulator, storeLocation: string): Promise<void> {
+  const deadline = Date.now() + CATCH_UP_MS;
+  while (githubBehind(github, storeLocation) > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  }
 }
 
 /** Waits until the emulator has had no request for `ms` and no webhook is under way: Lisa's last edits are in. */
@@ -248,18 +296,19 @@ export async function orphansOf(dataDir: string, agent: ReturnType<typeof create
 
 /**
  * Worktree folders left in the data directory, worktrees other than the mirror itself that its git
- * still lists, and local branches of the mirror no worktree has checked out.
+ * still lists, and local branches of the mirror no worktree has checked out: one line each.
  */
-export async function countWorktrees(dataDir: string): Promise<number> {
+export async function staleWorktreesIn(dataDir: string): Promise<string[]> {
   const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
-  let count = entries(path.join(dataDir, "worktrees")).length;
+  const stale = entries(path.join(dataDir, "worktrees")).map((name) => `worktree folder ${name}`);
   const mirrors = path.join(dataDir, "mirrors");
   for (const owner of entries(mirrors)) {
     for (const repo of entries(path.join(mirrors, owner))) {
       const mirror = path.join(mirrors, owner, repo);
-      count += entries(path.join(mirror, ".claude", "worktrees")).length;
+      stale.push(...entries(path.join(mirror, ".claude", "worktrees")).map((name) => `native worktree ${owner}/${repo} ${name}`));
       const listed = await execa("git", ["--git-dir", mirror, "worktree", "list", "--porcelain"], { reject: false });
-      count += Math.max(0, listed.stdout.split("\n").filter((line) => line.startsWith("worktree ")).length - 1);
+      const worktrees = listed.stdout.split("\n").filter((line) => line.startsWith("worktree "));
+      stale.push(...worktrees.slice(1).map((line) => `registered ${owner}/${repo} ${line.slice(9)}`));
       // A local branch is a worktree's; one no worktree has checked out is what a removal cut short left.
       const checkedOut = new Set(
         listed.stdout
@@ -270,8 +319,13 @@ export async function countWorktrees(dataDir: string): Promise<number> {
       const branches = await execa("git", ["--git-dir", mirror, "for-each-ref", "--format=%(refname)", "refs/heads/"], {
         reject: false,
       });
-      count += branches.stdout.split("\n").filter((ref) => ref && !checkedOut.has(ref)).length;
+      stale.push(
+        ...branches.stdout
+          .split("\n")
+          .filter((ref) => ref && !checkedOut.has(ref))
+          .map((ref) => `branch ${owner}/${repo} ${ref}`),
+      );
     }
   }
-  return count;
+  return stale;
 }

@@ -6,7 +6,7 @@ import { sufferScaleOutFault } from "./scale-out-world.ts";
 // Each fault of ./scale-out-catalog.ts against `lisa web` and two `lisa worker`s on PostgreSQL
 // (./scale-out-world.ts), counted as the single-process faults are.
 
-const HELD: FaultCounts = { lostRuns: 0, duplicatePrs: 0, duplicateComments: 0, orphans: 0, staleWorktrees: 0 };
+const HELD: FaultCounts = { lostRuns: 0, duplicatePrs: 0, duplicateComments: 0, orphans: 0, staleWorktrees: 0, githubBehind: 0 };
 
 /** Scenarios at a time: each runs three Lisa processes, and a worker starved past its lease loses its claims. */
 const AT_ONCE = 2;

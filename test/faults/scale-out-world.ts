@@ -11,7 +11,16 @@ import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { trackingBody } from "../support/tracking-body.ts";
-import { countWorktrees, duplicateComments, FAULT_SECRET, type FaultCounts, orphansOf, quiet } from "./fault-world.ts";
+import {
+  caughtUp,
+  duplicateComments,
+  FAULT_SECRET,
+  type FaultCounts,
+  orphansOf,
+  quiet,
+  staleWorktreesIn,
+} from "./fault-world.ts";
+import { githubBehind } from "./github-behind.ts";
 
 // One fault at a time against Lisa scaled out: a GitHub emulator in this process, `lisa web` and
 // two `lisa worker`s in processes of their own, each worker with its own data directory, sharing
@@ -248,10 +257,14 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     const reached = await reachedReview(world);
     if (!reached) console.log(`${scenario.name}: no review (logs in ${logs}); the issue says:\n${world.tracking()}`);
     if (exits.length > 0) console.log(`${scenario.name}: ${exits.join("; ")}`);
-    let staleWorktrees = 0;
-    // A worker clears what another took from it at its next sweep, its disk being its own: one is awaited.
+    // GitHub brought to the store by whichever process, and what another worker took from a worker
+    // cleared from its disk at its next sweep (its disk is its own): both are awaited.
+    if (reached) await caughtUp(github, databaseUrl);
     if (reached) await new Promise((resolve) => setTimeout(resolve, UNHELD_SWEEP_MS + 2 * POLL_MS));
-    if (reached) for (const { dataDir } of slots.values()) staleWorktrees += await countWorktrees(dataDir);
+    const stale: string[] = [];
+    if (reached)
+      for (const [name, { dataDir }] of slots) stale.push(...(await staleWorktreesIn(dataDir)).map((line) => `${name}: ${line}`));
+    for (const line of stale) console.log(`${scenario.name}: stale: ${line}`);
     // Every process stops as a deploy would stop it; what still runs afterwards has no owner.
     over = true;
     const running = [...[...slots.values()].map((slot) => slot.child), ...others].filter(alive) as ChildProcess[];
@@ -268,7 +281,10 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       duplicatePrs: Math.max(0, github.pulls(REPO).length - 1),
       duplicateComments: duplicateComments(github, [REPO]),
       orphans: await orphansOf(root, agent),
-      staleWorktrees,
+      staleWorktrees: stale.length,
+      githubBehind: githubBehind(github, databaseUrl, (line) =>
+        console.log(`${scenario.name}: GitHub behind the store: ${line}`),
+      ),
     };
   } finally {
     over = true;

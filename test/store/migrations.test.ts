@@ -109,15 +109,15 @@ const oneStep = (issue: number) => [
 ];
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC", () => {
-    expect(MIGRATIONS).toHaveLength(8);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows", () => {
+    expect(MIGRATIONS).toHaveLength(9);
   });
 
-  it("opens a database of the first release and brings it to user_version 8", () => {
+  it("opens a database of the first release and brings it to user_version 9", () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     new Store(file).close();
-    expect(userVersion(file)).toBe(8);
+    expect(userVersion(file)).toBe(9);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", () => {
@@ -131,6 +131,12 @@ describe("migrate", () => {
       [6, 14, "failed"],
     ]);
     expect(store.run(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
+    store.close();
+  });
+
+  it("counts the runs of an older release as shown on GitHub: none is published again on upgrade", () => {
+    const store = new Store(firstReleaseDatabase());
+    expect(store.runsBehindOnGitHub()).toEqual([]);
     store.close();
   });
 
@@ -223,13 +229,13 @@ describe("migrate", () => {
     const again = new Store(file);
     expect(snapshot(again)).toEqual(before);
     again.close();
-    expect(userVersion(file)).toBe(8);
+    expect(userVersion(file)).toBe(9);
   });
 
   it("creates a fresh database at the latest version", () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     new Store(file).close();
-    expect(userVersion(file)).toBe(8);
+    expect(userVersion(file)).toBe(9);
   });
 });
 
@@ -262,7 +268,7 @@ describe("migratePostgres", () => {
       for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
       expect(postgresShape).toEqual(sqliteShape);
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
-      expect(versions.rows).toEqual([{ version: 3 }]);
+      expect(versions.rows).toEqual([{ version: 4 }]);
     } finally {
       await client.query(`DROP SCHEMA "${schema}" CASCADE`);
       await client.end();

@@ -194,6 +194,70 @@ describe("Store.transitionRun", () => {
   });
 });
 
+describe("Store: what GitHub shows of a run", () => {
+  /** A run moved from queued through running to review; the clock stands at `clock()`. */
+  function runInReview(clock: { now: number }) {
+    const store = new Store(freshStore(), () => clock.now);
+    const run = store.createRun(newRun(1), step);
+    if (!run) throw new Error("no run");
+    store.transitionRun(run.id, "claim");
+    const pass = store.currentPass(run.id);
+    for (const event of ["start", "planned", "built", "gate_open"] as const) store.transitionPass(pass?.id ?? 0, event);
+    store.transitionRun(run.id, "gate_open");
+    return { store, runId: run.id };
+  }
+
+  it("lists a run at rest whose last state change is not published, and not once it is", () => {
+    const { store, runId } = runInReview({ now: 1_000 });
+    expect(store.runsBehindOnGitHub().map((r) => [r.id, r.state])).toEqual([[runId, "review"]]);
+    store.markPublished(runId, store.lastTransition(runId));
+    expect(store.runsBehindOnGitHub()).toEqual([]);
+  });
+
+  it("lists it again after the next state change, even back into a state it was in (a second pass's review)", () => {
+    const { store, runId } = runInReview({ now: 1_000 });
+    store.markPublished(runId, store.lastTransition(runId));
+    store.transitionRun(runId, "next_pass");
+    expect(store.runsBehindOnGitHub()).toEqual([]);
+    store.transitionRun(runId, "claim");
+    store.transitionRun(runId, "gate_open");
+    expect(store.runsBehindOnGitHub().map((r) => r.state)).toEqual(["review"]);
+  });
+
+  it("never moves the mark back: a slow publication of an older change does not hide a newer one", () => {
+    const { store, runId } = runInReview({ now: 1_000 });
+    const older = store.lastTransition(runId);
+    store.recordAcceptance(runId, { by: "bob", via: "approval" });
+    store.markPublished(runId, store.lastTransition(runId));
+    store.markPublished(runId, older);
+    expect(store.runsBehindOnGitHub()).toEqual([]);
+    expect(store.run(runId)?.published_event).toBe(store.lastTransition(runId));
+  });
+
+  it("leaves out changes made after a given time: another process may be publishing them", () => {
+    const clock = { now: 1_000 };
+    const { store, runId } = runInReview(clock);
+    expect(store.runsBehindOnGitHub(999)).toEqual([]);
+    expect(store.runsBehindOnGitHub(1_000).map((r) => r.id)).toEqual([runId]);
+  });
+
+  it("records an acceptance with its pass and decision in one step, or not at all", () => {
+    const { store, runId } = runInReview({ now: 2_000 });
+    expect(store.recordAcceptance(runId, { by: "bob", via: "override" })?.state).toBe("accepted");
+    expect(store.currentPass(runId)).toMatchObject({
+      state: "accepted",
+      decision: "accept",
+      decided_by: "bob",
+      decided_via: "/lisa accept",
+      decided_at: 2_000,
+    });
+    expect(store.events(runId).at(-1)).toMatchObject({ kind: "accept", actor: "bob", detail: "/lisa accept" });
+    // Accepted already: refused, and the pass keeps its decision.
+    expect(store.recordAcceptance(runId, { by: "carol", via: "approval" })).toBeUndefined();
+    expect(store.currentPass(runId)?.decided_by).toBe("bob");
+  });
+});
+
 describe("Store.startNextPass", () => {
   it("supersedes the pass at the gate, starts pass 2 and queues the run", () => {
     const store = ticking();

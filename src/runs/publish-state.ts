@@ -1,0 +1,48 @@
+import type { GitHubPort } from "../github/github-port.ts";
+import { publishAcceptance, publishFinalReport } from "../review/accept-run.ts";
+import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-run.ts";
+import type { CoreDeps } from "./deps.ts";
+import { publishTracking } from "./publish-tracking.ts";
+import { setStateLabel } from "./state-labels.ts";
+
+/** Publications of one run under way in this process: a second waits for the first (one report, one merge). */
+const underWay = new Map<number, Promise<void>>();
+
+/**
+ * Brings GitHub to what the store says of a run: the state label, the final report of an accepted
+ * or merged run, an accepted run's drafts made ready and its merge, the check runs of a run that
+ * ended before its gate, and the tracking comment (`publish`); then records the state change as
+ * published. Every part reads before it writes, so it is the same whether it follows the state
+ * change at once or comes after a crash between the two (Worker's convergence).
+ */
+export function publishRunState(
+  deps: CoreDeps,
+  gh: GitHubPort,
+  runId: number,
+  publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
+): Promise<void> {
+  const previous = underWay.get(runId) ?? Promise.resolve();
+  const next = previous.catch(() => undefined).then(() => publishNow(deps, gh, runId, publish));
+  underWay.set(runId, next);
+  const forget = () => {
+    if (underWay.get(runId) === next) underWay.delete(runId);
+  };
+  next.then(forget, forget);
+  return next;
+}
+
+async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish: () => Promise<void> | void): Promise<void> {
+  const { store } = deps;
+  // Read first: a state change after this one is published by whoever makes it.
+  const event = store.lastTransition(runId);
+  const run = store.run(runId);
+  if (!run) return;
+  const ref = { owner: run.owner, repo: run.repo };
+  if (run.state === "accepted" || run.state === "merged") await publishFinalReport(deps, gh, runId);
+  if (run.state === "accepted") await publishAcceptance(deps, gh, runId);
+  await setStateLabel(gh, ref, run.issue_number, run.state);
+  if (run.state === "failed") await endOpenChecks(deps, gh, runId, "failure", run.error ?? "The run failed.", deps.heldSecrets);
+  if (run.state === "stopped") await endOpenChecks(deps, gh, runId, "cancelled", STOPPED_BEFORE_REVIEW, deps.heldSecrets);
+  await publish();
+  store.markPublished(runId, event);
+}
