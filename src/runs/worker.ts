@@ -18,6 +18,7 @@ import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { publishRunState } from "./publish-state.ts";
 import { publishTracking } from "./publish-tracking.ts";
+import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
 const MAX_COMMAND_ATTEMPTS = 5;
@@ -35,6 +36,9 @@ export const MAX_RESTARTS = 2;
 
 /** How often a worker sharing PostgreSQL looks for work the others or `lisa web` stored. */
 const POLL_MS = 1_000;
+
+/** How often a worker sharing PostgreSQL looks for worktrees of runs other workers hold now. */
+export const UNHELD_SWEEP_MS = 3_000;
 
 /** How often what GitHub refused (or a stopped Lisa left unwritten) is written again. */
 const PUBLISH_RETRY_MS = 30_000;
@@ -78,6 +82,8 @@ export class Worker {
   readonly #keptWorktreesBytes: number;
   readonly #keptSizes: KeptSizes = new Map();
   #poll: NodeJS.Timeout | undefined;
+  /** When #pump next looks for worktrees of runs other workers hold (sweepUnheldWorktrees). */
+  #unheldSweepAt = 0;
   #publishRetry: NodeJS.Timeout | undefined;
   #convergeAgain: NodeJS.Timeout | undefined;
   /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
@@ -221,7 +227,8 @@ export class Worker {
    * A worker sharing PostgreSQL recovers only what is its own, since other workers' runs are running
    * too: the agents its earlier process left on this machine are stopped, and that process's claims
    * are given up at once, so its runs are taken over (by any worker, this one included) without
-   * waiting for their leases.
+   * waiting for their leases. Their worktrees go with the claims: whoever takes a run over starts
+   * from what was pushed, and no other worker would ever remove them from this disk.
    */
   async #recoverShared(): Promise<void> {
     const { store, log, workerName } = this.#deps;
@@ -233,10 +240,7 @@ export class Worker {
     // offered, to be taken over; one another worker holds is left to it (one job per run).
     await this.#claims.offer(store.runsIn("running").map((run) => run.id));
     await this.#refreshGates();
-    const swept = [
-      ...(await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine])),
-      ...(await this.#trimKept()),
-    ];
+    const swept = [...(await this.#sweep(store.runsIn("queued", "failed", "blocked"))), ...(await this.#trimKept())];
     if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
   }
 
@@ -388,6 +392,7 @@ export class Worker {
         }
         this.#recordUnrecorded();
         await this.#handBack();
+        await this.#sweepUnheld();
         // One worker at a time handles the commands, in order: those on one issue must not race.
         if (this.#deps.store.pendingCommands() > 0)
           await this.#deps.store.exclusively("inbox", (held) => this.#drainCommands(held));
@@ -593,6 +598,17 @@ export class Worker {
       this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
     }
     return store.claimRun(workerName, runId);
+  }
+
+  /**
+   * Now and then, the worktrees of runs another worker holds now (handed back here and taken up
+   * there, taken over after a lapsed claim) are removed from this disk. Called from #pump alone, so
+   * no run is adopted meanwhile; the runs under way here are left alone.
+   */
+  async #sweepUnheld(): Promise<void> {
+    if (!this.#claims.shared || this.#deps.now() < this.#unheldSweepAt) return;
+    this.#unheldSweepAt = this.#deps.now() + UNHELD_SWEEP_MS;
+    await sweepUnheldWorktrees(this.#deps, (runId) => this.#active.has(runId) || this.#cutShort.has(runId));
   }
 
   /**

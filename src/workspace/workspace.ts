@@ -393,11 +393,21 @@ async function worktreeFolders(options: WorkspaceOptions): Promise<{ folder: str
   return folders;
 }
 
+/** Every worktree folder in the data directory: Lisa's own, and those CLIs made inside the mirrors. */
+export async function listWorktrees(options: WorkspaceOptions): Promise<string[]> {
+  const found: string[] = [];
+  for (const { folder } of await worktreeFolders(options)) {
+    for (const entry of existsSync(folder) ? await readdir(folder) : []) found.push(path.join(folder, entry));
+  }
+  return found;
+}
+
 /**
  * Deletes worktrees no active session owns and prunes git's records of them. Run on start-up: a
- * crash can leave both behind.
+ * crash can leave both behind. `keep` is asked about each folder as it comes, so a folder made
+ * meanwhile (by a run under way) is asked about too.
  */
-export async function sweepWorktrees(options: WorkspaceOptions, keep: ReadonlySet<string>): Promise<string[]> {
+export async function sweepWorktrees(options: WorkspaceOptions, keep: Pick<ReadonlySet<string>, "has">): Promise<string[]> {
   const removed: string[] = [];
   const folders = await worktreeFolders(options);
   for (const { mirror } of folders) {

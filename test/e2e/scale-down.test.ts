@@ -9,6 +9,7 @@ import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
+import { staleWorktreesIn } from "../faults/fault-world.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
@@ -88,7 +89,24 @@ async function twoWorkers() {
   if (!holder || !held) throw new Error(`no worker ran the session in ${cwd}`);
   const store = new Store(databaseUrl);
   const tracking = () => (github ? trackingBody(github, REPO, issue.number) : "");
-  return { databaseUrl, store, holder, held, other: holder === "w1" ? "w2" : "w1", tracking };
+  const other = holder === "w1" ? "w2" : "w1";
+  /** Starts the holder again on its data directory, with room for `concurrency` runs. */
+  const restartHolder = async (concurrency: number) => {
+    if (!github) throw new Error("no emulator");
+    const child = await startLisaChild(github, {
+      dataDir: held.dataDir,
+      claudeBinary: agent.binary,
+      secret: SECRET,
+      databaseUrl,
+      role: "worker",
+      workerName: holder,
+      leaseSeconds: 10,
+      concurrency,
+      receivesWebhooks: false,
+    });
+    children.push(child);
+  };
+  return { databaseUrl, store, holder, held, other, otherWorker: workers.get(other), restartHolder, tracking };
 }
 
 describe("workers leaving", () => {
@@ -139,6 +157,48 @@ describe("workers leaving", () => {
       );
       expect(github?.pulls(REPO)).toHaveLength(1);
       expect(await github?.readFile(REPO, "half.txt", run ? world.store.steps(run.id)[0]?.branch : undefined)).toBeUndefined();
+    } finally {
+      world.store.close();
+    }
+  }, 120_000);
+
+  // Restarted with no room for runs (a worker busy with others), so that the other worker is the
+  // one that finishes the run: each worker's disk is its own, and nobody else clears it.
+  it("a worker killed mid-session and restarted gives up the run and its worktree, and the other finishes it", async () => {
+    const world = await twoWorkers();
+    try {
+      const exited = new Promise((resolve) => world.held.child.once("exit", resolve));
+      world.held.child.kill("SIGKILL");
+      await exited;
+      await world.restartHolder(0);
+      await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
+      expect(world.store.runsIn("review")[0]).toMatchObject({ restarts: 1, worker: world.other });
+      expect(github?.pulls(REPO)).toHaveLength(1);
+      expect(await staleWorktreesIn(world.held.dataDir)).toEqual([]);
+    } finally {
+      world.store.close();
+    }
+  }, 120_000);
+
+  it("a worker that handed its run back and restarted removes the run's worktree once the other worker has taken it up", async () => {
+    const world = await twoWorkers();
+    try {
+      // The other worker waits, so that the run is still queued when the holder starts again.
+      world.otherWorker?.child.kill("SIGSTOP");
+      const exited = new Promise((resolve) => world.held.child.once("exit", resolve));
+      world.held.child.kill("SIGTERM");
+      await exited;
+      await world.restartHolder(0);
+      expect(world.store.runsIn("queued")).toHaveLength(1);
+      world.otherWorker?.child.kill("SIGCONT");
+      await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
+      expect(world.store.runsIn("review")[0]).toMatchObject({ restarts: 0, worker: world.other });
+      expect(github?.pulls(REPO)).toHaveLength(1);
+      await waitFor(
+        "the holder's worktree of the run to go",
+        async () => (await staleWorktreesIn(world.held.dataDir)).length === 0,
+        15_000,
+      );
     } finally {
       world.store.close();
     }

@@ -4,7 +4,7 @@ import path from "node:path";
 import { execa } from "execa";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
-import { testDatabaseUrl } from "../../dev/test-database.ts";
+import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
 import type { RunState } from "../../src/runs/transitions.ts";
@@ -107,7 +107,8 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   const env = scenario.env?.() ?? {};
   const disk = await scenario.dataDisk?.(dataDir);
   // A store on the scenario's disk is read from a copy (on PostgreSQL, it is not on the disk).
-  const storeDir = () => (disk && !testDatabaseUrl(dataDir) ? disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"]) : dataDir);
+  const storeLocation = () =>
+    testStoreLocation(disk && !testDatabaseUrl(dataDir) ? disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"]) : dataDir);
   const start = async () => {
     children.push(
       await startLisaChild(github, {
@@ -193,7 +194,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
     const reached = await reachedEnd(world, repos, scenario.pass ?? 1, ends);
     // Lisa brings GitHub to the store by itself, within the recovery time too (workers sharing a
     // store leave a change a few seconds to the process that made it): what lags after that counts.
-    if (reached) await caughtUp(github, storeDir);
+    if (reached) await caughtUp(github, storeLocation);
     // What a person would read on the issue, to see why the run did not recover.
     if (!reached) console.log(`${scenario.name}: not ${ends}; the issue says:\n${world.tracking()}`);
     // Failed and blocked runs keep their worktrees on purpose, for `/lisa retry` and `/lisa fix`.
@@ -214,7 +215,9 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
       staleWorktrees: stale.length,
-      githubBehind: githubBehind(github, storeDir(), (line) => console.log(`${scenario.name}: GitHub behind the store: ${line}`)),
+      githubBehind: githubBehind(github, storeLocation(), (line) =>
+        console.log(`${scenario.name}: GitHub behind the store: ${line}`),
+      ),
     };
   } finally {
     for (const child of children) child.kill("SIGKILL");
@@ -254,9 +257,10 @@ async function reachedEnd(world: FaultWorld, repos: string[], pass: number, ends
 const CATCH_UP_MS = 30_000;
 
 /** Waits, up to CATCH_UP_MS, until GitHub shows what the store says of every run. */
-async function caughtUp(github: GitHubEmulator, storeDir: () => string): Promise<void> {
+export async function caughtUp(github: GitHubEmulator, storeLocation: string | (() => string)): Promise<void> {
+  const where = typeof storeLocation === "string" ? () => storeLocation : storeLocation;
   const deadline = Date.now() + CATCH_UP_MS;
-  while (githubBehind(github, storeDir()) > 0 && Date.now() < deadline) {
+  while (githubBehind(github, where()) > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }
@@ -274,7 +278,7 @@ export async function quiet(github: GitHubEmulator, ms = 1_000): Promise<void> {
 }
 
 /** Lisa's comments on the issue and its pull requests that repeat another's marker, or its whole text. */
-function duplicateComments(github: GitHubEmulator, repos: string[]): number {
+export function duplicateComments(github: GitHubEmulator, repos: string[]): number {
   let duplicates = 0;
   for (const repo of repos) {
     for (const issue of github.issues(repo)) {
@@ -289,7 +293,7 @@ function duplicateComments(github: GitHubEmulator, repos: string[]): number {
 }
 
 /** Processes of the agent, or with Lisa's data directory in their command line (sandboxes, gates, git), still alive. */
-async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
+export async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
   // A sandbox dies with its Lisa, but not in the same instant.
   const deadline = Date.now() + 5_000;
   let alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
@@ -304,7 +308,7 @@ async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeCla
  * Worktree folders left in the data directory, worktrees other than the mirror itself that its git
  * still lists, and local branches of the mirror no worktree has checked out: one line each.
  */
-async function staleWorktreesIn(dataDir: string): Promise<string[]> {
+export async function staleWorktreesIn(dataDir: string): Promise<string[]> {
   const entries = (folder: string) => (existsSync(folder) ? readdirSync(folder) : []);
   const stale = entries(path.join(dataDir, "worktrees")).map((name) => `worktree folder ${name}`);
   const mirrors = path.join(dataDir, "mirrors");

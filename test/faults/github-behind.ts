@@ -1,4 +1,3 @@
-import { testStoreLocation } from "../../dev/test-database.ts";
 import type { GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { CHECK_NAME } from "../../src/reporting/check-summary.ts";
 import { reportMarker } from "../../src/reporting/final-report.ts";
@@ -9,13 +8,13 @@ import { Store } from "../../src/store/store.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 /**
- * Runs whose GitHub side shows less than the store says, once every Lisa has stopped: the issue's
+ * Runs of the store at `storeLocation` whose GitHub side shows less than the store says, once every Lisa has stopped: the issue's
  * state label, the tracking comment's headline, the final report of an accepted or merged run, the
  * merge of a run accepted with `on_accept: merge` (or one the store has as merged), and a check run
  * still in progress on a run at rest. Each run counts once, with what lags written to `why`.
  */
-export function githubBehind(github: GitHubEmulator, dataDir: string, why: (line: string) => void = () => {}): number {
-  const store = new Store(testStoreLocation(dataDir));
+export function githubBehind(github: GitHubEmulator, storeLocation: string, why: (line: string) => void = () => {}): number {
+  const store = new Store(storeLocation);
   let behind = 0;
   try {
     for (const run of store.runsIn("plan_review", "blocked", "review", "accepted", "stopped", "failed", "merged", "closed")) {

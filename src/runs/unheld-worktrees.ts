@@ -1,0 +1,45 @@
+import path from "node:path";
+import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import { listWorktrees, sweepWorktrees } from "../workspace/workspace.ts";
+import type { CoreDeps } from "./deps.ts";
+
+/**
+ * The run a worktree folder belongs to, by its name: `run-<id>-step-<n>` and `run-<id>-plan` are
+ * Lisa's (deliver-step.ts, plan-run.ts), `lisa-<id>-…` a CLI's own (chooseNativeWorktree).
+ */
+export function runOfWorktree(folder: string): number | undefined {
+  const id = /^(?:run|lisa)-(\d+)-/.exec(path.basename(folder))?.[1];
+  return id === undefined ? undefined : Number(id);
+}
+
+/**
+ * Removes the worktrees on this worker's disk of runs another worker claimed since: it took them
+ * over, or they were handed back and it runs them now, or they ended there. Each worker has a disk
+ * of its own, so nobody else removes them; and a run this worker takes up again later must not
+ * pick up its old copy (a worktree found is reused). Runs `held` here are never touched. Returns
+ * the folders removed; a failure to remove is logged, and the next sweep tries again.
+ */
+export async function sweepUnheldWorktrees(
+  deps: Pick<CoreDeps, "store" | "workspace" | "workerName" | "log">,
+  held: (runId: number) => boolean,
+): Promise<string[]> {
+  const { store, workerName } = deps;
+  const elsewhere = (folder: string) => {
+    const runId = runOfWorktree(folder);
+    if (runId === undefined || held(runId)) return false;
+    const run = store.run(runId);
+    return run !== undefined && run.worker !== workerName;
+  };
+  try {
+    const doomed = new Set((await listWorktrees(deps.workspace)).filter(elsewhere));
+    if (doomed.size === 0) return [];
+    // Asked again as each folder comes: a run this worker took up meanwhile is held now.
+    const removed = await sweepWorktrees(deps.workspace, { has: (folder) => !doomed.has(folder) || !elsewhere(folder) });
+    deps.log.info({ removed }, "removed the worktrees of runs other workers hold");
+    return removed;
+  } catch (error) {
+    if (isDatabaseUnavailable(error)) throw error;
+    deps.log.warn({ err: error }, "could not remove the worktrees of runs other workers hold");
+    return [];
+  }
+}

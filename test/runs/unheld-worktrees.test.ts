@@ -1,0 +1,84 @@
+import { existsSync, mkdirSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { sweepUnheldWorktrees } from "../../src/runs/unheld-worktrees.ts";
+import { Store } from "../../src/store/store.ts";
+import { git } from "../../src/workspace/git.ts";
+import { createWorktree, mirrorPath, syncMirror } from "../../src/workspace/workspace.ts";
+import { createRemote, tempDir } from "../support/git-fixtures.ts";
+
+const TOKEN = `ghs_${"t".repeat(36)}`;
+const ref = { owner: "acme", repo: "api" };
+const quiet = { info: () => {}, warn: () => {}, error: () => {} };
+
+/** A store of runs 1 to 4 on issues 1 to 4, each claimed by the worker named for it. */
+function runsClaimedBy(workers: string[]): Store {
+  const store = new Store(process.env.LISA_TEST_DATABASE_URL ? testStoreLocation(tempDir("store")) : ":memory:");
+  for (const [index, worker] of workers.entries()) {
+    const issue = index + 1;
+    const run = store.createRun(
+      {
+        installation_id: 2,
+        owner: "acme",
+        repo: "api",
+        issue_number: issue,
+        issue_title: "Title",
+        issue_body: "",
+        requested_by: "alice",
+        config: "{}",
+      },
+      [{ position: 1, owner: "acme", repo: "api", branch: `lisa/${issue}-title`, baseBranch: "main", scope: null }],
+    );
+    store.claimRun(worker, run?.id);
+  }
+  return store;
+}
+
+describe("sweepUnheldWorktrees", () => {
+  it("removes the worktrees and branches of runs another worker claimed, never those of runs under way here or its own", async () => {
+    const root = tempDir("remote");
+    createRemote(root, "acme/api", "main", { "README.md": "hello\n" });
+    const workspace = {
+      dataDir: tempDir("data"),
+      gitBaseUrl: `file://${root}`,
+      author: { name: "Lisa", email: "lisa@example.com" },
+    };
+    await syncMirror(workspace, ref, TOKEN);
+    const mirror = mirrorPath(workspace, ref);
+    // Run 1 went to w2 (its folder and the CLI's own), run 2 too but it is under way here again, run 3 is w1's, run 4 failed on w2.
+    const store = runsClaimedBy(["w2", "w2", "w1", "w2"]);
+    store.transitionRun(4, "fail");
+    const folders = [];
+    for (const run of [1, 2, 3, 4]) {
+      const worktree = await createWorktree(workspace, ref, {
+        branch: `lisa/${run}-title`,
+        base: "main",
+        dir: `run-${run}-step-1`,
+      });
+      folders.push(worktree.path);
+    }
+    const native = path.join(mirror, ".claude", "worktrees", "lisa-1-1-p1-0");
+    await git(mirror, [
+      "worktree",
+      "add",
+      "--quiet",
+      "--lock",
+      "-b",
+      "worktree-lisa-1-1-p1-0",
+      native,
+      "refs/remotes/origin/main",
+    ]);
+    // A folder whose name says no run is nobody's to judge.
+    const stranger = path.join(workspace.dataDir, "worktrees", "scratch");
+    mkdirSync(stranger);
+
+    const removed = await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2);
+
+    expect(removed.sort()).toEqual([folders[0], folders[3], native].sort());
+    for (const kept of [folders[1], folders[2], stranger]) expect(existsSync(kept as string)).toBe(true);
+    expect(await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).toBe("lisa/2-title\nlisa/3-title");
+    // Nothing more to remove: a second sweep finds nothing.
+    expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
+  });
+});
