@@ -89,6 +89,31 @@ export interface FaultScenario {
   dataDisk?(dataDir: string): Promise<Pick<SmallDisk, "launcher" | "outside" | "copyOut" | "release"> | undefined>;
 }
 
+/** What a whole set of faults counted: every count must be 0. */
+export type FaultTotals = FaultCounts & { faults: number; killPoints: number };
+
+/** No fault left a trace. */
+export const HELD: FaultCounts = {
+  lostRuns: 0,
+  duplicatePrs: 0,
+  duplicateComments: 0,
+  orphans: 0,
+  staleWorktrees: 0,
+  githubBehind: 0,
+};
+
+/** Adds one scenario's counts to `total`. */
+export function countFault(total: FaultTotals, scenario: { killPoint?: boolean }, counts: FaultCounts): void {
+  total.faults += 1;
+  if (scenario.killPoint) total.killPoints += 1;
+  for (const key of Object.keys(HELD) as (keyof FaultCounts)[]) total[key] += counts[key];
+}
+
+/** The summary line `npm run faults` prints, `what` naming the set ("faults", "scale-out faults"). */
+export function faultSummary(total: FaultTotals, what: string): string {
+  return `${total.faults} ${what} (${total.killPoints} SIGKILL points), ${total.lostRuns} lost runs, ${total.duplicatePrs} duplicate PRs, ${total.duplicateComments} duplicate comments, ${total.orphans} orphans, ${total.staleWorktrees} stale worktrees, ${total.githubBehind} GitHub behind the store`;
+}
+
 const REPO = "acme/api";
 /** How long Lisa has to bring a run to review after the fault; not reaching it counts as a lost run. */
 const RECOVERY_MS = 90_000;
