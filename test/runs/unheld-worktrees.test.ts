@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { testStoreLocation } from "../../dev/test-database.ts";
+import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { sweepUnheldWorktrees } from "../../src/runs/unheld-worktrees.ts";
 import { Store } from "../../src/store/store.ts";
 import { git } from "../../src/workspace/git.ts";
@@ -14,7 +14,7 @@ const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** A store of runs 1 to 4 on issues 1 to 4, each claimed by the worker named for it. */
 function runsClaimedBy(workers: string[]): Store {
-  const store = new Store(process.env.LISA_TEST_DATABASE_URL ? testStoreLocation(tempDir("store")) : ":memory:");
+  const store = new Store(testDatabaseUrl(tempDir("store")) ?? ":memory:");
   for (const [index, worker] of workers.entries()) {
     const issue = index + 1;
     const run = store.createRun(
