@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
@@ -80,5 +80,28 @@ describe("sweepUnheldWorktrees", () => {
     expect(await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).toBe("lisa/2-title\nlisa/3-title");
     // Nothing more to remove: a second sweep finds nothing.
     expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
+  });
+
+  it("drops the branch a removal cut short left on this disk, though its folder is gone already", async () => {
+    const root = tempDir("remote");
+    createRemote(root, "acme/api", "main", { "README.md": "hello\n" });
+    const workspace = {
+      dataDir: tempDir("data"),
+      gitBaseUrl: `file://${root}`,
+      author: { name: "Lisa", email: "lisa@example.com" },
+    };
+    await syncMirror(workspace, ref, TOKEN);
+    const mirror = mirrorPath(workspace, ref);
+    // Run 1 was taken over by w2 after this worker froze; run 2 is under way here.
+    const store = runsClaimedBy(["w2", "w1"]);
+    const taken = await createWorktree(workspace, ref, { branch: "lisa/1-title", base: "main", dir: "run-1-step-1" });
+    await createWorktree(workspace, ref, { branch: "lisa/2-title", base: "main", dir: "run-2-step-1" });
+    // The removal of run 1's worktree was killed after its folder went and before its branch did.
+    rmSync(taken.path, { recursive: true, force: true });
+    await git(mirror, ["worktree", "prune"]);
+
+    expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
+
+    expect(await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).toBe("lisa/2-title");
   });
 });
