@@ -1,6 +1,6 @@
 import path from "node:path";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
-import { listWorktrees, sweepWorktrees } from "../workspace/workspace.ts";
+import { dropOrphanBranchesIn, listWorktrees, sweepWorktrees } from "../workspace/workspace.ts";
 import type { CoreDeps } from "./deps.ts";
 
 /**
@@ -32,7 +32,11 @@ export async function sweepUnheldWorktrees(
   };
   try {
     const doomed = new Set((await listWorktrees(deps.workspace)).filter(elsewhere));
-    if (doomed.size === 0) return [];
+    if (doomed.size === 0) {
+      // The branch a removal cut short left has no folder to doom, and the start-up sweep's look may have been skipped.
+      await dropOrphanBranchesIn(deps.workspace);
+      return [];
+    }
     // Asked again as each folder comes: a run this worker took up meanwhile is held now.
     const removed = await sweepWorktrees(deps.workspace, { has: (folder) => !doomed.has(folder) || !elsewhere(folder) });
     deps.log.info({ removed }, "removed the worktrees of runs other workers hold");

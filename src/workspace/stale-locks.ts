@@ -49,7 +49,9 @@ function livingProcesses(): LivingProcess[] {
       let cwd: string | undefined;
       try {
         cwd = readlinkSync(`/proc/${entry}/cwd`);
-      } catch {
+      } catch (error) {
+        // No working directory at all: the process has let go of its files (it is exiting, its locks gone with it) or is gone.
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
         cwd = undefined;
       }
       const args = git ? [...argsOf(entry), ...gitDirsOf(entry)] : [];

@@ -293,12 +293,26 @@ async function dropOrphanBranches(mirror: string): Promise<void> {
     .split("\n")
     .filter(Boolean)
     .map((ref) => ref.slice("refs/heads/".length));
-  if (await gitWorksIn(mirror)) return;
-  const inUse = new Set((await checkedOut(mirror)).values());
+  if (local.length === 0) return;
   const head = (await git(mirror, ["symbolic-ref", "--quiet", "--short", "HEAD"]).catch(() => "")).trim();
-  for (const branch of local) {
-    if (inUse.has(branch) || branch === head) continue;
-    await git(mirror, ["branch", "-D", "--", branch]).catch(() => undefined);
+  const orphans = async () => {
+    const inUse = new Set((await checkedOut(mirror)).values());
+    return local.filter((branch) => !inUse.has(branch) && branch !== head);
+  };
+  // Most looks find none: the processes are read only when there is one to drop.
+  if ((await orphans()).length === 0 || (await gitWorksIn(mirror))) return;
+  for (const branch of await orphans()) await git(mirror, ["branch", "-D", "--", branch]).catch(() => undefined);
+}
+
+/**
+ * Drops, in every mirror, the local branches no worktree has checked out (see dropOrphanBranches),
+ * each mirror under its repository's lock, so that no worktree Lisa makes meanwhile loses its branch.
+ */
+export async function dropOrphanBranchesIn(options: WorkspaceOptions): Promise<void> {
+  for (const { mirror } of await worktreeFolders(options)) {
+    if (!mirror) continue;
+    const ref = { owner: path.basename(path.dirname(mirror)), repo: path.basename(mirror, ".git") };
+    await withRepoLock(lockKey(ref), () => dropOrphanBranches(mirror)).catch(() => undefined);
   }
 }
 
@@ -431,8 +445,8 @@ export async function sweepWorktrees(options: WorkspaceOptions, keep: Pick<Reado
     // A `worktree add` killed midway leaves its registration locked, and prune passes locked ones by.
     await clearStaleLocks(mirror, worktreesRoot(options)).catch(() => undefined);
     await git(mirror, ["worktree", "prune"]).catch(() => undefined);
-    await dropOrphanBranches(mirror).catch(() => undefined);
   }
+  await dropOrphanBranchesIn(options);
   return removed;
 }
 

@@ -1,11 +1,11 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { sweepUnheldWorktrees } from "../../src/runs/unheld-worktrees.ts";
 import { Store } from "../../src/store/store.ts";
 import { git } from "../../src/workspace/git.ts";
-import { createWorktree, mirrorPath, syncMirror } from "../../src/workspace/workspace.ts";
+import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";
 import { createRemote, tempDir } from "../support/git-fixtures.ts";
 
 const TOKEN = `ghs_${"t".repeat(36)}`;
@@ -35,17 +35,22 @@ function runsClaimedBy(workers: string[]): Store {
   return store;
 }
 
+/** A data directory with the mirror of acme/api synced from a remote of one commit on main. */
+async function mirrored(): Promise<{ workspace: WorkspaceOptions; mirror: string }> {
+  const root = tempDir("remote");
+  createRemote(root, "acme/api", "main", { "README.md": "hello\n" });
+  const workspace = {
+    dataDir: tempDir("data"),
+    gitBaseUrl: `file://${root}`,
+    author: { name: "Lisa", email: "lisa@example.com" },
+  };
+  await syncMirror(workspace, ref, TOKEN);
+  return { workspace, mirror: mirrorPath(workspace, ref) };
+}
+
 describe("sweepUnheldWorktrees", () => {
   it("removes the worktrees and branches of runs another worker claimed, never those of runs under way here or its own", async () => {
-    const root = tempDir("remote");
-    createRemote(root, "acme/api", "main", { "README.md": "hello\n" });
-    const workspace = {
-      dataDir: tempDir("data"),
-      gitBaseUrl: `file://${root}`,
-      author: { name: "Lisa", email: "lisa@example.com" },
-    };
-    await syncMirror(workspace, ref, TOKEN);
-    const mirror = mirrorPath(workspace, ref);
+    const { workspace, mirror } = await mirrored();
     // Run 1 went to w2 (its folder and the CLI's own), run 2 too but it is under way here again, run 3 is w1's, run 4 failed on w2.
     const store = runsClaimedBy(["w2", "w2", "w1", "w2"]);
     store.transitionRun(4, "fail");
@@ -80,5 +85,20 @@ describe("sweepUnheldWorktrees", () => {
     expect(await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).toBe("lisa/2-title\nlisa/3-title");
     // Nothing more to remove: a second sweep finds nothing.
     expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
+  });
+
+  it("drops the branch a removal cut short left on this disk, though its folder is gone already", async () => {
+    const { workspace, mirror } = await mirrored();
+    // Run 1 was taken over by w2 after this worker froze; run 2 is under way here.
+    const store = runsClaimedBy(["w2", "w1"]);
+    const taken = await createWorktree(workspace, ref, { branch: "lisa/1-title", base: "main", dir: "run-1-step-1" });
+    await createWorktree(workspace, ref, { branch: "lisa/2-title", base: "main", dir: "run-2-step-1" });
+    // The removal of run 1's worktree was killed after its folder went and before its branch did.
+    rmSync(taken.path, { recursive: true, force: true });
+    await git(mirror, ["worktree", "prune"]);
+
+    expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
+
+    expect(await git(mirror, ["for-each-ref", "--format=%(refname:short)", "refs/heads/"])).toBe("lisa/2-title");
   });
 });

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { commitPending } from "../../src/runs/commit-changes.ts";
 import { git } from "../../src/workspace/git.ts";
+import { gitWorksIn } from "../../src/workspace/stale-locks.ts";
 import {
   createWorktree,
   pushBranch,
@@ -198,6 +199,26 @@ describe("locks a killed git left", () => {
 
     await syncMirror(options, ref, TOKEN);
     expect(locks.map((lock) => existsSync(lock))).toEqual([true, true]);
+  });
+});
+
+describe("gits elsewhere on the host", () => {
+  it("a git exiting elsewhere is not taken for one working in the mirror", { timeout: 30_000 }, async () => {
+    const { options } = setup();
+    const mirror = await syncMirror(options, ref, TOKEN);
+    // Two loops of short gits in another folder: each ends with a moment where /proc shows no working directory.
+    for (let loop = 0; loop < 2; loop += 1) {
+      const churn = spawn("sh", ["-c", "while :; do git --version >/dev/null; done"], {
+        cwd: tempDir("churn"),
+        detached: true,
+        stdio: "ignore",
+      });
+      started.push(churn);
+    }
+    let seen = 0;
+    for (let look = 0; look < 500; look += 1) if (await gitWorksIn(mirror)) seen += 1;
+    // Taken for one, it skipped the start-up sweep's drop of a branch a killed removal left (scale-worker-frozen-past-lease).
+    expect(seen).toBe(0);
   });
 });
 
