@@ -240,7 +240,12 @@ export class Worker {
     // offered, to be taken over; one another worker holds is left to it (one job per run).
     await this.#claims.offer(store.runsIn("running").map((run) => run.id));
     await this.#refreshGates();
-    const swept = [...(await this.#sweep(store.runsIn("queued", "failed", "blocked"))), ...(await this.#trimKept())];
+    // The worktrees of runs given up are kept: this worker may well take them up again, and no
+    // other has moved them on yet. Once another worker claims one, the unheld sweep removes it.
+    const swept = [
+      ...(await this.#sweep([...store.runsIn("queued", "failed", "blocked"), ...mine])),
+      ...(await this.#trimKept()),
+    ];
     if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
   }
 
