@@ -146,8 +146,9 @@ export class Worker {
     // and look again once that time is up rather than at the next round.
     const settled = this.#claims.shared ? this.#deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
     try {
-      if (this.#claims.shared && store.runsBehindOnGitHub().length > store.runsBehindOnGitHub(settled).length)
-        this.#convergeAgainIn(PUBLISH_GRACE_MS);
+      const behind = store.runsBehindOnGitHub();
+      const settledRuns = behind.filter((run) => run.changed_at <= settled);
+      if (settledRuns.length < behind.length) this.#convergeAgainIn(PUBLISH_GRACE_MS);
       await store.exclusively("tracking", async () => {
         for (const run of store.runsOwingTracking()) {
           try {
@@ -156,7 +157,7 @@ export class Worker {
             log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
           }
         }
-        for (const run of store.runsBehindOnGitHub(settled)) {
+        for (const run of settledRuns) {
           try {
             await publishRunState(this.#deps, await this.#deps.github(run.installation_id), run.id);
             log.info({ runId: run.id, state: run.state }, "GitHub brought up to the run's state");
@@ -227,8 +228,8 @@ export class Worker {
    * A worker sharing PostgreSQL recovers only what is its own, since other workers' runs are running
    * too: the agents its earlier process left on this machine are stopped, and that process's claims
    * are given up at once, so its runs are taken over (by any worker, this one included) without
-   * waiting for their leases. Their worktrees go with the claims: whoever takes a run over starts
-   * from what was pushed, and no other worker would ever remove them from this disk.
+   * waiting for their leases. Their worktrees stay until another worker claims the run (the unheld
+   * sweep removes them then): this worker may take its run up again, and resumes in them.
    */
   async #recoverShared(): Promise<void> {
     const { store, log, workerName } = this.#deps;

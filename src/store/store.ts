@@ -372,7 +372,7 @@ export class Store {
    * change, made before `changedBefore`, GitHub does not show yet: Lisa stopped, or GitHub failed,
    * between the two.
    */
-  runsBehindOnGitHub(changedBefore: number = Number.POSITIVE_INFINITY): RunRow[] {
+  runsBehindOnGitHub(changedBefore: number = Number.POSITIVE_INFINITY): (RunRow & { changed_at: number })[] {
     return this.#all<RunRow & { changed_at: number }>(
       `SELECT runs.*, last.id AS last_event, last.created_at AS changed_at FROM runs
          JOIN events last ON last.id = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL)
