@@ -396,7 +396,7 @@ export class Worker {
           await this.recover();
           this.#recoveryOwed = false;
         }
-        this.#recordUnrecorded();
+        await this.#recordUnrecorded();
         await this.#handBack();
         await this.#sweepUnheld();
         // One worker at a time handles the commands, in order: those on one issue must not race.
@@ -421,6 +421,8 @@ export class Worker {
   async #drainCommands(held: () => boolean): Promise<void> {
     const { store, log } = this.#deps;
     for (let command = store.nextCommand(); command && !this.#stopped && held(); command = store.nextCommand()) {
+      // A run may have failed on a full disk since the pump began: its retry must find it failed.
+      await this.#recordUnrecorded();
       if (!store.isGenuine(command)) {
         this.#refuseForged(command);
         continue;
@@ -656,13 +658,17 @@ export class Worker {
   }
 
   /**
-   * Writes the failures a full data disk kept from the store, before anything else is done (a
-   * `/lisa retry` of such a run finds it failed). Their runs still stand running there, run by no one.
+   * Writes the failures a full data disk kept from the store, before any command is handled (a
+   * `/lisa retry` of such a run finds it failed). Their runs still stand running there, run by no
+   * one: an execution still winding down (releasing its claim) is let finish first.
    */
-  #recordUnrecorded(): void {
-    const { store, log } = this.#deps;
+  async #recordUnrecorded(): Promise<void> {
+    const { store, log, workerName } = this.#deps;
     for (const [runId, failure] of [...this.#unrecorded]) {
-      if (store.run(runId)?.state === "running" && !this.#active.has(runId)) recordFailure(store, failure);
+      await this.#active.get(runId)?.catch(() => undefined);
+      const run = store.run(runId);
+      // Another worker took the run over meanwhile (this one froze past its lease): it is that one's to end.
+      if (run?.state === "running" && run.worker === workerName) recordFailure(store, failure);
       this.#unrecorded.delete(runId);
       log.info({ runId }, "recorded a run's failure that the full data disk had kept from the store");
     }

@@ -587,9 +587,7 @@ export const FAULTS: FaultScenario[] = [
   ...multiRepo,
   ...passTwo,
   ...afterTransitions,
-  // disk-full-mid-gate is out while a race stands: a `/lisa retry` handled before the worker has
-  // recorded the failure the full disk kept from the store is answered "nothing to retry".
-  ...DISK_FULL_FAULTS.filter((fault) => fault.name !== "disk-full-mid-gate"),
+  ...DISK_FULL_FAULTS,
   ...otherFaults,
 ];
 
