@@ -1,6 +1,9 @@
 import type { CommandRow } from "../store/rows.ts";
 import type { CommandGesture, Gesture } from "./gesture.ts";
 
+/** How the outcome of a command that failed begins (Worker's drain writes it). */
+export const FAILED_OUTCOME = "error: ";
+
 /** Commands written this close together, same words by the same person on the same issue, may be one request. */
 export const COALESCE_WINDOW_MS = 10_000;
 
@@ -28,7 +31,9 @@ export function repeatedCommand(
       other?.kind === "command" &&
       sameRequest(gesture, other) &&
       Math.abs(Date.parse(other.createdAt) - at) <= COALESCE_WINDOW_MS &&
-      (row.finished_at === null || !cameToRest(row.finished_at, command.created_at))
+      (row.finished_at === null || !cameToRest(row.finished_at, command.created_at)) &&
+      // Said again after the first one failed (and said so), it is a new try, not part of a flood.
+      !(row.outcome?.startsWith(FAILED_OUTCOME) && row.finished_at !== null && command.created_at > row.finished_at)
     );
   });
 }

@@ -6,6 +6,7 @@ import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
 import { publishRunState } from "../runs/publish-state.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
+import * as changes from "../store/run-changes.ts";
 import type { NewGuidance, PassRow, RunRow, StepRow } from "../store/store.ts";
 import { isAncestor, syncMirror } from "../workspace/workspace.ts";
 import { isWriter, replyOnce } from "./authorize.ts";
@@ -351,10 +352,8 @@ async function requestPass(
     const pass = deps.store.currentPass(run.id);
     const planning = deps.store.steps(run.id).find((s) => s.position === 0);
     if (!pass || !planning) return "no plan waits";
-    deps.store.addGuidance(run.id, items, pass.id);
-    deps.store.transitionPass(pass.id, "replan");
-    deps.store.replanStep(planning.id, pass.number);
-    if (!deps.store.transitionRun(run.id, "replan", { actor: request.by })) return "replan lost a race";
+    const change = { runId: run.id, passId: pass.id, passNumber: pass.number, planningStepId: planning.id, guidance: items };
+    if (!changes.replanRun(deps.store, change, { actor: request.by })) return "replan lost a race";
     await publishRunState(deps, gh, run.id);
     await scene.reply(`Lisa plans pass ${pass.number} again with ${request.what}.`);
     return "plan: planning again";
@@ -437,11 +436,9 @@ async function fixBlocked(scene: Scene, gesture: CommandGesture): Promise<string
     await scene.reply("Nothing is blocked here.");
     return "fix: nothing blocked";
   }
-  if (gesture.command.text)
-    deps.store.addGuidance(run.id, [guidanceItem(scene, "fix", gesture.command.text, { url: gesture.url })], pass.id);
-  for (const s of blocked) deps.store.freshBudget(s.id);
-  deps.store.transitionPass(pass.id, "fix");
-  if (!deps.store.transitionRun(run.id, "fix", { actor: gesture.sender })) return "fix lost a race";
+  const guidance = gesture.command.text ? [guidanceItem(scene, "fix", gesture.command.text, { url: gesture.url })] : [];
+  const change = { runId: run.id, passId: pass.id, stepIds: blocked.map((s) => s.id), guidance };
+  if (!changes.fixBlocked(deps.store, change, { actor: gesture.sender })) return "fix lost a race";
   await publishRunState(deps, gh, run.id);
   return `fix: ${blocked.length} step(s) queued again`;
 }
@@ -452,16 +449,17 @@ async function skipBlocked(scene: Scene, gesture: CommandGesture): Promise<strin
     await scene.reply("Nothing is blocked here, so there is nothing to skip.");
     return "skip: nothing blocked";
   }
-  const pass = deps.store.currentPass(run.id);
-  for (const s of deps.store.steps(run.id)) {
-    if (s.state === "blocked" && (!step || s.id === step.id)) deps.store.updateStep(s.id, { state: "skipped" });
-  }
-  if (deps.store.steps(run.id).some((s) => s.state === "blocked")) {
+  const stepIds = deps.store
+    .steps(run.id)
+    .filter((s) => s.state === "blocked" && (!step || s.id === step.id))
+    .map((s) => s.id);
+  const passId = deps.store.currentPass(run.id)?.id;
+  const skipped = changes.skipBlocked(deps.store, { runId: run.id, passId, stepIds }, { actor: gesture.sender });
+  if (skipped === "still blocked") {
     await publishTracking(deps, gh, run.id);
     return "skip: one step skipped, others still blocked";
   }
-  if (pass) deps.store.transitionPass(pass.id, "skip");
-  if (!deps.store.transitionRun(run.id, "skip", { actor: gesture.sender })) return "skip lost a race";
+  if (!skipped) return "skip lost a race";
   await publishRunState(deps, gh, run.id);
   return "skip: the pass goes on to review";
 }
@@ -496,9 +494,8 @@ async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
     await scene.reply("`/lisa proceed` is for a plan waiting for review; this run has none waiting.");
     return "proceed: nothing waits";
   }
-  const pass = deps.store.currentPass(run.id);
-  if (pass) deps.store.transitionPass(pass.id, "planned");
-  if (!deps.store.transitionRun(run.id, "proceed", { actor: gesture.sender })) return "proceed lost a race";
+  const passId = deps.store.currentPass(run.id)?.id;
+  if (!changes.proceedWithPlan(deps.store, run.id, passId, { actor: gesture.sender })) return "proceed lost a race";
   await publishRunState(deps, gh, run.id);
   return "proceed: building the plan";
 }
@@ -506,18 +503,12 @@ async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
 async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {
   const { deps, gh, run } = scene;
   if (!run) return "no run";
-  const pass = deps.store.currentPass(run.id);
-  if (!deps.store.transitionRun(run.id, "abort", { actor: gesture.sender })) {
+  const passId = deps.store.currentPass(run.id)?.id;
+  if (!changes.abortRun(deps.store, run.id, passId, { actor: gesture.sender })) {
     await scene.reply(`Run ${run.id} is ${run.state}; there is nothing under way to stop.`);
     return `abort refused in ${run.state}`;
   }
-  if (pass) deps.store.transitionPass(pass.id, "abort");
   scene.controls.stopSessions(run.id);
-  for (const step of deps.store.steps(run.id)) {
-    if (step.state === "running" || step.state === "pending" || step.state === "blocked") {
-      deps.store.updateStep(step.id, { state: "skipped" });
-    }
-  }
   await publishRunState(deps, gh, run.id);
   await scene.reply(
     `Stopped pass ${run.current_pass}. \`/lisa continue\` or \`/lisa redirect <what to change>\` starts pass ${run.current_pass + 1}; closing the pull requests ends the run.`,

@@ -5,6 +5,7 @@ import type { CoreDeps } from "../runs/deps.ts";
 import { readConfigOf } from "../runs/pass-config.ts";
 import { publishRunState } from "../runs/publish-state.ts";
 import { publishTracking } from "../runs/publish-tracking.ts";
+import { withdrawRun } from "../store/run-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 
 /**
@@ -79,17 +80,9 @@ export async function refreshGate(
         : verdict === "accept" && (current.state === "review" || current.state === "stopped")
           ? store.recordAcceptance(runId, { by: cause.actor ?? run.requested_by, via: "approval" })
           : verdict === "wait" && current.state === "accepted"
-            ? withdraw(deps, runId, cause)
+            ? withdrawRun(deps.store, runId, cause)
             : undefined;
   if (moved) await publishRunState(deps, gh, runId, publish);
   else await publish();
   return verdict;
-}
-
-/** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
-function withdraw(deps: CoreDeps, runId: number, cause: { actor?: string; note?: string }) {
-  const moved = deps.store.transitionRun(runId, "withdraw", cause);
-  const pass = moved && deps.store.currentPass(runId);
-  if (pass) deps.store.transitionPass(pass.id, "withdraw");
-  return moved;
 }

@@ -1,4 +1,5 @@
 import { statfsSync } from "node:fs";
+import { failRun } from "../store/run-changes.ts";
 import type { Store } from "../store/store.ts";
 
 /** SQLite's primary result code for "database or disk is full"; extended codes keep it in the low byte. */
@@ -57,7 +58,6 @@ export class DiskFullError extends Error {
 
 /** Writes `failure` to the store; throws what the store threw (a full disk: nothing of it was written). */
 export function recordFailure(store: Store, failure: RunFailure): void {
-  if (failure.stepId !== undefined) store.updateStep(failure.stepId, { state: "failed", error: failure.detail });
-  store.updateRun(failure.runId, { error: failure.message });
-  store.transitionRun(failure.runId, "fail", { note: failure.message.slice(0, 500) });
+  const steps = failure.stepId === undefined ? [] : [{ id: failure.stepId, error: failure.detail }];
+  failRun(store, failure.runId, failure.message, steps);
 }

@@ -1,6 +1,7 @@
 import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
 import { checkAtGate } from "./check-run.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
@@ -65,8 +66,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     await descend(ctx);
     // `review.plan`: a multi-repository plan waits for `/lisa proceed` (seed 001's plan gate).
     if (ctx.config.review.plan && store.steps(run.id).some((s) => s.position === 0)) {
-      store.transitionPass(ctx.pass.id, "plan_ready");
-      store.transitionRun(run.id, "plan_ready");
+      awaitPlanReview(store, run.id, ctx.pass.id);
       await relabel("plan_review");
       return;
     }
@@ -87,9 +87,9 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     const blocked = store.steps(run.id).filter((s) => s.pass === ctx.pass.number && s.state === "blocked");
     // 4
     if (blocked.length > 0) {
-      store.transitionPass(ctx.pass.id, "block");
+      // The packages first: stopped before the store says blocked, the resumed pass writes them again.
       for (const step of blocked) await finishPackage(ctx, step.id, "blocked");
-      store.transitionRun(run.id, "block");
+      blockRun(store, run.id, ctx.pass.id);
       await relabel("blocked");
       return;
     }

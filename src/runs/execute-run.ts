@@ -2,6 +2,7 @@ import { parseConfig } from "../config/parse-config.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import * as changes from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { endOpenChecks } from "./check-run.ts";
 import type { CoreDeps } from "./deps.ts";
@@ -139,10 +140,12 @@ function explain(error: unknown, secrets: readonly string[], dataDir: string): s
 export async function abandonRun(deps: CoreDeps, runId: number, message: string): Promise<void> {
   const run = deps.store.run(runId);
   if (!run) return;
-  for (const step of deps.store.steps(runId)) {
-    if (step.state === "running" || step.state === "pending") deps.store.updateStep(step.id, { state: "failed", error: message });
-  }
-  deps.store.updateRun(runId, { error: message });
-  deps.store.transitionRun(runId, "fail", { note: message });
+  const unfinished = deps.store.steps(runId).filter((step) => step.state === "running" || step.state === "pending");
+  changes.failRun(
+    deps.store,
+    runId,
+    message,
+    unfinished.map((step) => ({ id: step.id, error: message })),
+  );
   await publishRunState(deps, await deps.github(run.installation_id), runId);
 }

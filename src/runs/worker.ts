@@ -1,5 +1,5 @@
 import { replyOnce } from "../commands/authorize.ts";
-import { repeatedCommand } from "../commands/coalesce.ts";
+import { FAILED_OUTCOME, repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
@@ -9,6 +9,7 @@ import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import type { CommandRow, RunRow, StepState } from "../store/rows.ts";
+import { interruptRun } from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
@@ -214,8 +215,7 @@ export class Worker {
           log.error({ err: error, runId: run.id }, "could not report abandoned run"),
         );
       } else {
-        store.updateRun(run.id, { restarts: run.restarts + 1 });
-        store.transitionRun(run.id, "interrupt");
+        interruptRun(store, run.id, run.restarts);
         log.info({ runId: run.id }, "resuming a run interrupted by a restart");
       }
     }
@@ -451,7 +451,7 @@ export class Worker {
           this.#retryLater(command, error);
           continue;
         }
-        outcome = `error: ${(error as Error).message}`;
+        outcome = `${FAILED_OUTCOME}${(error as Error).message}`;
         log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
         await this.#tellFailure(command, error);
       }

@@ -92,6 +92,26 @@ export class Store {
     }
   }
 
+  /**
+   * Runs `work` as one transaction, and returns undefined with nothing written when it returns
+   * undefined (a run's compare-and-set lost): the changes of run-changes.ts, each all or nothing.
+   * Not to be nested in another transaction, whose writes it could not take back.
+   */
+  atomically<T>(work: () => T | undefined): T | undefined {
+    if (this.#depth > 0) throw new Error("Store.atomically is a transaction of its own, not a part of another");
+    const refused = Symbol("refused");
+    try {
+      return this.#tx(() => {
+        const result = work();
+        if (result === undefined) throw refused;
+        return result;
+      });
+    } catch (error) {
+      if (error === refused) return undefined;
+      throw error;
+    }
+  }
+
   #outerTx<T>(work: () => T): T {
     this.#db.begin();
     try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { repeatedCommand } from "../../src/commands/coalesce.ts";
+import { FAILED_OUTCOME, repeatedCommand } from "../../src/commands/coalesce.ts";
 import type { CommandGesture } from "../../src/commands/gesture.ts";
 import type { CommandRow } from "../../src/store/rows.ts";
 
@@ -67,6 +67,14 @@ describe("repeatedCommand", () => {
     };
     expect(repeatedCommand(again, [first], rested)).toBeUndefined();
     expect(seen).toEqual([[T0 + 900, T0 + 1_200]]);
+  });
+
+  it("keeps the same words said again after the first failed and said so, and joins those sent before that", () => {
+    const failed = { ...row(gesture(), T0 + 100, T0 + 900), outcome: `${FAILED_OUTCOME}disk I/O error` };
+    const afterward = row(gesture({ commentId: 2, createdAt: new Date(T0 + 2_000).toISOString() }), T0 + 2_100, null);
+    expect(repeatedCommand(afterward, [failed], restless)).toBeUndefined();
+    const flood = row(gesture({ commentId: 3 }), T0 + 200, null);
+    expect(repeatedCommand(flood, [failed], restless)).toBe(failed);
   });
 
   it.each([

@@ -16,6 +16,15 @@ const CHANGE: FakeInvocation = {
   write: { "health.ts": "export const health = () => 'ok';\n" },
   manifest: { title: "Add a health check", what: "health() answers ok." },
 };
+const BLOCKED: FakeInvocation = {
+  write: { "health.ts": "export const health = () => 'maybe';\n" },
+  manifest: {
+    title: "Add a health check",
+    what: "Half of health().",
+    recommendation: "blocked",
+    blocked: { tried: "Two designs.", needed: "Which status codes count as healthy." },
+  },
+};
 const REVISED: FakeInvocation = {
   write: { "health.ts": "export const health = () => 'ok, v2';\n" },
   manifest: { title: "Add a health check", what: "health() answers ok, v2." },
@@ -150,6 +159,19 @@ const passTwo: FaultScenario[] = [
     config: GATED,
     pass: 2,
     inflict: duringPassTwo(killMidSession),
+  },
+  {
+    name: "block-package-lost",
+    what: "SIGKILL as a blocked second pass's review package leaves, before the store has the run blocked (the pass alone was, before issue 23)",
+    killPoint: true,
+    invocations: [CHANGE, BLOCKED],
+    config: GATED,
+    pass: 2,
+    ends: "blocked",
+    // The package was first written as the step blocked; this is the pass's own edit of it.
+    inflict: duringPassTwo((world) =>
+      world.killAsWriteLeaves({ method: "PATCH", path: /\/issues\/comments\/\d+$/, body: /lisa:pass run=1 pass=2/ }),
+    ),
   },
 ];
 
@@ -430,15 +452,6 @@ const MERGING = `${GATED}review:\n  on_accept: merge\n`;
 const labelWrite = (label: string) => ({ path: /\/labels(\/[^/]+)?$/, body: new RegExp(label) });
 /** An agent that dies at once: the run fails. */
 const CRASHING: FakeInvocation = { crash: true, stderr: "Segmentation fault" };
-const BLOCKED: FakeInvocation = {
-  write: { "health.ts": "export const health = () => 'maybe';\n" },
-  manifest: {
-    title: "Add a health check",
-    what: "Half of health().",
-    recommendation: "blocked",
-    blocked: { tried: "Two designs.", needed: "Which status codes count as healthy." },
-  },
-};
 
 /** Kills Lisa right after GitHub put `label` on the issue, before Lisa hears of it. */
 const killAfterLabel = (label: string) => async (world: FaultWorld) => {

@@ -1,0 +1,125 @@
+import type { RunRow } from "./rows.ts";
+import type { NewGuidance, Store } from "./store.ts";
+
+// The state changes that span a run, its pass and its steps, each one transaction: all of it is
+// written or none. Written one record at a time, a crash or a lost connection between two writes
+// left a run `running` with a `blocked` pass (whose resume opened the gate with a blocked step), a
+// pass that moved while its run did not, or a failed step in a run still running. Each returns the
+// run as the change left it, or undefined when the run's state refused the change (nothing written).
+
+type Cause = { actor?: string; note?: string };
+
+/** The pass stopped at blocked steps: it and the run wait for `/lisa fix` or `/lisa skip`. */
+export function blockRun(store: Store, runId: number, passId: number): RunRow | undefined {
+  return store.atomically(() => {
+    store.transitionPass(passId, "block");
+    return store.transitionRun(runId, "block");
+  });
+}
+
+/** A multi-repository plan waits for `/lisa proceed` (`review.plan`). */
+export function awaitPlanReview(store: Store, runId: number, passId: number): RunRow | undefined {
+  return store.atomically(() => {
+    store.transitionPass(passId, "plan_ready");
+    return store.transitionRun(runId, "plan_ready");
+  });
+}
+
+/** `/lisa redirect` on a plan waiting for review: the same pass plans again, with `guidance`. */
+export function replanRun(
+  store: Store,
+  change: { runId: number; passId: number; passNumber: number; planningStepId: number; guidance: NewGuidance[] },
+  cause: Cause,
+): RunRow | undefined {
+  return store.atomically(() => {
+    store.addGuidance(change.runId, change.guidance, change.passId);
+    store.transitionPass(change.passId, "replan");
+    store.replanStep(change.planningStepId, change.passNumber);
+    return store.transitionRun(change.runId, "replan", cause);
+  });
+}
+
+/** `/lisa fix`: the blocked steps go again in the same pass, each with a fresh budget, with `guidance`. */
+export function fixBlocked(
+  store: Store,
+  change: { runId: number; passId: number; stepIds: number[]; guidance: NewGuidance[] },
+  cause: Cause,
+): RunRow | undefined {
+  return store.atomically(() => {
+    if (change.guidance.length > 0) store.addGuidance(change.runId, change.guidance, change.passId);
+    for (const id of change.stepIds) store.freshBudget(id);
+    store.transitionPass(change.passId, "fix");
+    return store.transitionRun(change.runId, "fix", cause);
+  });
+}
+
+/**
+ * `/lisa skip`: the blocked steps `stepIds` are skipped; once none is left blocked, the pass goes on
+ * to review. "still blocked" when others are (the skipped ones are written).
+ */
+export function skipBlocked(
+  store: Store,
+  change: { runId: number; passId: number | undefined; stepIds: number[] },
+  cause: Cause,
+): RunRow | "still blocked" | undefined {
+  return store.atomically(() => {
+    for (const id of change.stepIds) store.updateStep(id, { state: "skipped" });
+    if (store.steps(change.runId).some((s) => s.state === "blocked")) return "still blocked";
+    if (change.passId !== undefined) store.transitionPass(change.passId, "skip");
+    return store.transitionRun(change.runId, "skip", cause);
+  });
+}
+
+/** `/lisa proceed`: the plan that waited for review is built as it is. */
+export function proceedWithPlan(store: Store, runId: number, passId: number | undefined, cause: Cause): RunRow | undefined {
+  return store.atomically(() => {
+    if (passId !== undefined) store.transitionPass(passId, "planned");
+    return store.transitionRun(runId, "proceed", cause);
+  });
+}
+
+/** `/lisa abort`: the run and its pass stop, and the steps not done are skipped. */
+export function abortRun(store: Store, runId: number, passId: number | undefined, cause: Cause): RunRow | undefined {
+  return store.atomically(() => {
+    const run = store.transitionRun(runId, "abort", cause);
+    if (!run) return undefined;
+    if (passId !== undefined) store.transitionPass(passId, "abort");
+    for (const step of store.steps(runId)) {
+      if (step.state === "running" || step.state === "pending" || step.state === "blocked")
+        store.updateStep(step.id, { state: "skipped" });
+    }
+    return run;
+  });
+}
+
+/** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
+export function withdrawRun(store: Store, runId: number, cause: Cause): RunRow | undefined {
+  return store.atomically(() => {
+    const run = store.transitionRun(runId, "withdraw", cause);
+    const pass = run && store.currentPass(runId);
+    if (pass) store.transitionPass(pass.id, "withdraw");
+    return run;
+  });
+}
+
+/** The run failed with `message`; `steps` are the ones that failed with it, each with its own error. */
+export function failRun(
+  store: Store,
+  runId: number,
+  message: string,
+  steps: { id: number; error: string }[],
+): RunRow | undefined {
+  return store.atomically(() => {
+    for (const step of steps) store.updateStep(step.id, { state: "failed", error: step.error });
+    store.updateRun(runId, { error: message });
+    return store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
+  });
+}
+
+/** A run this process had under way when it stopped is queued to resume, a restart counted. */
+export function interruptRun(store: Store, runId: number, restarts: number): RunRow | undefined {
+  return store.atomically(() => {
+    store.updateRun(runId, { restarts: restarts + 1 });
+    return store.transitionRun(runId, "interrupt");
+  });
+}
