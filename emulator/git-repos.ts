@@ -10,11 +10,16 @@ const execFileAsync = promisify(execFile);
  * A clean environment: the emulator's repositories must not depend on the user's git config
  * (signing, hooks, default branch) nor on a GIT_DIR inherited from a surrounding git hook.
  */
-function gitEnv(): NodeJS.ProcessEnv {
+export function gitEnv(): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
     GIT_CONFIG_NOSYSTEM: "1",
     GIT_CONFIG_GLOBAL: "/dev/null",
+    // No automatic gc: a commit of thousands of files (the bench's 10,000-file seed) starts one in
+    // the background, still writing into the throw-away clone while it is removed (ENOTEMPTY).
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "gc.auto",
+    GIT_CONFIG_VALUE_0: "0",
     GIT_TERMINAL_PROMPT: "0",
     GIT_AUTHOR_NAME: "GitHub Emulator",
     GIT_AUTHOR_EMAIL: "emulator@example.invalid",

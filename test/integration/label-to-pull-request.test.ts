@@ -302,6 +302,24 @@ describe("delivering the webhook twice", () => {
   });
 });
 
+describe("the check run", () => {
+  it("puts its check run on the commit it pushed, the pull request's head", async () => {
+    const agent = createFakeClaude([fixReadme]);
+    const github = fakeHelloWorld({ config: CONFIG, routes: ALL_ROUTES });
+    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
+    await harness.lisa.start();
+
+    await deliverLabeled(harness);
+
+    const pushed = gitIn(path.join(context.remoteRoot, `${OWNER}/${REPO}.git`), "rev-parse", `refs/heads/${BRANCH}`).trim();
+    expect(pushed).toMatch(/^[0-9a-f]{40}$/);
+    expect(github.state.checkRuns).toEqual([expect.objectContaining({ name: "Lisa", head_sha: pushed, status: "completed" })]);
+    // Lisa keeps the head it read from the pull request: the same commit.
+    const [run] = harness.lisa.store.runsIn("review");
+    expect(harness.lisa.store.steps(run?.id ?? 0).map((step) => step.head_sha)).toEqual([pushed]);
+  });
+});
+
 describe("limits.max_cost_usd", () => {
   it("stops invoking the agent once the run has spent its budget, and says so", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# nope\n" }, cost: 0.75 }]);

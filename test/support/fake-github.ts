@@ -1,4 +1,5 @@
 import nock from "nock";
+import { branchSha, commitExists } from "../../emulator/git-repos.ts";
 
 export const API = "https://api.github.com";
 
@@ -39,6 +40,8 @@ export interface FakePull {
   body: string;
   html_url: string;
   draft: boolean;
+  /** The last head commit a request saw (the branch's commit is read from the repository). */
+  headSha?: string;
 }
 
 export interface FakeGitHubOptions {
@@ -46,6 +49,11 @@ export interface FakeGitHubOptions {
   repo: string;
   installationId: number;
   token: string;
+  /**
+   * The bare repository standing in for this one (Lisa pushes to it): a pull request's `head.sha` is
+   * its branch's commit there, and a check run's `head_sha` must be one of its commits.
+   */
+  gitDir: string;
   /** Text of `.github/lisa.yml`; null when the file does not exist. */
   config: string | null;
   /** Role of every user asking, as `role_name`. */
@@ -68,32 +76,39 @@ type Reply = [number, unknown?, Record<string, string>?];
  * Adapts a handler of (path, parsed JSON body) to nock 15's reply function, which receives the
  * fetch Request and a callback.
  */
-function respond(handler: (uri: string, body: unknown) => Reply) {
+function respond(handler: (uri: string, body: unknown) => Reply | Promise<Reply>) {
   return (request: unknown, callback: unknown) => {
     const req = request as Request;
     const done = callback as (error: Error | null, reply?: Reply) => void;
     const url = new URL(req.url);
     req
       .text()
-      .then((text) => done(null, handler(`${url.pathname}${url.search}`, text ? JSON.parse(text) : undefined)))
+      .then(async (text) => done(null, await handler(`${url.pathname}${url.search}`, text ? JSON.parse(text) : undefined)))
       .catch((error: Error) => done(error));
   };
 }
 
-/** A pull request as the REST API shows it; the head commit is not tracked, so its sha is the branch name. */
-function pullJson(pull: FakePull) {
+/**
+ * A pull request as the REST API shows it. Its head is the branch's commit in `gitDir`, read at each
+ * request since a push moves it; a branch deleted since keeps the last head seen, as GitHub does.
+ */
+async function pullJson(gitDir: string, pull: FakePull) {
+  const sha = (await branchSha(gitDir, pull.head)) ?? pull.headSha;
+  if (sha === undefined) throw new Error(`fake GitHub: pull #${pull.number}'s branch ${pull.head} is not in ${gitDir}`);
+  pull.headSha = sha;
+  const { headSha: _, ...fields } = pull;
   return {
-    ...pull,
+    ...fields,
     state: "open",
     merged: false,
     node_id: `PR_${pull.number}`,
-    head: { ref: pull.head, sha: pull.head },
+    head: { ref: pull.head, sha },
     base: { ref: pull.base },
   };
 }
 
 export function fakeGitHub(options: FakeGitHubOptions) {
-  const { owner, repo } = options;
+  const { owner, repo, gitDir } = options;
   const base = `/repos/${owner}/${repo}`;
   const state = {
     comments: [...(options.comments ?? [])],
@@ -258,17 +273,18 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     scope
       .get(new RegExp(`^${base}/pulls\\?`))
       .reply(
-        respond((uri) => {
+        respond(async (uri) => {
           record("GET", uri);
           const head = new URL(uri, API).searchParams.get("head")?.split(":")[1];
-          return [200, state.pulls.filter((p) => p.head === head).map(pullJson)];
+          const pulls = state.pulls.filter((p) => p.head === head);
+          return [200, await Promise.all(pulls.map((p) => pullJson(gitDir, p)))];
         }),
       )
       .persist();
     scope
       .post(`${base}/pulls`)
       .reply(
-        respond((uri, body) => {
+        respond(async (uri, body) => {
           record("POST", uri);
           const input = body as {
             title: string;
@@ -277,6 +293,9 @@ export function fakeGitHub(options: FakeGitHubOptions) {
             base: string;
             draft?: boolean;
           };
+          // GitHub refuses a pull request from a branch it does not have.
+          if ((await branchSha(gitDir, input.head)) === undefined)
+            return [422, { message: "Validation Failed", errors: [{ resource: "PullRequest", field: "head", code: "invalid" }] }];
           const number = state.pulls.length + 10;
           const pull = {
             ...input,
@@ -285,7 +304,7 @@ export function fakeGitHub(options: FakeGitHubOptions) {
             html_url: `https://github.com/${owner}/${repo}/pull/${number}`,
           };
           state.pulls.push(pull);
-          return [201, pullJson(pull)];
+          return [201, await pullJson(gitDir, pull)];
         }),
       )
       .persist();
@@ -294,10 +313,10 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     scope
       .get(new RegExp(`^${base}/pulls/\\d+$`))
       .reply(
-        respond((uri) => {
+        respond(async (uri) => {
           record("GET", uri);
           const pull = state.pulls.find((p) => p.number === Number(uri.split("/").at(-1)));
-          return pull ? [200, pullJson(pull)] : [404, { message: "Not Found" }];
+          return pull ? [200, await pullJson(gitDir, pull)] : [404, { message: "Not Found" }];
         }),
       )
       .persist();
@@ -343,9 +362,12 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     scope
       .post(`${base}/check-runs`)
       .reply(
-        respond((uri, body) => {
+        respond(async (uri, body) => {
           record("POST", uri);
           const fields = body as { name: string; head_sha: string; status?: string; conclusion?: string };
+          // As GitHub: a check run is on a commit of the repository, never on a branch name or a made-up SHA.
+          if (!(await commitExists(gitDir, fields.head_sha)))
+            return [422, { message: `No commit found for SHA: ${fields.head_sha}` }];
           const run = {
             id: nextId++,
             name: fields.name,

@@ -8,6 +8,9 @@ import { OWNER, REPO, TOKEN } from "./lisa-harness.ts";
 /** The scripted model server, on loopback, which Lisa's egress proxy (in this process) reaches for sandboxed CLIs. */
 const MODEL_SERVER = /^http:\/\/127\.0\.0\.1:\d+\//;
 
+/** The current test's bare repository for the example payload's repository, made before each test. */
+let helloWorldRemote: string | undefined;
+
 /**
  * Per-test set-up of the integration suites: no network but loopback, a fresh bare "GitHub" remote for the
  * example payload's repository, and Lisa stopped and mocks cleared afterwards. A request to GitHub
@@ -37,11 +40,12 @@ export function useIntegrationContext() {
     nock.disableNetConnect();
     nock.enableNetConnect((host) => MODEL_SERVER.test(`http://${host}/`));
     context.remoteRoot = tempDir("remote");
-    createRemote(context.remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
+    helloWorldRemote = createRemote(context.remoteRoot, `${OWNER}/${REPO}`, "master", { "README.md": "# Hello Wrold\n" });
   });
   afterEach(async () => {
     await context.harness?.lisa.stop();
     context.harness = undefined;
+    helloWorldRemote = undefined;
     nock.emitter.removeListener("no match", noMatch);
     nock.cleanAll();
     nock.enableNetConnect();
@@ -50,9 +54,13 @@ export function useIntegrationContext() {
   return context;
 }
 
-/** The fake GitHub for the example payload's repository and installation. */
-export function fakeHelloWorld(options: Omit<FakeGitHubOptions, "owner" | "repo" | "installationId" | "token">) {
-  return fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, ...options });
+/**
+ * The fake GitHub for the example payload's repository and installation, backed by the bare
+ * repository `useIntegrationContext` made for this test (pull request heads are read from it).
+ */
+export function fakeHelloWorld(options: Omit<FakeGitHubOptions, "owner" | "repo" | "installationId" | "token" | "gitDir">) {
+  if (helloWorldRemote === undefined) throw new Error("fakeHelloWorld needs useIntegrationContext in the test file");
+  return fakeGitHub({ owner: OWNER, repo: REPO, installationId: 2, token: TOKEN, gitDir: helloWorldRemote, ...options });
 }
 
 /** Every route a run uses that ends before it opens a pull request (it fails or blocks): label to last comment. */

@@ -2,6 +2,7 @@
 // GitHub is faked with nock inside this process; the fake's state is written to a file for the test.
 // Usage: node lisa-process.ts '<json options>'
 import { renameSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import nock from "nock";
 import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { fakeGitHub, type Route } from "./fake-github.ts";
@@ -23,6 +24,7 @@ const github = fakeGitHub({
   repo: REPO,
   installationId: 2,
   token: TOKEN,
+  gitDir: path.join(options.remoteRoot, `${OWNER}/${REPO}.git`),
   config: options.config,
   routes: options.routes,
 });
