@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
+import { asGitHubError } from "./github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
@@ -295,7 +296,7 @@ function counted<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>
     metrics.githubRequest(options.method, response.status);
   });
   octokit.hook.error("request", (error, options) => {
-    metrics.githubRequest(options.method, (error as { status?: number }).status ?? 0);
+    metrics.githubRequest(options.method, asGitHubError(error)?.status ?? 0);
     throw error;
   });
   return octokit;

@@ -7,6 +7,7 @@ import { ProbotOctokit } from "probot";
 import { parse as parseYaml } from "yaml";
 import { unquotedPrivateKey } from "../config/app-key.ts";
 import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
+import { asGitHubError } from "../github/github-error.ts";
 import { installedVersion } from "../providers/installed-version.ts";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import { checkSandbox } from "../sandbox/check-sandbox.ts";
@@ -245,12 +246,12 @@ async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     app = (await octokit.rest.apps.getAuthenticated()).data;
     installed = (await octokit.rest.apps.listInstallations({ per_page: 100 })).data;
   } catch (error) {
-    const status = (error as { status?: number }).status;
+    const status = asGitHubError(error)?.status;
     return [
       {
         name: "App on GitHub",
         status: "FAIL",
-        detail: `${baseUrl} answered ${status ?? (error as Error).message}`,
+        detail: `${baseUrl} answered ${status || (error as Error).message}`,
         fix:
           status === 401
             ? "APP_ID and the private key are not one App's: download a new key from the App's settings page."

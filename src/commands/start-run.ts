@@ -1,8 +1,8 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { ConfigError } from "../errors.ts";
+import { GitHubError } from "../github/github-error.ts";
 import { parseRepoRef } from "../github/github-port.ts";
-import { isTransientGitHubError } from "../github/transient.ts";
 import type { CoreDeps } from "../runs/deps.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
@@ -49,7 +49,7 @@ export async function startRun(
     config = parseConfig(raw);
   } catch (error) {
     // GitHub failing is not the file's fault: the worker tries the command again later.
-    if (isTransientGitHubError(error)) throw error;
+    if (error instanceof GitHubError && error.transient) throw error;
     const problem =
       error instanceof ConfigError ? error.message : `\`.github/lisa.yml\` could not be read: ${(error as Error).message}`;
     if (command.label !== labelOf(raw)) return `ignored: another label (and ${problem})`;

@@ -2,6 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { CONFIG_PATH } from "../config/parse-config.ts";
 import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
+import { asGitHubError } from "./github-error.ts";
 
 const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);
 
@@ -76,7 +77,8 @@ export interface CheckReport {
 
 /**
  * The GitHub operations Lisa's core needs, for one installation. The core depends on this small
- * object of functions, never on Probot, so it can be driven by a fake or the real API alike.
+ * object of functions, never on Probot, so it can be driven by a fake or the real API alike. A
+ * request GitHub fails or never answers rejects with a `GitHubError`.
  */
 export interface GitHubPort {
   installationToken(): Promise<string>;
@@ -145,7 +147,7 @@ export function createGitHubPort(
   // token (`lisa run`), they are that person's, and only theirs count.
   const isMine = (user: { type?: string; login?: string } | null | undefined) =>
     self === undefined ? user?.type === "Bot" : user?.login?.toLowerCase() === self.toLowerCase();
-  return {
+  return throwingGitHubErrors({
     installationToken: mintToken,
     async readConfig({ owner, repo }) {
       const { config, files } = await octokit.config.get({ owner, repo, path: CONFIG_PATH });
@@ -163,7 +165,7 @@ export function createGitHubPort(
         // custom role has its own name there, and then `permission` tells what it inherits.
         return data.role_name && STANDARD_ROLES.has(data.role_name) ? data.role_name : data.permission;
       } catch (error) {
-        if ((error as { status?: number }).status === 404) return "none";
+        if (statusOf(error) === 404) return "none";
         throw error;
       }
     },
@@ -215,7 +217,7 @@ export function createGitHubPort(
       try {
         await octokit.rest.issues.removeLabel({ owner, repo, issue_number: issue, name });
       } catch (error) {
-        if ((error as { status?: number }).status !== 404) throw error;
+        if (statusOf(error) !== 404) throw error;
       }
     },
     async findPullRequest({ owner, repo }, branch, base) {
@@ -236,7 +238,7 @@ export function createGitHubPort(
         return { number: data.number, url: data.html_url, draft: data.draft ?? false };
       } catch (error) {
         // Drafts need a paid plan on private repositories; GitHub answers 422 and Lisa opens a normal PR.
-        if (!pr.draft || (error as { status?: number }).status !== 422 || !/draft/i.test((error as Error).message)) throw error;
+        if (!pr.draft || statusOf(error) !== 422 || !/draft/i.test((error as Error).message)) throw error;
         const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fit(pr.body), draft: false });
         return { number: data.number, url: data.html_url, draft: false };
       }
@@ -324,13 +326,31 @@ export function createGitHubPort(
         const { data } = await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha });
         return { merged: data.merged, message: data.message };
       } catch (error) {
-        const status = (error as { status?: number }).status;
+        const status = statusOf(error);
         if (status === 405 || status === 409) return { merged: false, message: (error as Error).message };
         throw error;
       }
     },
-  };
+  });
 }
+
+/** The port whose every method turns Octokit's report of a failed request into a GitHubError on its way out. */
+function throwingGitHubErrors(port: GitHubPort): GitHubPort {
+  const wrapped = Object.entries(port).map(([name, method]: [string, (...args: unknown[]) => Promise<unknown>]) => [
+    name,
+    async (...args: unknown[]) => {
+      try {
+        return await method(...args);
+      } catch (error) {
+        throw asGitHubError(error) ?? error;
+      }
+    },
+  ]);
+  return Object.fromEntries(wrapped) as GitHubPort;
+}
+
+/** The HTTP status of a failed request inside a port method (0: no answer), undefined for any other error. */
+const statusOf = (error: unknown) => asGitHubError(error)?.status;
 
 interface PullJson {
   number: number;

@@ -1,3 +1,4 @@
+import { GitHubError } from "../github/github-error.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
 import type { PrGate } from "../reporting/views.ts";
@@ -141,7 +142,7 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
       return await gh.updateComment(ref, run.comment_id, body);
     } catch (error) {
       // Someone deleted the comment: make a new one rather than fall silent.
-      if ((error as { status?: number }).status !== 404) throw error;
+      if (!(error instanceof GitHubError && error.status === 404)) throw error;
     }
   }
   // Look before creating: a crash may have come between creating the comment and recording it.

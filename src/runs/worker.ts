@@ -3,7 +3,7 @@ import { FAILED_OUTCOME, repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
-import { isTransientGitHubError } from "../github/transient.ts";
+import { GitHubError } from "../github/github-error.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
@@ -447,7 +447,7 @@ export class Worker {
               ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
               : `ignored: unknown command kind ${command.kind}`;
       } catch (error) {
-        if (isTransientGitHubError(error) && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
+        if (error instanceof GitHubError && error.transient && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
           this.#retryLater(command, error);
           continue;
         }
@@ -500,11 +500,12 @@ export class Worker {
     const payload = JSON.parse(command.payload) as Gesture | LabeledCommand;
     // Octokit's message ends with a documentation link: the status and GitHub's words are enough here.
     const said = ((error as Error).message ?? "").split(" - https://")[0];
-    const cause = isTransientGitHubError(error)
-      ? `GitHub kept failing (${(error as { status: number }).status} ${said}), ${MAX_COMMAND_ATTEMPTS} times`
-      : isDiskFull(error)
-        ? "Lisa's data disk is full (an operator must free space on it)"
-        : `it hit an unexpected error: ${said}`;
+    const cause =
+      error instanceof GitHubError && error.transient
+        ? `GitHub kept failing (${error.status || "no answer:"} ${said}), ${MAX_COMMAND_ATTEMPTS} times`
+        : isDiskFull(error)
+          ? "Lisa's data disk is full (an operator must free space on it)"
+          : `it hit an unexpected error: ${said}`;
     let where: { installationId: number; owner: string; repo: string; number: number } | undefined;
     let text = "";
     if (command.kind === "start_run" && "issue" in payload) {

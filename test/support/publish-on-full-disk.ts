@@ -5,6 +5,7 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import { GitHubError } from "../../src/github/github-error.ts";
 import type { GitHubPort } from "../../src/github/github-port.ts";
 import type { CoreDeps } from "../../src/runs/deps.ts";
 import { publishTracking } from "../../src/runs/publish-tracking.ts";
@@ -52,7 +53,7 @@ const said: string[] = [];
 const log = { info: () => {}, warn: (_: object, m: string) => said.push(m), error: (_: object, m: string) => said.push(m) };
 const deps = { store, now: () => Date.now(), heldSecrets: [], log } as unknown as CoreDeps;
 // A secondary rate limit: the edit is owed.
-const refused = Object.assign(new Error("You have exceeded a secondary rate limit"), { status: 403 });
+const refused = new GitHubError("You have exceeded a secondary rate limit", { status: 403, transient: true });
 const gh = { updateComment: () => Promise.reject(refused) } as unknown as GitHubPort;
 let threw: string | null = null;
 await publishTracking(deps, gh, run.id).catch((error: Error) => {

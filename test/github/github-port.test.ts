@@ -1,0 +1,132 @@
+import { type AddressInfo, createServer } from "node:net";
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { GitHubError } from "../../src/github/github-error.ts";
+import { createGitHubPort, type GitHubPort } from "../../src/github/github-port.ts";
+import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
+
+const API = "https://api.github.com";
+const REF = { owner: "acme", repo: "api" };
+
+// Only the routes a test sets up answer; any other request fails the test.
+const unmatched: string[] = [];
+const noMatch = (request: { method?: string; path?: string; url?: string }) => {
+  const url = request.path ?? request.url ?? "?";
+  // The one test that lets a request through sends it to a closed port on loopback.
+  if (!url.startsWith("http://127.0.0.1:")) unmatched.push(`${request.method} ${url}`);
+};
+beforeEach(() => {
+  unmatched.length = 0;
+  nock.disableNetConnect();
+  nock.emitter.on("no match", noMatch);
+});
+afterEach(() => {
+  nock.emitter.removeListener("no match", noMatch);
+  const pending = nock.pendingMocks();
+  nock.cleanAll();
+  nock.enableNetConnect();
+  expect(unmatched, "requests no route answered").toEqual([]);
+  expect(pending, "routes never asked").toEqual([]);
+});
+
+function port(mintToken: () => Promise<string> = async () => "token", baseUrl = API): GitHubPort {
+  // Octokit's own retries off: each failure reaches the port as GitHub gave it.
+  const octokit = new LisaOctokit({ auth: { token: "token" }, baseUrl, retry: { enabled: false }, throttle: { enabled: false } });
+  return createGitHubPort(octokit as never, mintToken);
+}
+
+/** What a port method rejected with. */
+async function failure(call: Promise<unknown>): Promise<unknown> {
+  return call.then(
+    () => expect.fail("the call succeeded"),
+    (error: unknown) => error,
+  );
+}
+
+describe("the GitHub port's failures", () => {
+  it("rejects with a GitHubError that says what GitHub answered", async () => {
+    nock(API).patch("/repos/acme/api/issues/comments/7").reply(404, { message: "Not Found" });
+    const error = await failure(port().updateComment(REF, 7, "body"));
+    expect(error).toBeInstanceOf(GitHubError);
+    expect(error).toMatchObject({
+      status: 404,
+      transient: false,
+      method: "PATCH",
+      url: `${API}/repos/acme/api/issues/comments/7`,
+    });
+    expect((error as Error).message).toMatch(/^Not Found/);
+  });
+
+  it("calls a secondary rate limit transient, with the status GitHub gave", async () => {
+    nock(API)
+      .post("/repos/acme/api/issues/1/comments")
+      .reply(403, { message: "You have exceeded a secondary rate limit." }, { "retry-after": "60" });
+    const error = await failure(port().createComment(REF, 1, "body"));
+    expect(error).toBeInstanceOf(GitHubError);
+    expect(error).toMatchObject({ status: 403, transient: true, method: "POST" });
+  });
+
+  it("gives a request GitHub never answered status 0, transient", async () => {
+    // A port nothing listens on: the connection is refused.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const { port: closed } = server.address() as AddressInfo;
+    await new Promise((resolve) => server.close(resolve));
+    nock.enableNetConnect("127.0.0.1");
+    const error = await failure(port(undefined, `http://127.0.0.1:${closed}`).defaultBranch(REF));
+    expect(error).toBeInstanceOf(GitHubError);
+    expect(error).toMatchObject({ status: 0, transient: true, method: "GET", message: expect.stringMatching(/ECONNREFUSED/) });
+  });
+
+  it("converts what the listing of a paginated read and a GraphQL request met", async () => {
+    nock(API).get("/repos/acme/api/pulls/3/reviews").query(true).reply(502, { message: "Server Error" });
+    nock(API).post("/graphql").reply(503, { message: "Unavailable" });
+    await expect(failure(port().listReviews(REF, 3))).resolves.toMatchObject({ status: 502, transient: true });
+    const graphql = await failure(port().reviewDecision(REF, 3));
+    expect(graphql).toBeInstanceOf(GitHubError);
+    expect(graphql).toMatchObject({ status: 503, transient: true });
+  });
+
+  it("converts a failure of the token's own client, which is not the port's Octokit", async () => {
+    const minter = new LisaOctokit({ auth: { token: "app" }, retry: { enabled: false }, throttle: { enabled: false } });
+    nock(API).post("/app/installations/2/access_tokens").reply(500, { message: "Server Error" });
+    const error = await failure(
+      port(
+        async () => (await minter.rest.apps.createInstallationAccessToken({ installation_id: 2 })).data.token,
+      ).installationToken(),
+    );
+    expect(error).toBeInstanceOf(GitHubError);
+    expect(error).toMatchObject({ status: 500, transient: true });
+  });
+
+  it("lets an error that is no HTTP failure through as it was", async () => {
+    const broken = new Error("the key file is unreadable");
+    await expect(failure(port(() => Promise.reject(broken)).installationToken())).resolves.toBe(broken);
+  });
+
+  it("still answers what the port makes of a 404, a refused draft and a refused merge", async () => {
+    nock(API).get("/repos/acme/api/collaborators/ann/permission").reply(404, { message: "Not Found" });
+    nock(API).delete("/repos/acme/api/issues/1/labels/lisa").reply(404, { message: "Label does not exist" });
+    nock(API)
+      .post("/repos/acme/api/pulls", (body: { draft?: boolean }) => body.draft === true)
+      .reply(422, {
+        message: "Validation Failed",
+        errors: [{ message: "Draft pull requests are not supported in this repository." }],
+      })
+      .post("/repos/acme/api/pulls", (body: { draft?: boolean }) => body.draft === false)
+      .reply(201, { number: 4, html_url: "https://github.com/acme/api/pull/4", draft: false });
+    nock(API).put("/repos/acme/api/pulls/4/merge").reply(405, { message: "Pull Request is not mergeable" });
+    const gh = port();
+    expect(await gh.roleOf(REF, "ann")).toBe("none");
+    await gh.removeLabel(REF, 1, "lisa");
+    expect(await gh.createPullRequest(REF, { title: "t", body: "b", head: "lisa/1", base: "main", draft: true })).toEqual({
+      number: 4,
+      url: "https://github.com/acme/api/pull/4",
+      draft: false,
+    });
+    expect(await gh.mergePullRequest(REF, 4, "abc")).toMatchObject({
+      merged: false,
+      message: expect.stringMatching(/^Pull Request is not mergeable/),
+    });
+  });
+});
