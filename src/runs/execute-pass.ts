@@ -66,7 +66,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     await descend(ctx);
     // `review.plan`: a multi-repository plan waits for `/lisa proceed` (seed 001's plan gate).
     if (ctx.config.review.plan && store.steps(run.id).some((s) => s.position === 0)) {
-      awaitPlanReview(store, run.id, ctx.pass.id);
+      if (!awaitPlanReview(store, run.id, ctx.pass.id)) assertStillRunning(ctx);
       await relabel("plan_review");
       return;
     }
@@ -89,7 +89,8 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     if (blocked.length > 0) {
       // The packages first: stopped before the store says blocked, the resumed pass writes them again.
       for (const step of blocked) await finishPackage(ctx, step.id, "blocked");
-      blockRun(store, run.id, ctx.pass.id);
+      // Refused only when the run was stopped or taken over meanwhile: whoever did that shows it.
+      if (!blockRun(store, run.id, ctx.pass.id)) assertStillRunning(ctx);
       await relabel("blocked");
       return;
     }
