@@ -389,15 +389,14 @@ export class Store {
 
   /**
    * Runs at rest (not queued or running: an executing run publishes its own way) whose last state
-   * change, made before `changedBefore`, GitHub does not show yet: Lisa stopped, or GitHub failed,
-   * between the two.
+   * change GitHub does not show yet: Lisa stopped, or GitHub failed, between the two.
    */
-  runsBehindOnGitHub(changedBefore: number = Number.POSITIVE_INFINITY): (RunRow & { changed_at: number })[] {
+  runsBehindOnGitHub(): (RunRow & { changed_at: number })[] {
     return this.#all<RunRow & { changed_at: number }>(
       `SELECT runs.*, last.id AS last_event, last.created_at AS changed_at FROM runs
          JOIN events last ON last.id = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL)
        WHERE runs.state NOT IN ('queued', 'running') AND COALESCE(runs.published_event, 0) < last.id ORDER BY runs.id`,
-    ).filter((run) => run.changed_at <= changedBefore);
+    );
   }
 
   updateRun(

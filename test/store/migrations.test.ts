@@ -4,8 +4,9 @@ import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { requirePostgres } from "../../dev/test-postgres.ts";
 import { MIGRATIONS } from "../../src/store/migrations.ts";
-import { type NewRun, Store } from "../../src/store/store.ts";
+import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { newRun, oneStep } from "../support/store-fixtures.ts";
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -93,20 +94,6 @@ const userVersion = (file: string) => {
     db.close();
   }
 };
-
-const newRun = (issue: number): NewRun => ({
-  installation_id: 2,
-  owner: "acme",
-  repo: "api",
-  issue_number: issue,
-  issue_title: "Title",
-  issue_body: "",
-  requested_by: "bob",
-  config: "{}",
-});
-const oneStep = (issue: number) => [
-  { position: 1, owner: "acme", repo: "api", branch: `lisa/${issue}-title`, baseBranch: "main", scope: null },
-];
 
 describe("migrate", () => {
   it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows", () => {

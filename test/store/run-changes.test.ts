@@ -1,25 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
 import * as changes from "../../src/store/run-changes.ts";
-import { type NewRun, Store } from "../../src/store/store.ts";
+import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-
-const newRun: NewRun = {
-  installation_id: 2,
-  owner: "acme",
-  repo: "api",
-  issue_number: 1,
-  issue_title: "Title",
-  issue_body: "",
-  requested_by: "alice",
-  config: "{}",
-};
-const steps = [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }];
+import { newRun, oneStep } from "../support/store-fixtures.ts";
 
 /** A run blocked in its first pass, on an empty store (SQLite in memory, or PostgreSQL in npm run test:postgres). */
 function blockedRun() {
   const store = new Store(testDatabaseUrl(tempDir("run-changes")) ?? ":memory:");
-  const run = store.createRun(newRun, steps);
+  const run = store.createRun(newRun(1), oneStep(1));
   if (!run) throw new Error("no run");
   store.claimRun("w", run.id);
   const pass = store.currentPass(run.id);

@@ -1,19 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
-import { type NewGuidance, type NewRun, Store } from "../../src/store/store.ts";
+import { type NewGuidance, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { newRun, oneStep } from "../support/store-fixtures.ts";
 
-const newRun = (issue: number): NewRun => ({
-  installation_id: 2,
-  owner: "acme",
-  repo: "api",
-  issue_number: issue,
-  issue_title: "Title",
-  issue_body: "",
-  requested_by: "alice",
-  config: "{}",
-});
-const step = [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }];
+const step = oneStep(1);
 
 /** An empty store: SQLite in memory, or a schema of its own on PostgreSQL (npm run test:postgres). */
 const freshStore = () => testDatabaseUrl(tempDir("store")) ?? ":memory:";
@@ -232,13 +223,6 @@ describe("Store: what GitHub shows of a run", () => {
     store.markPublished(runId, older);
     expect(store.runsBehindOnGitHub()).toEqual([]);
     expect(store.run(runId)?.published_event).toBe(store.lastTransition(runId));
-  });
-
-  it("leaves out changes made after a given time: another process may be publishing them", () => {
-    const clock = { now: 1_000 };
-    const { store, runId } = runInReview(clock);
-    expect(store.runsBehindOnGitHub(999)).toEqual([]);
-    expect(store.runsBehindOnGitHub(1_000).map((r) => r.id)).toEqual([runId]);
   });
 
   it("records an acceptance with its pass and decision in one step, or not at all", () => {
