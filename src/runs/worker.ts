@@ -13,8 +13,10 @@ import { interruptRun } from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
+import { issueOfCommand } from "./command-issue.ts";
 import type { CoreDeps } from "./deps.ts";
 import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "./disk-full.ts";
+import { drainInbox } from "./drain-inbox.ts";
 import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { publishRunState } from "./publish-state.ts";
@@ -25,6 +27,12 @@ import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 const MAX_COMMAND_ATTEMPTS = 5;
 /** The first pause before trying again; it doubles each time (2, 4, 8, 16 s). */
 const COMMAND_RETRY_MS = 2_000;
+
+/**
+ * Commands handled at once, each on an issue of its own: most of their time is GitHub's answers, and
+ * GitHub allows 100 concurrent requests.
+ */
+const COMMANDS_AT_ONCE = 8;
 
 /** How many earlier gestures a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
@@ -91,6 +99,10 @@ export class Worker {
   readonly #cutShort = new Map<number, string | undefined>();
   /** Failures of runs that a full data disk kept from the store (the issue was told): written once it has space (#recordUnrecorded). */
   readonly #unrecorded = new Map<number, RunFailure>();
+  /** Tells a drain under way that a command may have been stored since it last looked. */
+  #wakeDrain: () => void = () => {};
+  /** The writing of #unrecorded under way, if any. */
+  #recording: Promise<void> | undefined;
   /** Start-up's recovery could not write to a full data disk: done before any other work, once it can. */
   #recoveryOwed = false;
   #pumping = false;
@@ -318,6 +330,7 @@ export class Worker {
   /** Wakes the worker: new commands or runs may be waiting. */
   notify(): void {
     if (this.#stopped) return;
+    this.#wakeDrain();
     void this.#pump();
   }
 
@@ -417,47 +430,65 @@ export class Worker {
     }
   }
 
-  /** Handles the stored commands in order, for as long as this worker `held` the inbox's lock. */
+  /**
+   * Handles the stored commands, oldest first, for as long as this worker `held` the inbox's lock:
+   * several at once, one at a time per issue (drainInbox).
+   */
   async #drainCommands(held: () => boolean): Promise<void> {
+    const { store } = this.#deps;
+    await drainInbox(
+      {
+        ready: () => store.readyCommands(),
+        issueOf: (command) => issueOfCommand(store, command),
+        handle: (command) => this.#handleCommand(command),
+        open: () => !this.#stopped && held(),
+        arrival: () =>
+          new Promise<void>((resolve) => {
+            this.#wakeDrain = resolve;
+          }),
+      },
+      COMMANDS_AT_ONCE,
+    );
+  }
+
+  async #handleCommand(command: CommandRow): Promise<void> {
     const { store, log } = this.#deps;
-    for (let command = store.nextCommand(); command && !this.#stopped && held(); command = store.nextCommand()) {
-      // A run may have failed on a full disk since the pump began: its retry must find it failed.
-      await this.#recordUnrecorded();
-      if (!store.isGenuine(command)) {
-        this.#refuseForged(command);
-        continue;
-      }
-      let outcome: string;
-      try {
-        const payload = JSON.parse(command.payload);
-        // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
-        // not write must not make a genuine command count as a repeat either.
-        const earlier = store.gesturesBefore(command.id, RECENT_COMMANDS).filter((row) => store.isGenuine(row));
-        const repeated =
-          command.kind === "gesture"
-            ? repeatedCommand(command, earlier, (from, to) =>
-                store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
-              )
-            : undefined;
-        outcome = repeated
-          ? `coalesced into command ${repeated.id}`
-          : command.kind === "start_run"
-            ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand, this)
-            : command.kind === "gesture"
-              ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
-              : `ignored: unknown command kind ${command.kind}`;
-      } catch (error) {
-        if (error instanceof GitHubError && error.transient && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
-          this.#retryLater(command, error);
-          continue;
-        }
-        outcome = `${FAILED_OUTCOME}${(error as Error).message}`;
-        log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
-        await this.#tellFailure(command, error);
-      }
-      store.finishCommand(command.id, outcome);
-      log.info({ delivery: command.delivery_id, outcome }, "command handled");
+    // A run may have failed on a full disk since the pump began: its retry must find it failed.
+    await this.#recordUnrecorded();
+    if (!store.isGenuine(command)) {
+      this.#refuseForged(command);
+      return;
     }
+    let outcome: string;
+    try {
+      const payload = JSON.parse(command.payload);
+      // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
+      // not write must not make a genuine command count as a repeat either.
+      const earlier = store.gesturesBefore(command.id, RECENT_COMMANDS).filter((row) => store.isGenuine(row));
+      const repeated =
+        command.kind === "gesture"
+          ? repeatedCommand(command, earlier, (from, to) =>
+              store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
+            )
+          : undefined;
+      outcome = repeated
+        ? `coalesced into command ${repeated.id}`
+        : command.kind === "start_run"
+          ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand, this)
+          : command.kind === "gesture"
+            ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this)
+            : `ignored: unknown command kind ${command.kind}`;
+    } catch (error) {
+      if (error instanceof GitHubError && error.transient && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
+        this.#retryLater(command, error);
+        return;
+      }
+      outcome = `${FAILED_OUTCOME}${(error as Error).message}`;
+      log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
+      await this.#tellFailure(command, error);
+    }
+    store.finishCommand(command.id, outcome);
+    log.info({ delivery: command.delivery_id, outcome }, "command handled");
   }
 
   /**
@@ -663,9 +694,18 @@ export class Worker {
    * `/lisa retry` of such a run finds it failed). Their runs still stand running there, run by no
    * one: an execution still winding down (releasing its claim) is let finish first.
    */
-  async #recordUnrecorded(): Promise<void> {
+  #recordUnrecorded(): Promise<void> {
+    // Commands handled at once all wait for the same writing: none of them may find the run running.
+    this.#recording ??= this.#recordAll().finally(() => {
+      this.#recording = undefined;
+    });
+    return this.#recording;
+  }
+
+  async #recordAll(): Promise<void> {
     const { store, log, workerName } = this.#deps;
-    for (const [runId, failure] of [...this.#unrecorded]) {
+    for (let next = this.#unrecorded.entries().next(); !next.done; next = this.#unrecorded.entries().next()) {
+      const [runId, failure] = next.value;
       await this.#active.get(runId)?.catch(() => undefined);
       const run = store.run(runId);
       // Another worker took the run over meanwhile (this one froze past its lease): it is that one's to end.

@@ -170,11 +170,12 @@ export class Store {
     return hasValidMac(this.#commandKey, command);
   }
 
-  /** The oldest pending command that may run now (one waiting to be tried again waits its turn). */
-  nextCommand(): CommandRow | undefined {
-    return this.#get(
-      "SELECT * FROM commands WHERE state = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT 1",
+  /** The oldest pending commands that may run now, up to `limit` (one waiting to be tried again waits its turn). */
+  readyCommands(limit = 200): CommandRow[] {
+    return this.#all(
+      "SELECT * FROM commands WHERE state = 'pending' AND (not_before IS NULL OR not_before <= ?) ORDER BY id LIMIT ?",
       this.#now(),
+      limit,
     );
   }
 

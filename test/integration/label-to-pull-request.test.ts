@@ -134,7 +134,7 @@ describe("who may trigger Lisa", () => {
     await harness.lisa.idle();
 
     expect(agent.calls()).toEqual([]);
-    expect(harness.lisa.store.nextCommand()).toBeUndefined();
+    expect(harness.lisa.store.readyCommands()).toEqual([]);
   });
 
   it("does nothing for a label other than the configured one", async () => {

@@ -12,7 +12,7 @@ describe("command rows carry a MAC", () => {
   it("that Lisa gives each row it writes and finds valid again", () => {
     const store = new Store(":memory:", Date.now, KEY);
     store.addCommand("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
-    const row = store.nextCommand();
+    const [row] = store.readyCommands();
     expect(row?.mac).toMatch(/^[0-9a-f]{64}$/);
     expect(row && store.isGenuine(row)).toBe(true);
     store.close();
@@ -21,7 +21,7 @@ describe("command rows carry a MAC", () => {
   it("that no longer fits once a signed field changes, and that another key does not make", () => {
     const store = new Store(":memory:", Date.now, KEY);
     store.addCommand("d-1", "gesture", { body: "/lisa fix" });
-    const row = store.nextCommand();
+    const [row] = store.readyCommands();
     if (!row) throw new Error("no row");
     expect(store.isGenuine({ ...row, payload: JSON.stringify({ body: "/lisa approve" }) })).toBe(false);
     expect(store.isGenuine({ ...row, kind: "start_run" })).toBe(false);
@@ -43,7 +43,7 @@ describe("command rows carry a MAC", () => {
     db.prepare("INSERT INTO commands (delivery_id, kind, payload, created_at) VALUES ('old', 'start_run', '{}', 1)").run();
     db.close();
     const store = new Store(file, Date.now, KEY);
-    const row = store.nextCommand();
+    const [row] = store.readyCommands();
     expect(row).toMatchObject({ delivery_id: "old", mac: null });
     expect(row && store.isGenuine(row)).toBe(false);
     store.close();

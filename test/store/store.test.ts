@@ -14,14 +14,14 @@ describe("Store", () => {
     const store = new Store(freshStore());
     expect(store.addCommand("d1", "start_run", { a: 1 })).toBe(true);
     expect(store.addCommand("d1", "start_run", { a: 1 })).toBe(false);
-    expect(store.nextCommand()?.delivery_id).toBe("d1");
+    expect(store.readyCommands().map((c) => c.delivery_id)).toEqual(["d1"]);
   });
 
   it("lists the commands before one, newest first, and when each was answered", () => {
     let clock = 1_000;
     const store = new Store(freshStore(), () => clock);
     for (const id of ["d1", "d2", "d3"]) store.addCommand(id, "gesture", {});
-    const [first] = [store.nextCommand()];
+    const [first] = store.readyCommands();
     clock = 1_500;
     store.finishCommand(first?.id ?? 0, "done");
     expect(store.gesturesBefore(3, 10).map((c) => [c.delivery_id, c.finished_at])).toEqual([

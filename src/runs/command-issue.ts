@@ -1,0 +1,25 @@
+import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
+import type { CommandRow } from "../store/rows.ts";
+import type { Store } from "../store/store.ts";
+
+/**
+ * The issue a stored command is about, as a key: commands with one key are handled one at a time.
+ * A gesture on one of a run's pull requests is about the run's issue, which may be in another
+ * repository; a row that cannot be read is about nothing else.
+ */
+export function issueOfCommand(store: Store, command: CommandRow): string {
+  let payload: Partial<Gesture & LabeledCommand>;
+  try {
+    payload = JSON.parse(command.payload);
+  } catch {
+    return `command:${command.id}`;
+  }
+  const { owner, repo } = payload;
+  const number = command.kind === "start_run" ? payload.issue?.number : payload.number;
+  if (typeof owner !== "string" || typeof repo !== "string" || typeof number !== "number") return `command:${command.id}`;
+  const run = payload.isPullRequest ? store.stepByPullRequest(owner, repo, number)?.run : undefined;
+  return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(owner, repo, number);
+}
+
+// GitHub's owner and repository names are case-insensitive.
+const issueKey = (owner: string, repo: string, number: number) => `${owner}/${repo}#${number}`.toLowerCase();
