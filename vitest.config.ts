@@ -10,7 +10,9 @@ export default defineConfig({
     reporters: ["default", new StoreTestsReporter()],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Integration tests share nock's global interceptors, so test files run one at a time.
-    fileParallelism: false,
+    // Two test files at a time, each in a process of its own (nock's interceptors are per process):
+    // most of a file's time is spent waiting on child processes, and CI has two cores.
+    fileParallelism: true,
+    maxWorkers: 2,
   },
 });
