@@ -89,7 +89,7 @@ export async function startEmulatedLisa(options: {
     // Lisa's /healthz and /metrics, as `npm start` serves them beside the webhook path.
     void (async () => {
       if (await lisa?.httpHandler(req, res)) return;
-      // Any other path is a 404, as Probot's own server answers it.
+      // Any other path is a 404, as `npm start`'s server answers it (src/http/serve-lisa.ts).
       if (!(await middleware(req, res))) res.writeHead(404).end();
     })();
   });

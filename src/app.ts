@@ -97,8 +97,12 @@ export interface Lisa {
   metricsAddress(): AddressInfo | undefined;
   /** Stops the worker after the runs under way, and closes the store. */
   stop(): Promise<void>;
-  /** Stops for a deploy: the runs under way get `graceMs` to finish, the rest resume at the next start (Worker.shutdown). */
-  shutdown(graceMs: number): Promise<void>;
+  /**
+   * Stops for a deploy: the runs under way get `graceMs` to finish, the rest resume at the next start
+   * (Worker.shutdown). `stopServing` is awaited before the store closes: webhooks that arrive during
+   * the grace are still stored (GitHub does not deliver a refused one again).
+   */
+  shutdown(graceMs: number, stopServing?: () => Promise<void>): Promise<void>;
 }
 
 const PROMPTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), "..", "prompts");
@@ -262,9 +266,10 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await claims.stop();
       store.close();
     },
-    async shutdown(graceMs) {
+    async shutdown(graceMs, stopServing) {
       await closeOperatorServer();
       await worker.shutdown(graceMs);
+      await stopServing?.();
       await claims.stop();
       store.close();
     },

@@ -5,7 +5,7 @@ import { GEMINI_PRICES, type TokenPrices, tokenPriceSchema } from "../providers/
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import { parseDuration } from "./parse-duration.ts";
 
-/** Environment variables Lisa reads at start-up, each with what it accepts. Probot reads its own (APP_ID, PRIVATE_KEY, …). */
+/** Environment variables Lisa reads at start-up, each with what it accepts. The App's credentials are read apart (app-key.ts). */
 const envSchema = z.object({
   LISA_DATA_DIR: z.string().min(1, "must name a folder").default("data"),
   LISA_GIT_BASE_URL: z
@@ -47,6 +47,18 @@ const envSchema = z.object({
     .regex(/^\d+$/, "must be a port number")
     .transform(Number)
     .pipe(z.int().max(65_535, "must be a port number"))
+    .optional(),
+  HOST: z
+    .string()
+    .regex(/^[\w.:-]+$/, "must be a host name or address, e.g. 0.0.0.0")
+    .default("localhost"),
+  WEBHOOK_PATH: z
+    .string()
+    .regex(/^\/\S*$/, "must be a path such as /api/github/webhooks")
+    .default("/api/github/webhooks"),
+  WEBHOOK_PROXY_URL: z
+    .string()
+    .regex(/^https?:\/\/\S+$/, "must be a URL such as https://smee.io/your-channel")
     .optional(),
   LISA_SHUTDOWN_GRACE: z
     .string()
@@ -93,7 +105,8 @@ const envSchema = z.object({
     .optional(),
   LOG_LEVEL: z
     .enum(["trace", "debug", "info", "warn", "error", "fatal"], { error: "must be trace, debug, info, warn, error or fatal" })
-    .optional(),
+    .default("info"),
+  LOG_FORMAT: z.enum(["json", "pretty"], { error: 'must be "json" or "pretty"' }).optional(),
 });
 
 /** What `npm start` runs Lisa with, from its environment. */
@@ -118,6 +131,12 @@ export interface LisaSettings {
   storeKey?: string;
   /** Where `/metrics` and `/healthz` are served instead of beside the webhook path. */
   metricsAddress?: { host: string; port: number };
+  /** Lisa's HTTP server (HOST, PORT, WEBHOOK_PATH), and the smee.io channel it forwards from (WEBHOOK_PROXY_URL). */
+  http: { host: string; port: number; webhookPath: string; proxyUrl?: string };
+  /** GitHub's REST API: github.com's, or the GHES host's `/api/v3`. */
+  apiBaseUrl: string;
+  /** LOG_LEVEL, and LOG_FORMAT: JSON lines in production (NODE_ENV), readable lines otherwise, as Probot's defaults. */
+  log: { level: "trace" | "debug" | "info" | "warn" | "error" | "fatal"; format: "json" | "pretty" };
 }
 
 /** Lisa cannot start with this environment; the message has one line per bad variable. */
@@ -175,5 +194,13 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,
     ...((vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET) ? { storeKey: vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET } : {}),
     ...(vars.LISA_METRICS_ADDRESS ? { metricsAddress: vars.LISA_METRICS_ADDRESS } : {}),
+    http: {
+      host: vars.HOST,
+      port: vars.PORT ?? 3000,
+      webhookPath: vars.WEBHOOK_PATH,
+      ...(vars.WEBHOOK_PROXY_URL ? { proxyUrl: vars.WEBHOOK_PROXY_URL } : {}),
+    },
+    apiBaseUrl: vars.GHE_HOST ? `${vars.GHE_PROTOCOL}://${vars.GHE_HOST}/api/v3` : "https://api.github.com",
+    log: { level: vars.LOG_LEVEL, format: vars.LOG_FORMAT ?? (env.NODE_ENV === "production" ? "json" : "pretty") },
   };
 }

@@ -1,5 +1,4 @@
-import { subscribe } from "node:diagnostics_channel";
-import type { IncomingMessage, Server, ServerResponse } from "node:http";
+import type { IncomingMessage, ServerResponse } from "node:http";
 
 /** GitHub caps webhook payloads at 25 MB; anything larger did not come from GitHub. */
 export const GITHUB_MAX_PAYLOAD = 25 * 1024 * 1024;
@@ -19,26 +18,4 @@ export function refuseUnboundedBody(request: IncomingMessage, response: ServerRe
   response.writeHead(status, { "content-type": "text/plain", connection: "close" });
   response.end(status === 411 ? "A body needs a Content-Length.\n" : `A body may be at most ${limit} bytes.\n`);
   return true;
-}
-
-const guarded = new WeakSet<Server>();
-
-/**
- * Puts refuseUnboundedBody in front of every request listener of every HTTP server in this
- * process, for servers Lisa does not create itself (Probot's). Node announces each request on the
- * `http.server.request.start` channel before it emits `request`; the first time a server is seen,
- * its listeners are wrapped, in time for that very request.
- */
-export function limitRequestBodies(limit: number = GITHUB_MAX_PAYLOAD): void {
-  subscribe("http.server.request.start", (message) => {
-    const { server } = message as { server: Server };
-    if (guarded.has(server)) return;
-    guarded.add(server);
-    const listeners = server.listeners("request") as ((req: IncomingMessage, res: ServerResponse) => void)[];
-    server.removeAllListeners("request");
-    server.on("request", (request: IncomingMessage, response: ServerResponse) => {
-      if (refuseUnboundedBody(request, response, limit)) return;
-      for (const listener of listeners) listener.call(server, request, response);
-    });
-  });
 }

@@ -19,6 +19,9 @@ describe("settingsFromEnv", () => {
       agentBinaries: {},
       tokenPrices: GEMINI_PRICES,
       keptWorktreesBytes: 10 * 1024 ** 3,
+      http: { host: "localhost", port: 3000, webhookPath: "/api/github/webhooks" },
+      apiBaseUrl: "https://api.github.com",
+      log: { level: "info", format: "pretty" },
     });
   });
 
@@ -42,6 +45,12 @@ describe("settingsFromEnv", () => {
       LISA_STORE_KEY: "k".repeat(32),
       WEBHOOK_SECRET: "the-webhook-secret",
       LISA_METRICS_ADDRESS: "127.0.0.1:9464",
+      HOST: "0.0.0.0",
+      PORT: "8080",
+      WEBHOOK_PATH: "/hooks",
+      WEBHOOK_PROXY_URL: "https://smee.io/a-channel",
+      LOG_LEVEL: "debug",
+      LOG_FORMAT: "json",
     });
     expect(settings).toEqual({
       dataDir: "/var/lib/lisa",
@@ -62,7 +71,13 @@ describe("settingsFromEnv", () => {
       keptWorktreesBytes: 512 * 1024 ** 2,
       storeKey: "k".repeat(32),
       metricsAddress: { host: "127.0.0.1", port: 9464 },
+      http: { host: "0.0.0.0", port: 8080, webhookPath: "/hooks", proxyUrl: "https://smee.io/a-channel" },
+      apiBaseUrl: "http://github.example.com/api/v3",
+      log: { level: "debug", format: "json" },
     });
+    // JSON lines in production unless LOG_FORMAT says otherwise, as Probot's `run` had it.
+    expect(settingsFromEnv({ NODE_ENV: "production" }).log.format).toBe("json");
+    expect(settingsFromEnv({ NODE_ENV: "production", LOG_FORMAT: "pretty" }).log.format).toBe("pretty");
     // Without a key of their own, command rows are signed with one from the webhook secret.
     expect(settingsFromEnv({ WEBHOOK_SECRET: "the-webhook-secret" }).storeKey).toBe("the-webhook-secret");
     expect(settingsFromEnv({ LISA_METRICS_ADDRESS: "9464" }).metricsAddress).toEqual({ host: "127.0.0.1", port: 9464 });
@@ -81,6 +96,10 @@ describe("settingsFromEnv", () => {
         DATABASE_URL: "mysql://db/lisa",
         LISA_LEASE_SECONDS: "5",
         LISA_KEPT_WORKTREES_MB: "10G",
+        WEBHOOK_PROXY_URL: "smee.io/a-channel",
+        WEBHOOK_PATH: "api/github/webhooks",
+        // Probot's typings allow only the good values; an operator's environment is not typed.
+        LOG_FORMAT: "yaml" as "json",
       });
     expect(bad).toThrow(EnvError);
     const lines = (() => {
@@ -101,6 +120,9 @@ describe("settingsFromEnv", () => {
         'DATABASE_URL="mysql://db/lisa": must be a PostgreSQL URL such as postgres://lisa@db.example.com/lisa',
         'LISA_LEASE_SECONDS="5": must be at least 10 (pg-boss\'s shortest heartbeat)',
         'LISA_KEPT_WORKTREES_MB="10G": must be a whole number of megabytes, e.g. 10240',
+        'WEBHOOK_PROXY_URL="smee.io/a-channel": must be a URL such as https://smee.io/your-channel',
+        'WEBHOOK_PATH="api/github/webhooks": must be a path such as /api/github/webhooks',
+        'LOG_FORMAT="yaml": must be "json" or "pretty"',
       ]),
     );
     expect(() => settingsFromEnv({ LISA_STORE_KEY: "short-secret" })).toThrow(

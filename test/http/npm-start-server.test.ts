@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { request } from "node:http";
@@ -6,12 +6,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../dev/free-port.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { signature } from "../../emulator/webhooks.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { parsePrometheusText } from "../support/prometheus-text.ts";
 import { rawPost } from "../support/raw-post.ts";
 
-// Lisa as `npm start` runs it (src/main.ts, Probot's own server), sent bodies GitHub never sends.
+// Lisa as `npm start` runs it (src/main.ts, the server Lisa creates), sent bodies GitHub never sends.
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
 const SECRET = "a-webhook-secret-for-this-test";
@@ -109,5 +110,41 @@ describe("the HTTP server of `npm start`", () => {
     expect(await health.json()).toMatchObject({ status: "ok" });
     const { types } = parsePrometheusText(await (await fetch(`http://127.0.0.1:${port}/metrics`)).text());
     expect(types.get("lisa_runs")).toBe("gauge");
+  });
+});
+
+describe("`npm start` before the App is registered", () => {
+  it("serves Probot's registration flow when there are no credentials", async () => {
+    const cwd = tempDir("lisa-unregistered");
+    const setupPort = await freePort();
+    // NO_SMEE_SETUP: the flow would otherwise ask smee.io for a channel.
+    const setup = spawn(process.execPath, ["--disable-warning=ExperimentalWarning", MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: cwd, PORT: String(setupPort), HOST: "127.0.0.1", NO_SMEE_SETUP: "true" },
+      stdio: "ignore",
+    });
+    try {
+      const answer = await waitFor("the registration flow to listen", () =>
+        fetch(`http://127.0.0.1:${setupPort}/`, { redirect: "manual" }).catch(() => undefined),
+      );
+      expect(answer.status).toBe(302);
+      expect(answer.headers.get("location")).toBe("/probot");
+    } finally {
+      setup.kill("SIGKILL");
+    }
+  });
+
+  it("stops at once, saying why, when the key it names cannot be read", () => {
+    const cwd = tempDir("lisa-bad-key");
+    const result = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH, HOME: cwd, APP_ID: "1", PRIVATE_KEY_PATH: "missing.pem", PORT: "0", HOST: "127.0.0.1" },
+      encoding: "utf8",
+      timeout: 20_000,
+    });
+    expect(result.stderr).toContain(
+      'Lisa cannot start; fix these environment variables:\nthe App\'s private key: Private key does not exists at path: "missing.pem"',
+    );
+    expect(result.status).toBe(1);
   });
 });

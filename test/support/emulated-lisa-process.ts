@@ -2,12 +2,12 @@
 // a test can SIGKILL it at any point of a pass and start another on the same data directory.
 // Usage: node emulated-lisa-process.ts '<json options>'; writes the webhook port to `portFile`.
 import { renameSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { sandboxFor } from "../../dev/emulated-lisa.ts";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createTestProbot } from "../../dev/test-probot.ts";
 import { createLisa, type LisaRole } from "../../src/app.ts";
+import { serveLisa } from "../../src/http/serve-lisa.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {
   emulatorUrl: string;
@@ -47,15 +47,16 @@ const lisa = createLisa(probot, {
   onClaimLost: () => process.exit(70),
 });
 await lisa.start();
-const middleware = await probot.getNodeMiddleware({ path: "/api/github/webhooks" });
-// `/healthz` and `/metrics` beside the webhooks, as `npm start` serves them.
-const server = createServer((req, res) => {
-  void lisa.httpHandler(req, res).then((served) => served || middleware(req, res));
+// The server `npm start` creates: the body limit, `/healthz` and `/metrics` beside the webhooks.
+const served = await serveLisa((_app, { addHandler }) => addHandler(lisa.httpHandler), {
+  probot,
+  host: "127.0.0.1",
+  port: 0,
+  webhookPath: "/api/github/webhooks",
 });
-await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
 // Written whole, then renamed into place: a reader polling for the file must never see it empty.
-writeFileSync(`${options.portFile}.tmp`, String((server.address() as AddressInfo).port));
+writeFileSync(`${options.portFile}.tmp`, String((served.server.address() as AddressInfo).port));
 renameSync(`${options.portFile}.tmp`, options.portFile);
 process.once("SIGTERM", () => {
-  void lisa.shutdown(options.shutdownGraceMs ?? 8_000).then(() => process.exit(0));
+  void lisa.shutdown(options.shutdownGraceMs ?? 8_000, () => served.close()).then(() => process.exit(0));
 });
