@@ -5,6 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
+import type { CoreDeps } from "./deps.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
@@ -16,16 +17,15 @@ import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endp
 import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
 import { reapOrphans, recordChildrenIn } from "./process/child-registry.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
-import { BossClaims } from "./runs/boss-claims.ts";
-import { LocalClaims, type WorkClaims } from "./runs/claims.ts";
-import type { CoreDeps } from "./runs/deps.ts";
-import { isDiskFull } from "./runs/disk-full.ts";
-import { Worker } from "./runs/worker.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
+import { BossClaims } from "./scheduler/boss-claims.ts";
+import { LocalClaims, type WorkClaims } from "./scheduler/claims.ts";
+import { Worker } from "./scheduler/worker.ts";
 import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
+import { isDiskFull } from "./store/disk-full.ts";
 import { isDatabaseUnavailable } from "./store/sql-driver.ts";
 import { Store } from "./store/store.ts";
 

@@ -1,6 +1,6 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
-import { formatWorkStatus, workStatus } from "../runs/work-status.ts";
+import { formatWorkStatus, workStatus } from "../scheduler/work-status.ts";
 import { Store } from "../store/store.ts";
 
 /** `lisa status`: what is queued and what each worker runs, read from the store every process shares. */

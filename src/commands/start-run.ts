@@ -1,12 +1,13 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
+import type { CoreDeps } from "../deps.ts";
 import { ConfigError } from "../errors.ts";
 import { GitHubError } from "../github/github-error.ts";
 import { parseRepoRef } from "../github/github-port.ts";
-import type { CoreDeps } from "../runs/deps.ts";
+import { WRITE_ROLES } from "../github/permissions.ts";
+import { replyOnce } from "../github/reply-once.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
-import { replyOnce, WRITE_ROLES } from "./authorize.ts";
 import type { LabeledCommand } from "./gesture.ts";
 import type { RunControls } from "./handle-gesture.ts";
 

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { LisaRole } from "../app.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
-import { workStatus } from "../runs/work-status.ts";
-import type { Worker } from "../runs/worker.ts";
+import { workStatus } from "../scheduler/work-status.ts";
+import type { Worker } from "../scheduler/worker.ts";
 import type { Store } from "../store/store.ts";
 
 /**

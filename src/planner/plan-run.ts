@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
-import { isWriter } from "../commands/authorize.ts";
 import { StepError } from "../errors.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
+import { isWriter } from "../github/permissions.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { AgentResult } from "../providers/provider.ts";
 import { cleanLine } from "../reporting/untrusted.ts";

@@ -1,10 +1,10 @@
-import { WRITE_ROLES } from "../commands/authorize.ts";
+import { readConfigOf } from "../config/run-config.ts";
+import type { CoreDeps } from "../deps.ts";
 import type { GitHubPort } from "../github/github-port.ts";
+import { WRITE_ROLES } from "../github/permissions.ts";
+import { publishRunState } from "../publication/publish-state.ts";
+import { publishTracking } from "../publication/publish-tracking.ts";
 import type { PrGate } from "../reporting/views.ts";
-import type { CoreDeps } from "../runs/deps.ts";
-import { readConfigOf } from "../runs/pass-config.ts";
-import { publishRunState } from "../runs/publish-state.ts";
-import { publishTracking } from "../runs/publish-tracking.ts";
 import { withdrawRun } from "../store/run-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 

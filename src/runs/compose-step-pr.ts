@@ -1,17 +1,10 @@
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
+import { isIssueRepo, issueRefFor } from "../publication/issue-ref.ts";
 import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
-import type { RunRow, StepRow } from "../store/store.ts";
+import type { StepRow } from "../store/store.ts";
 import { currentManifest } from "./read-manifest.ts";
 import type { RunContext } from "./run-context.ts";
-
-/** How a step's commits and pull request name the issue: from another repository, only the full reference links. */
-export function issueRefFor(run: RunRow, step: StepRow): string {
-  return isIssueRepo(run, step) ? `#${run.issue_number}` : `${run.owner}/${run.repo}#${run.issue_number}`;
-}
-
-const isIssueRepo = (run: RunRow, step: StepRow) =>
-  step.owner.toLowerCase() === run.owner.toLowerCase() && step.repo.toLowerCase() === run.repo.toLowerCase();
 
 /**
  * Title and Lisa's section of a step's pull request body, from what the store kept of it, its

@@ -1,9 +1,11 @@
 import { existsSync } from "node:fs";
-import { isWriter } from "../commands/authorize.ts";
 import { GitError, SecretInPushError } from "../errors.ts";
+import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
 import { plainLiveText } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { checkWaiting } from "../publication/check-runs.ts";
+import { issueRefFor } from "../publication/issue-ref.ts";
 import type { StepRow } from "../store/store.ts";
 import { git } from "../workspace/git.ts";
 import {
@@ -17,9 +19,8 @@ import {
   syncMirror,
 } from "../workspace/workspace.ts";
 import { buildStep, verifyGates } from "./build-step.ts";
-import { checkWaiting } from "./check-run.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
-import { composeStepPullRequest, issueRefFor } from "./compose-step-pr.ts";
+import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { ownCommits } from "./own-commits.ts";
 import { currentManifest, takeManifest } from "./read-manifest.ts";

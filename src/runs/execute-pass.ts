@@ -1,15 +1,15 @@
 import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
+import { checkAtGate } from "../publication/check-runs.ts";
+import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
-import { checkAtGate } from "./check-run.ts";
+import type { RunState } from "../store/transitions.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
 import { finishPackage } from "./review-package.ts";
 import { assertStillRunning, type RunContext } from "./run-context.ts";
-import { setStateLabel } from "./state-labels.ts";
-import type { RunState } from "./transitions.ts";
 
 /**
  * One pass of a run, resumable from wherever it stands, as numbered steps:

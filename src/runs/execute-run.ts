@@ -1,17 +1,24 @@
 import { parseConfig } from "../config/parse-config.ts";
+import type { CoreDeps } from "../deps.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { endOpenChecks } from "../publication/check-runs.ts";
+import { publishRunState } from "../publication/publish-state.ts";
+import { publishTracking, type TrackingPublisher, trackingPublisher } from "../publication/publish-tracking.ts";
+import { setStateLabel } from "../publication/state-labels.ts";
+import {
+  DiskFullError,
+  diskFullMessage,
+  diskNearlyFull,
+  isDiskFull,
+  type RunFailure,
+  recordFailure,
+} from "../store/disk-full.ts";
 import * as changes from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
-import { endOpenChecks } from "./check-run.ts";
-import type { CoreDeps } from "./deps.ts";
-import { DiskFullError, diskFullMessage, diskNearlyFull, isDiskFull, type RunFailure, recordFailure } from "./disk-full.ts";
 import { executePass } from "./execute-pass.ts";
-import { publishRunState } from "./publish-state.ts";
-import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
-import { setStateLabel } from "./state-labels.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes

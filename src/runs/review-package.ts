@@ -1,6 +1,6 @@
+import { guidanceView } from "../publication/guidance-view.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
-import { guidanceView } from "../review/guidance-view.ts";
 import type { GuidanceRow, StepRow } from "../store/store.ts";
 import { gitLog } from "../workspace/workspace.ts";
 import { currentManifest } from "./read-manifest.ts";

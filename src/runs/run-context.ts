@@ -1,8 +1,8 @@
 import type { LisaConfig } from "../config/config-schema.ts";
+import type { CoreDeps } from "../deps.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import type { NetworkTally } from "../sandbox/egress-proxy.ts";
 import type { PassRow, RunRow } from "../store/store.ts";
-import type { CoreDeps } from "./deps.ts";
 
 /** What every part of executing one pass of a run shares. The planner takes it too, so it lives apart from both. */
 export interface RunContext {

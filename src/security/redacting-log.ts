@@ -1,5 +1,5 @@
+import type { Log } from "../deps.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
-import type { Log } from "../runs/deps.ts";
 
 /** How deep a logged object is followed: log fields are shallow, and a cycle must not hang a log call. */
 const MAX_DEPTH = 6;

@@ -1,4 +1,4 @@
-import type { PassState, RunState } from "../runs/transitions.ts";
+import type { PassState, RunState } from "./transitions.ts";
 
 export type { PassState, RunState };
 

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "../runs/transitions.ts";
 import { commandMac, hasValidMac } from "./command-mac.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
 import { type ConnectionChange, isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 import { SqliteDriver } from "./sqlite-driver.ts";
+import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "./transitions.ts";
 
 export type * from "./rows.ts";
 

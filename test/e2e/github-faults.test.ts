@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { RUN_STATES } from "../../src/runs/transitions.ts";
+import { RUN_STATES } from "../../src/store/transitions.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // GitHub on a bad day, as the emulator plays it: 502s, 429s and secondary rate limits. Lisa's

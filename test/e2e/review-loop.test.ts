@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { RUN_STATES } from "../../src/runs/transitions.ts";
+import { RUN_STATES } from "../../src/store/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { trackingBody } from "../support/tracking-body.ts";

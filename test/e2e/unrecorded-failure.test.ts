@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { LocalClaims } from "../../src/runs/claims.ts";
+import { LocalClaims } from "../../src/scheduler/claims.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // A run's failure that a full data disk kept from the store is written by the worker later. The

@@ -3,7 +3,7 @@ import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { TRACKING_INTERVAL_MS } from "../../src/runs/publish-tracking.ts";
+import { TRACKING_INTERVAL_MS } from "../../src/publication/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { DISK_FULL_FAULTS } from "./disk-full-fault.ts";
 import { type FaultScenario, type FaultWorld, quiet } from "./fault-world.ts";

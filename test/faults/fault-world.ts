@@ -7,7 +7,7 @@ import { processesMatching } from "../../dev/processes-matching.ts";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
-import type { RunState } from "../../src/runs/transitions.ts";
+import type { RunState } from "../../src/store/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import type { SmallDisk } from "../support/small-disk.ts";

@@ -1,9 +1,9 @@
 import type { GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { readConfigOf } from "../../src/config/run-config.ts";
+import { STATE_LABELS, stateLabelOf } from "../../src/publication/state-labels.ts";
 import { CHECK_NAME } from "../../src/reporting/check-summary.ts";
 import { reportMarker } from "../../src/reporting/final-report.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
-import { readConfigOf } from "../../src/runs/pass-config.ts";
-import { STATE_LABELS, stateLabelOf } from "../../src/runs/state-labels.ts";
 import { Store } from "../../src/store/store.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 

@@ -6,7 +6,7 @@ import pg from "pg";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
-import { UNHELD_SWEEP_MS } from "../../src/runs/worker.ts";
+import { UNHELD_SWEEP_MS } from "../../src/scheduler/worker.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startLisaChild } from "../support/lisa-child.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";

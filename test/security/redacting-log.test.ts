@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Log } from "../../src/runs/deps.ts";
+import type { Log } from "../../src/deps.ts";
 import { redactingLog } from "../../src/security/redacting-log.ts";
 
 describe("redactingLog", () => {

@@ -5,10 +5,10 @@
 import { closeSync, openSync, writeSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
+import type { CoreDeps } from "../../src/deps.ts";
 import { GitHubError } from "../../src/github/github-error.ts";
 import type { GitHubPort } from "../../src/github/github-port.ts";
-import type { CoreDeps } from "../../src/runs/deps.ts";
-import { publishTracking } from "../../src/runs/publish-tracking.ts";
+import { publishTracking } from "../../src/publication/publish-tracking.ts";
 import { Store } from "../../src/store/store.ts";
 
 const dir = process.argv[2] ?? "";

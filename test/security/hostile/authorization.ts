@@ -1,5 +1,5 @@
 import { expect } from "vitest";
-import { RUN_STATES } from "../../../src/runs/transitions.ts";
+import { RUN_STATES } from "../../../src/store/transitions.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
 import { breachIf, HELD, type HostileGroup } from "./hostile-input.ts";
 import { inWorld, type LisaWorld, lastPayload, SMALL_CHANGE, startWorld } from "./lisa-world.ts";

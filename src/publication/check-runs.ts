@@ -1,10 +1,9 @@
+import type { CoreDeps } from "../deps.ts";
 import type { CheckReport, GitHubPort } from "../github/github-port.ts";
 import { CHECK_NAME, type CheckView, checkEnded, checkInProgress, checkReady } from "../reporting/check-summary.ts";
 import type { GateLine } from "../reporting/views.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
-import { issueRefFor } from "./compose-step-pr.ts";
-import type { CoreDeps } from "./deps.ts";
-import type { RunContext } from "./run-context.ts";
+import { issueRefFor } from "./issue-ref.ts";
 
 /**
  * The "Lisa" check run on each head Lisa pushes to a pull request, for the merge box: in progress
@@ -33,11 +32,20 @@ function view(run: RunRow, step: StepRow, pass: number, headSha: string, secrets
   };
 }
 
+/** What a check report needs of the run being executed (a RunContext has it). */
+interface CheckContext {
+  deps: CoreDeps;
+  gh: GitHubPort;
+  run: RunRow;
+  pass: { number: number };
+  secrets: readonly string[];
+}
+
 /**
  * Creates or updates the check run on `headSha`. A check is a courtesy, never a reason to fail a
  * run: an installation that has not accepted `checks: write` yet gets 403, which is logged.
  */
-async function report(ctx: RunContext, step: StepRow, headSha: string, make: (view: CheckView) => CheckReport): Promise<void> {
+async function report(ctx: CheckContext, step: StepRow, headSha: string, make: (view: CheckView) => CheckReport): Promise<void> {
   const run = ctx.deps.store.run(ctx.run.id) ?? ctx.run;
   const ref = { owner: step.owner, repo: step.repo };
   try {
@@ -51,11 +59,11 @@ async function report(ctx: RunContext, step: StepRow, headSha: string, make: (vi
 }
 
 /** Lisa pushed `headSha` for this step, and later steps of the plan are still to be built. */
-export const checkWaiting = (ctx: RunContext, stepId: number, headSha: string) =>
+export const checkWaiting = (ctx: CheckContext, stepId: number, headSha: string) =>
   report(ctx, ctx.deps.store.step(stepId), headSha, checkInProgress);
 
 /** The pass reached its review gate with `headSha`, the head Lisa pushed for this step. */
-export const checkAtGate = (ctx: RunContext, stepId: number, headSha: string) =>
+export const checkAtGate = (ctx: CheckContext, stepId: number, headSha: string) =>
   report(ctx, ctx.deps.store.step(stepId), headSha, checkReady);
 
 /** Why a stopped run's open check runs end. */

@@ -1,10 +1,10 @@
-import type { ProviderName } from "../config/config-schema.ts";
-import type { GitHubPort } from "../github/github-port.ts";
-import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
-import type { TokenPrices } from "../providers/token-prices.ts";
-import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
-import type { Store } from "../store/store.ts";
-import type { WorkspaceOptions } from "../workspace/workspace.ts";
+import type { ProviderName } from "./config/config-schema.ts";
+import type { GitHubPort } from "./github/github-port.ts";
+import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
+import type { TokenPrices } from "./providers/token-prices.ts";
+import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
+import type { Store } from "./store/store.ts";
+import type { WorkspaceOptions } from "./workspace/workspace.ts";
 
 /** The subset of pino's interface Lisa logs through. */
 export interface Log {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { drainInbox } from "../../src/runs/drain-inbox.ts";
+import { drainInbox } from "../../src/scheduler/drain-inbox.ts";
 
 interface Command {
   id: number;

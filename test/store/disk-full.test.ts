@@ -1,7 +1,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { GitError } from "../../src/errors.ts";
-import { isDiskFull } from "../../src/runs/disk-full.ts";
+import { isDiskFull } from "../../src/store/disk-full.ts";
 
 describe("isDiskFull", () => {
   it("knows a full disk by the file system's code, SQLite's code, and git's words, also as a cause", () => {

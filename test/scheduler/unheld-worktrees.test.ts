@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
-import { sweepUnheldWorktrees } from "../../src/runs/unheld-worktrees.ts";
+import { sweepUnheldWorktrees } from "../../src/scheduler/unheld-worktrees.ts";
 import { Store } from "../../src/store/store.ts";
 import { git } from "../../src/workspace/git.ts";
 import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";

@@ -11,7 +11,7 @@ import {
   type RunEvent,
   type RunState,
   TERMINAL_RUN_STATES,
-} from "../../src/runs/transitions.ts";
+} from "../../src/store/transitions.ts";
 
 // Written out as records so that adding an event to the union without a decision here fails the typecheck.
 const RUN_EVENT_SET: Record<RunEvent, true> = {

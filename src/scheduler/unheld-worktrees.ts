@@ -1,7 +1,7 @@
 import path from "node:path";
+import type { CoreDeps } from "../deps.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { dropOrphanBranchesIn, listWorktrees, sweepWorktrees } from "../workspace/workspace.ts";
-import type { CoreDeps } from "./deps.ts";
 
 /**
  * The run a worktree folder belongs to, by its name: `run-<id>-step-<n>` and `run-<id>-plan` are

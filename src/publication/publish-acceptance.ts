@@ -1,10 +1,10 @@
+import { readConfigOf } from "../config/run-config.ts";
+import type { CoreDeps } from "../deps.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { type ReportView, renderFinalReport, reportMarker } from "../reporting/final-report.ts";
 import type { PrGate } from "../reporting/views.ts";
-import type { CoreDeps } from "../runs/deps.ts";
-import { readConfigOf } from "../runs/pass-config.ts";
-import { PASS_OUTCOME } from "../runs/transitions.ts";
 import type { Store } from "../store/store.ts";
+import { PASS_OUTCOME } from "../store/transitions.ts";
 import { guidanceView } from "./guidance-view.ts";
 
 /** Who accepted the run and how, as the store has it. */

@@ -1,6 +1,6 @@
 import { statfsSync } from "node:fs";
-import { failRun } from "../store/run-changes.ts";
-import type { Store } from "../store/store.ts";
+import { failRun } from "./run-changes.ts";
+import type { Store } from "./store.ts";
 
 /** SQLite's primary result code for "database or disk is full"; extended codes keep it in the low byte. */
 const SQLITE_FULL = 13;

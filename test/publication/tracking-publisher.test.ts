@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { trackingPublisher } from "../../src/runs/publish-tracking.ts";
+import { trackingPublisher } from "../../src/publication/publish-tracking.ts";
 
 /** A publisher whose edits take `ms` each, on a clock the test moves; records when each edit started. */
 function setUp(intervalMs: number) {

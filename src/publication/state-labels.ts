@@ -1,5 +1,5 @@
 import type { GitHubPort, RepoRef } from "../github/github-port.ts";
-import type { RunState } from "./transitions.ts";
+import type { RunState } from "../store/transitions.ts";
 
 /** The issue labels that show a run's state; at most one is on the issue at a time. */
 export const STATE_LABELS = {

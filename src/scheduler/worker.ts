@@ -1,26 +1,26 @@
-import { replyOnce } from "../commands/authorize.ts";
 import { FAILED_OUTCOME, repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
+import type { CoreDeps } from "../deps.ts";
 import { GitHubError } from "../github/github-error.ts";
+import { replyOnce } from "../github/reply-once.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
+import { publishRunState } from "../publication/publish-state.ts";
+import { publishTracking } from "../publication/publish-tracking.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { abandonRun, executeRun } from "../runs/execute-run.ts";
+import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "../store/disk-full.ts";
 import type { CommandRow, RunRow, StepState } from "../store/rows.ts";
 import { interruptRun } from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import { issueOfCommand } from "./command-issue.ts";
-import type { CoreDeps } from "./deps.ts";
-import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "./disk-full.ts";
 import { drainInbox } from "./drain-inbox.ts";
-import { abandonRun, executeRun } from "./execute-run.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
-import { publishRunState } from "./publish-state.ts";
-import { publishTracking } from "./publish-tracking.ts";
 import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */

@@ -1,8 +1,8 @@
 import type { Job, PgBoss } from "pg-boss";
+import type { Log } from "../deps.ts";
 import { splitSchema } from "../store/postgres-driver.ts";
 import { DATABASE_UNAVAILABLE, isConnectionLoss } from "../store/sql-driver.ts";
 import type { WorkClaims } from "./claims.ts";
-import type { Log } from "./deps.ts";
 
 /** The pg-boss queue of runs that may be claimed: one job per run. */
 const RUNS = "lisa-runs";

@@ -1,12 +1,12 @@
+import { readConfigOf } from "../config/run-config.ts";
+import type { CoreDeps } from "../deps.ts";
 import { GitHubError } from "../github/github-error.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
 import type { PrGate } from "../reporting/views.ts";
+import { isDiskFull } from "../store/disk-full.ts";
 import type { RunRow, Store } from "../store/store.ts";
-import type { CoreDeps } from "./deps.ts";
-import { isDiskFull } from "./disk-full.ts";
-import { readConfigOf } from "./pass-config.ts";
-import { PASS_OUTCOME } from "./transitions.ts";
+import { PASS_OUTCOME } from "../store/transitions.ts";
 
 /** Events the tracking comment states in words: a run taken over by another worker, work dropped or done again. */
 const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_dropped", "work_redone"]);

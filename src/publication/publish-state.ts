@@ -1,7 +1,7 @@
+import type { CoreDeps } from "../deps.ts";
 import type { GitHubPort } from "../github/github-port.ts";
-import { publishAcceptance, publishFinalReport } from "../review/accept-run.ts";
-import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-run.ts";
-import type { CoreDeps } from "./deps.ts";
+import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-runs.ts";
+import { publishAcceptance, publishFinalReport } from "./publish-acceptance.ts";
 import { publishTracking } from "./publish-tracking.ts";
 import { setStateLabel } from "./state-labels.ts";
 
