@@ -1,8 +1,6 @@
 import type { CoreDeps } from "../deps.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killAllAgents, killGroup } from "../providers/run-agent.ts";
-import { publishRunState } from "../publication/publish-state.ts";
-import { publishTracking } from "../publication/publish-tracking.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { abandonRun, executeRun } from "../runs/execute-run.ts";
 import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "../store/disk-full.ts";
@@ -12,6 +10,7 @@ import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { sweepWorktrees } from "../workspace/workspace.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import { CommandInbox } from "./command-inbox.ts";
+import { convergeGitHub } from "./converge-github.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 
@@ -29,9 +28,6 @@ export const UNHELD_SWEEP_MS = 3_000;
 
 /** How often what GitHub refused (or a stopped Lisa left unwritten) is written again. */
 const PUBLISH_RETRY_MS = 30_000;
-
-/** How long a state change must be old before another process of a shared store publishes it. */
-const PUBLISH_GRACE_MS = 10_000;
 
 /** Disk the worktrees of failed and blocked runs may keep, unless configured. */
 const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
@@ -128,41 +124,10 @@ export class Worker {
     this.notify();
   }
 
-  /**
-   * Brings GitHub to the store: tracking comments GitHub refused (publishTracking records them as
-   * owed), and runs whose last state change GitHub does not show (Lisa stopped, or GitHub failed,
-   * between the two; see publishRunState). One worker at a time: the others would write the same.
-   */
+  /** Brings GitHub to the store (convergeGitHub), and looks again once changes other processes may be publishing have settled. */
   async #converge(): Promise<void> {
-    const { store, log } = this.#deps;
-    // Sharing the store, another process may be publishing a change it just made: give it time,
-    // and look again once that time is up rather than at the next round.
-    const settled = this.#claims.shared ? this.#deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
-    try {
-      const behind = store.runsBehindOnGitHub();
-      const settledRuns = behind.filter((run) => run.changed_at <= settled);
-      if (settledRuns.length < behind.length) this.#convergeAgainIn(PUBLISH_GRACE_MS);
-      await store.exclusively("tracking", async () => {
-        for (const run of store.runsOwingTracking()) {
-          try {
-            await publishTracking(this.#deps, await this.#deps.github(run.installation_id), run.id);
-          } catch (error) {
-            log.warn({ err: error, runId: run.id }, "could not write an owed tracking comment");
-          }
-        }
-        for (const run of settledRuns) {
-          try {
-            await publishRunState(this.#deps, await this.#deps.github(run.installation_id), run.id);
-            log.info({ runId: run.id, state: run.state }, "GitHub brought up to the run's state");
-          } catch (error) {
-            log.warn({ err: error, runId: run.id }, "could not bring GitHub up to the run's state; tried again later");
-          }
-        }
-      });
-    } catch (error) {
-      // What is owed stays in the store; the next round writes it.
-      if (!isDatabaseUnavailable(error) && !isDiskFull(error)) throw error;
-    }
+    const againInMs = await convergeGitHub(this.#deps, this.#claims.shared);
+    if (againInMs !== undefined) this.#convergeAgainIn(againInMs);
   }
 
   /** One more round of #converge in `ms`, unless one is due already; stop() cancels it. */
