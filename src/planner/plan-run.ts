@@ -50,7 +50,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     );
   }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
-  store.updateStep(stepId, { state: "running", worktree: workspace });
+  store.moveStep(stepId, "start", { worktree: workspace });
   ctx.publish();
 
   const checkouts: { ref: RepoRef; path: string }[] = [];
@@ -109,7 +109,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
         });
       store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
       await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
-      store.updateStep(stepId, { state: "delivered", phase: "done", summary: check.plan.rationale ?? null });
+      store.moveStep(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
       ctx.publish();

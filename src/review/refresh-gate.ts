@@ -5,6 +5,7 @@ import { WRITE_ROLES } from "../github/permissions.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
 import type { PrGate } from "../reporting/views.ts";
+import type { PrState } from "../store/rows.ts";
 import { withdrawRun } from "../store/run-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 
@@ -56,17 +57,17 @@ export async function refreshGate(
       blockers: result.blockers,
       headSha: pr.headSha,
     };
-    const prState = pr.merged ? "merged" : pr.state;
+    const prState: PrState = pr.merged ? "merged" : pr.state;
     if (prState !== step.pr_state) store.addEvent(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
-    store.updateStep(step.id, {
-      pr_state: prState,
-      head_sha: pr.headSha,
-      draft: pr.draft ? 1 : 0,
-      gate: JSON.stringify(gate),
-      // A PR closed unmerged drops its step from the plan; reopening brings it back.
-      ...(prState === "closed" && step.state !== "dropped" ? { state: "dropped" as const } : {}),
-      ...(prState === "open" && step.state === "dropped" ? { state: "delivered" as const } : {}),
-    });
+    const seen = { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate: JSON.stringify(gate) };
+    // A PR closed unmerged drops its step from the plan; reopening brings it back.
+    const event =
+      prState === "closed" && step.state !== "dropped"
+        ? "drop"
+        : prState === "open" && step.state === "dropped"
+          ? "reopen"
+          : undefined;
+    if (!event || !store.moveStep(step.id, event, seen)) store.updateStep(step.id, seen);
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);

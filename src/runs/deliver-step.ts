@@ -6,6 +6,7 @@ import { plainLiveText } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { checkWaiting } from "../publication/check-runs.ts";
 import { issueRefFor } from "../publication/issue-ref.ts";
+import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
 import { git } from "../workspace/git.ts";
 import {
@@ -50,13 +51,10 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   // Checked before checkout: a plan never reaches a repository its requester cannot write to.
   if (!(await isWriter(gh, ref, pass.requested_by))) {
     const reason = `@${pass.requested_by} has no write access to ${ref.owner}/${ref.repo}, so Lisa left it out.`;
-    const record = store.stepPass(stepId, pass.id);
-    if (record) store.updateStepPass(record.id, { state: "skipped", block_reason: reason });
-    store.updateStep(stepId, { state: "skipped", error: reason });
-    store.addEvent(ctx.run.id, "step_refused", { actor: pass.requested_by, note: reason });
+    stepChanges.refuseStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, pass.requested_by);
     return;
   }
-  store.updateStep(stepId, { state: "running" });
+  store.moveStep(stepId, "start");
   ctx.publish();
   await syncMirror(deps.workspace, ref, await freshToken(ctx));
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
@@ -104,7 +102,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     await deliver(ctx, stepId, checkout, base);
   } catch (error) {
     if (!(error instanceof BlockedError)) throw error;
-    await blockStep(ctx, stepId, checkout, error.message);
+    await blockAttempt(ctx, stepId, checkout, error.message);
   }
   if (checkout.native && checkout.nativePath) {
     await removeWorktree(deps.workspace, ref, { path: checkout.nativePath, branch: checkout.native.branch });
@@ -139,7 +137,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     if ((await commitsSince(dir(), step().start_sha ?? base)) === 0) {
       // A later pass may rightly change nothing here, if the agent says why; otherwise a human must look.
       if (pass.number > 1 && taken.manifest?.no_change_reason) {
-        finishStepPass(ctx, stepId, "unchanged", step().start_sha);
+        stepChanges.finishStep(store, { stepId, passId: pass.id }, "unchanged", step().start_sha);
         return;
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
@@ -184,9 +182,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       // Look before creating: the PR may exist from before a crash. One a human closed stays closed.
       const existing = await gh.findPullRequest(ref, step().branch, base);
       if (existing?.state === "closed") {
-        finishStepPass(ctx, stepId, "dropped", step().start_sha);
-        store.updateStep(stepId, {
-          state: "dropped",
+        stepChanges.finishStep(store, { stepId, passId: pass.id }, "dropped", step().start_sha, {
           pr_number: existing.number,
           pr_url: existing.url,
           pr_state: existing.merged ? "merged" : "closed",
@@ -211,7 +207,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     const body = pr.mergeInto(current.body);
     if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
     store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
-    finishStepPass(ctx, stepId, "delivered", current.headSha);
+    stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
     if (laterSteps(ctx, step().position)) {
@@ -224,36 +220,6 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 /** Whether steps after `position` are still to be built in this pass. */
 const laterSteps = (ctx: RunContext, position: number) =>
   ctx.deps.store.steps(ctx.run.id).some((s) => s.position > position && s.state === "pending");
-
-/** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
-const stepsStillOpen = (ctx: RunContext, stepId: number) =>
-  ctx.deps.store
-    .steps(ctx.run.id)
-    .some(
-      (s) =>
-        s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
-    );
-
-function finishStepPass(
-  ctx: RunContext,
-  stepId: number,
-  state: "delivered" | "unchanged" | "dropped",
-  endSha: string | null,
-): void {
-  const { store } = ctx.deps;
-  const step = store.step(stepId);
-  const record = store.stepPass(stepId, ctx.pass.id);
-  if (record) {
-    store.updateStepPass(record.id, {
-      state,
-      end_sha: endSha,
-      gates: step.gates,
-      summary: step.summary,
-      manifest: step.manifest,
-    });
-  }
-  store.updateStep(stepId, { state, phase: "done" });
-}
 
 /**
  * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
@@ -291,7 +257,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
  * A blocked step keeps the PR at its last verified head: the attempt is committed to Lisa's WIP
  * branch (replaced only where Lisa left it, so a human push there is never clobbered).
  */
-async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
+async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
   const { deps, pass } = ctx;
   const { store } = deps;
   const step = store.step(stepId);
@@ -314,18 +280,17 @@ async function blockStep(ctx: RunContext, stepId: number, checkout: Checkout, re
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
   }
-  const record = store.stepPass(stepId, pass.id);
-  if (record)
-    store.updateStepPass(record.id, {
-      state: "blocked",
-      block_reason: reason,
-      wip_sha: wipSha,
-      gates: step.gates,
-      manifest: step.manifest,
-    });
-  store.updateStep(stepId, { state: "blocked", error: reason });
-  store.addEvent(ctx.run.id, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
+  stepChanges.blockStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, { wip_sha: wipSha });
 }
+
+/** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
+const stepsStillOpen = (ctx: RunContext, stepId: number) =>
+  ctx.deps.store
+    .steps(ctx.run.id)
+    .some(
+      (s) =>
+        s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
+    );
 
 /** Before a pass works on a known PR: closed unmerged drops the step; merged moves the work to a follow-up branch. */
 async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
@@ -345,9 +310,7 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
     return true;
   }
   if (pr.state === "closed") {
-    deps.store.updateStep(step.id, { state: "dropped", pr_state: "closed" });
-    const record = deps.store.stepPass(step.id, pass.id);
-    if (record) deps.store.updateStepPass(record.id, { state: "dropped" });
+    stepChanges.dropStep(deps.store, { stepId: step.id, passId: pass.id });
     return false;
   }
   return true;

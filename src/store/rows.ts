@@ -1,9 +1,7 @@
-import type { PassState, RunState } from "./transitions.ts";
+import type { PassState, RunState, StepState } from "./transitions.ts";
 
-export type { PassState, RunState };
+export type { PassState, RunState, StepState };
 
-/** Where a step stands in its latest pass. */
-export type StepState = "pending" | "running" | "delivered" | "unchanged" | "blocked" | "skipped" | "dropped" | "failed";
 /** Where a step is in its delivery; recorded before the side effect it names. */
 export type StepPhase = "planning" | "workspace" | "agent" | "gates" | "commit" | "push" | "pull_request" | "done";
 export type SessionState = "running" | "succeeded" | "failed" | "interrupted";

@@ -63,7 +63,7 @@ export function skipBlocked(
   cause: Cause,
 ): RunRow | "still blocked" | undefined {
   return store.atomically(() => {
-    for (const id of change.stepIds) store.updateStep(id, { state: "skipped" });
+    for (const id of change.stepIds) store.moveStep(id, "skip");
     if (store.steps(change.runId).some((s) => s.state === "blocked")) return "still blocked";
     if (change.passId !== undefined) store.transitionPass(change.passId, "skip");
     return store.transitionRun(change.runId, "skip", cause);
@@ -85,8 +85,7 @@ export function abortRun(store: Store, runId: number, passId: number | undefined
     if (!run) return undefined;
     if (passId !== undefined) store.transitionPass(passId, "abort");
     for (const step of store.steps(runId)) {
-      if (step.state === "running" || step.state === "pending" || step.state === "blocked")
-        store.updateStep(step.id, { state: "skipped" });
+      if (step.state === "running" || step.state === "pending" || step.state === "blocked") store.moveStep(step.id, "skip");
     }
     return run;
   });
@@ -110,7 +109,7 @@ export function failRun(
   steps: { id: number; error: string }[],
 ): RunRow | undefined {
   return store.atomically(() => {
-    for (const step of steps) store.updateStep(step.id, { state: "failed", error: step.error });
+    for (const step of steps) store.moveStep(step.id, "fail", { error: step.error });
     store.updateRun(runId, { error: message });
     return store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
   });

@@ -4,7 +4,15 @@ import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
 import { type ConnectionChange, isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 import { SqliteDriver } from "./sqlite-driver.ts";
-import { nextPassState, nextRunState, type PassEvent, type RunEvent, TERMINAL_RUN_STATES } from "./transitions.ts";
+import {
+  nextPassState,
+  nextRunState,
+  nextStepState,
+  type PassEvent,
+  type RunEvent,
+  type StepEvent,
+  TERMINAL_RUN_STATES,
+} from "./transitions.ts";
 
 export type * from "./rows.ts";
 
@@ -418,8 +426,7 @@ export class Store {
       const run = this.run(runId);
       if (run?.state !== "failed") return undefined;
       for (const step of this.steps(runId)) {
-        if (step.state !== "failed") continue;
-        this.#update("steps", step.id, { state: "pending", error: null, iteration_base: this.#lastIteration(step.id) });
+        if (step.state === "failed") this.#stepTo(step, "again", { error: null, iteration_base: this.#lastIteration(step.id) });
       }
       const pass = this.currentPass(runId);
       if (pass) this.#update("passes", pass.id, { config });
@@ -484,9 +491,7 @@ export class Store {
       if (current) this.#passTo(current, "supersede");
       // Blocked steps of a superseded pass are skipped; the new pass plans afresh.
       for (const step of this.steps(runId)) {
-        if (step.state === "blocked" || step.state === "pending" || step.state === "running") {
-          this.#update("steps", step.id, { state: "skipped" });
-        }
+        if (step.state === "blocked" || step.state === "pending" || step.state === "running") this.#stepTo(step, "skip");
       }
       const number = run.current_pass + 1;
       const passId = this.#insertPass(runId, number, next.trigger, next.requestedBy, next.config);
@@ -593,7 +598,7 @@ export class Store {
         if (named.has(`${step.owner}/${step.repo}`.toLowerCase())) continue;
         this.#run("DELETE FROM step_passes WHERE step_id = ? AND pass_id = ?", step.id, pass.id);
         if (step.pr_number === null && this.sessions(step.id).length === 0) this.#run("DELETE FROM steps WHERE id = ?", step.id);
-        else this.#update("steps", step.id, { state: "unchanged" });
+        else this.#stepTo(step, "set_aside");
       }
       for (const step of steps) {
         const found = existing.find(
@@ -609,10 +614,9 @@ export class Store {
           continue;
         }
         if (found) {
-          this.#update("steps", found.id, {
+          this.#stepTo(found, "replan", {
             pass: passNumber,
             scope: step.scope,
-            state: "pending",
             phase: "workspace",
             start_sha: null,
             worktree: null,
@@ -654,7 +658,6 @@ export class Store {
     changes: Partial<
       Pick<
         StepRow,
-        | "state"
         | "phase"
         | "base_branch"
         | "branch"
@@ -680,11 +683,31 @@ export class Store {
     this.#update("steps", id, changes);
   }
 
+  /**
+   * Moves a step along the step table (src/store/transitions.ts) with `changes`, as a compare-and-set
+   * on the state it stood at; false, writing nothing, when the table refuses the event from there.
+   */
+  moveStep(id: number, event: StepEvent, changes: Parameters<Store["updateStep"]>[1] = {}): boolean {
+    return this.#stepTo(this.step(id), event, changes);
+  }
+
+  #stepTo(step: StepRow, event: StepEvent, changes: Record<string, SqlValue | undefined> = {}): boolean {
+    const to = nextStepState(step.state, event);
+    if (!to) return false;
+    const entries = Object.entries({ ...changes, state: to }).filter(([, value]) => value !== undefined);
+    const result = this.#run(
+      `UPDATE steps SET ${entries.map(([key]) => `${key} = ?`).join(", ")} WHERE id = ? AND state = ?`,
+      ...entries.map(([, value]) => value as SqlValue),
+      step.id,
+      step.state,
+    );
+    return result.changes > 0;
+  }
+
   /** The planning step plans again for a later pass. */
   replanStep(stepId: number, pass: number): void {
-    this.#update("steps", stepId, {
+    this.#stepTo(this.step(stepId), "replan", {
       pass,
-      state: "pending",
       phase: "planning",
       error: null,
       iteration_base: this.#lastIteration(stepId),
@@ -698,8 +721,7 @@ export class Store {
 
   /** A blocked step goes again in the same pass with a fresh iteration budget (`/lisa fix`). */
   freshBudget(stepId: number): void {
-    this.#update("steps", stepId, {
-      state: "pending",
+    this.#stepTo(this.step(stepId), "again", {
       phase: "workspace",
       error: null,
       worktree: null,

@@ -141,6 +141,59 @@ export function nextPassState(from: PassState, event: PassEvent): PassState | un
   return (PASS_TRANSITIONS[from] as Partial<Record<PassEvent, PassState>>)[event];
 }
 
+export const STEP_STATES = ["pending", "running", "delivered", "unchanged", "blocked", "skipped", "dropped", "failed"] as const;
+export type StepState = (typeof STEP_STATES)[number];
+
+export type StepEvent =
+  /** The workflow takes the step up, or resumes it after a restart. */
+  | "start"
+  /** Pushed and its pull request open (or the plan of the planning step recorded). */
+  | "deliver"
+  /** The pass left its repository as it was. */
+  | "leave_unchanged"
+  /** Its gates or the agent need a human (`/lisa fix` or `/lisa skip`). */
+  | "block"
+  /** Its pull request was closed unmerged, by a human or before Lisa got to it. */
+  | "drop"
+  /** Its pull request was reopened. */
+  | "reopen"
+  /** Left out: `/lisa skip`, an abort, a pass superseded before it finished, a requester who cannot write there. */
+  | "skip"
+  /** A later plan of the same pass did not name it. */
+  | "set_aside"
+  | "fail"
+  /** `/lisa fix` or `/lisa retry`: the same pass tries it again. */
+  | "again"
+  /** A later pass works on it (its plan names it again, or the planning step plans again). */
+  | "replan";
+
+/**
+ * Allowed step transitions. Work that ends (deliver, leave, block, fail) starts from running; a
+ * step whose pull request is closed is dropped whatever it stood at.
+ */
+export const STEP_TRANSITIONS = {
+  pending: { start: "running", skip: "skipped", set_aside: "unchanged", drop: "dropped", fail: "failed", replan: "pending" },
+  running: {
+    start: "running",
+    deliver: "delivered",
+    leave_unchanged: "unchanged",
+    block: "blocked",
+    drop: "dropped",
+    skip: "skipped",
+    fail: "failed",
+  },
+  delivered: { replan: "pending", drop: "dropped" },
+  unchanged: { replan: "pending", drop: "dropped" },
+  blocked: { again: "pending", skip: "skipped", drop: "dropped", fail: "failed" },
+  skipped: { replan: "pending", drop: "dropped" },
+  dropped: { reopen: "delivered" },
+  failed: { again: "pending", replan: "pending", drop: "dropped" },
+} as const satisfies Table<StepState, StepEvent>;
+
+export function nextStepState(from: StepState, event: StepEvent): StepState | undefined {
+  return (STEP_TRANSITIONS[from] as Partial<Record<StepEvent, StepState>>)[event];
+}
+
 /** A pass's state in words, for the history people read. */
 export const PASS_OUTCOME: Record<PassState, string> = {
   queued: "queued",

@@ -37,9 +37,14 @@ describe("a failure the full data disk kept from the store", () => {
     let full: boolean | undefined;
     const store = lisa.store;
     const diskFull = () => Object.assign(new Error("database or disk is full"), { code: "ERR_SQLITE_ERROR", errcode: 13 });
+    const moveStep = store.moveStep.bind(store);
+    vi.spyOn(store, "moveStep").mockImplementation((id, event, patch) => {
+      if (event === "fail") full ??= true;
+      if (full) throw diskFull();
+      return moveStep(id, event, patch);
+    });
     const updateStep = store.updateStep.bind(store);
     vi.spyOn(store, "updateStep").mockImplementation((id, patch) => {
-      if (patch.state === "failed") full ??= true;
       if (full) throw diskFull();
       return updateStep(id, patch);
     });

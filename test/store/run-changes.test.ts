@@ -17,7 +17,8 @@ function blockedRun() {
   store.transitionPass(pass.id, "planned");
   const [step] = store.steps(run.id);
   if (!step) throw new Error("no step");
-  store.updateStep(step.id, { state: "blocked" });
+  store.moveStep(step.id, "start");
+  store.moveStep(step.id, "block");
   expect(changes.blockRun(store, run.id, pass.id)?.state).toBe("blocked");
   const held = () => ({
     run: store.run(run.id)?.state,

@@ -320,7 +320,8 @@ describe("Store.startNextPass", () => {
     const first = store.currentPass(id)?.id ?? 0;
     for (const event of ["start", "planned", "block"] as const) store.transitionPass(first, event);
     const [blocked] = store.steps(id);
-    store.updateStep(blocked?.id ?? 0, { state: "blocked" });
+    store.moveStep(blocked?.id ?? 0, "start");
+    store.moveStep(blocked?.id ?? 0, "block");
     store.transitionRun(id, "block");
     expect(store.startNextPass(id, { trigger: "review", requestedBy: "bob", config: "{}", guidance: [] })?.number).toBe(2);
     expect(store.pass(id, 1)?.state).toBe("superseded");
@@ -387,13 +388,15 @@ describe("Store.recordPassPlan", () => {
     const planning = [{ position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null }];
     const id = store.createRun(newRun(1), planning)?.id ?? 0;
     const [planner] = store.steps(id);
-    store.updateStep(planner?.id ?? 0, { state: "delivered", phase: "done" });
+    store.moveStep(planner?.id ?? 0, "start");
+    store.moveStep(planner?.id ?? 0, "deliver", { phase: "done" });
     store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
     for (const [s, pr] of store
       .steps(id)
       .filter((s) => s.position > 0)
       .map((s, i) => [s, i === 0 ? 5 : 7] as const)) {
-      store.updateStep(s.id, { state: "delivered", phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
+      store.moveStep(s.id, "start");
+      store.moveStep(s.id, "deliver", { phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
     }
     const [, apiStep] = store.steps(id);
     const session = store.startSession({

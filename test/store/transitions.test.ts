@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   nextPassState,
   nextRunState,
+  nextStepState,
   PASS_STATES,
   PASS_TRANSITIONS,
   type PassEvent,
@@ -10,6 +11,10 @@ import {
   RUN_TRANSITIONS,
   type RunEvent,
   type RunState,
+  STEP_STATES,
+  STEP_TRANSITIONS,
+  type StepEvent,
+  type StepState,
   TERMINAL_RUN_STATES,
 } from "../../src/store/transitions.ts";
 
@@ -259,5 +264,73 @@ describe("nextPassState", () => {
       states.push(state);
     }
     expect(states).toEqual(["planning", "building", "blocked", "ascending", "at_gate", "accepted"]);
+  });
+});
+
+const STEP_EVENT_SET: Record<StepEvent, true> = {
+  start: true,
+  deliver: true,
+  leave_unchanged: true,
+  block: true,
+  drop: true,
+  reopen: true,
+  skip: true,
+  set_aside: true,
+  fail: true,
+  again: true,
+  replan: true,
+};
+const STEP_EVENTS = Object.keys(STEP_EVENT_SET) as StepEvent[];
+
+/** A step's life within its run: each entry says who moves it that way. */
+const EXPECTED_STEP: Record<StepState, Partial<Record<StepEvent, StepState>>> = {
+  pending: {
+    start: "running", // deliverStep, or the planning session
+    skip: "skipped", // abort, a superseded pass, a requester without write access
+    set_aside: "unchanged", // a later plan of the same pass left it out
+    drop: "dropped", // its PR was closed before this pass got to it
+    fail: "failed", // the run failed before it started
+    replan: "pending", // the planning step plans again
+  },
+  running: {
+    start: "running", // resumed after Lisa stopped mid-step
+    deliver: "delivered",
+    leave_unchanged: "unchanged",
+    block: "blocked",
+    drop: "dropped", // a PR found closed as it was about to be opened
+    skip: "skipped", // abort mid-step, or a requester without write access on resume
+    fail: "failed",
+  },
+  delivered: { replan: "pending", drop: "dropped" }, // a later pass's plan names it; its PR closed
+  unchanged: { replan: "pending", drop: "dropped" },
+  blocked: { again: "pending", skip: "skipped", drop: "dropped", fail: "failed" }, // `/lisa fix`, `/lisa skip`
+  skipped: { replan: "pending", drop: "dropped" },
+  dropped: { reopen: "delivered" }, // its PR reopened
+  failed: { again: "pending", replan: "pending", drop: "dropped" }, // `/lisa retry`, a new pass
+};
+
+describe("nextStepState", () => {
+  const pairs = cross(STEP_STATES, STEP_EVENTS);
+
+  it("covers every step state and event (8 × 11 pairs)", () => {
+    expect(pairs).toHaveLength(88);
+    expect(Object.keys(EXPECTED_STEP).sort()).toEqual([...STEP_STATES].sort());
+  });
+
+  it.each(pairs.filter(([state, event]) => !EXPECTED_STEP[state][event]).map(([state, event]) => [event, state] as const))(
+    "refuses %s on a %s step",
+    (event, state) => {
+      expect(nextStepState(state, event)).toBeUndefined();
+    },
+  );
+
+  it("allows exactly the transitions of the expected table, no more", () => {
+    expect(STEP_TRANSITIONS).toEqual(EXPECTED_STEP);
+  });
+
+  it("never takes delivered work back to running, nor ends work that never started", () => {
+    expect(nextStepState("delivered", "start")).toBeUndefined();
+    expect(nextStepState("pending", "deliver")).toBeUndefined();
+    expect(nextStepState("pending", "block")).toBeUndefined();
   });
 });
