@@ -1,9 +1,9 @@
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
+import { replyOnce } from "../github/ensure-comment.ts";
 import type { GitHubPort, RepoRef } from "../github/github-port.ts";
 import { isWriter } from "../github/permissions.ts";
-import { replyOnce } from "../github/reply-once.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";

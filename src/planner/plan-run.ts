@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { StepError } from "../errors.ts";
+import { commentOnce } from "../github/ensure-comment.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import { isWriter } from "../github/permissions.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
@@ -201,16 +202,16 @@ async function reportOutOfScope(ctx: RunContext, items: NonNullable<Plan["out_of
   const { gh, run, pass } = ctx;
   const ref = { owner: run.owner, repo: run.repo };
   const marker = `<!-- lisa:out-of-scope run=${run.id} pass=${pass.number} -->`;
-  if ((await gh.findComment(ref, run.issue_number, marker)) !== undefined) return;
   const lines = items.map(
     (item) =>
       `- ${cleanLine(item.request, { secrets: ctx.secrets, max: 300 })}: ${cleanLine(item.reason, { secrets: ctx.secrets, max: 300 })}`,
   );
-  await gh.createComment(
+  await commentOnce(
+    gh,
     ref,
     run.issue_number,
+    marker,
     [
-      marker,
       `Lisa left these requests out of pass ${pass.number}:`,
       "",
       ...lines,

@@ -1,5 +1,6 @@
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
+import { commentOnce, ensureComment } from "../github/ensure-comment.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { type ReportView, renderFinalReport, reportMarker } from "../reporting/final-report.ts";
 import type { PrGate } from "../reporting/views.ts";
@@ -39,13 +40,8 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
   if (!run || !decision) return;
   const ref = { owner: run.owner, repo: run.repo };
   const body = renderFinalReport(reportView(store, runId, decision, deps.heldSecrets));
-  if (run.report_comment_id !== null) {
-    await gh.updateComment(ref, run.report_comment_id, body);
-    return;
-  }
-  const found = await gh.findComment(ref, run.issue_number, reportMarker(runId));
-  if (found !== undefined) await gh.updateComment(ref, found, body);
-  store.updateRun(runId, { report_comment_id: found ?? (await gh.createComment(ref, run.issue_number, body)) });
+  const id = await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
+  if (id !== run.report_comment_id) store.updateRun(runId, { report_comment_id: id });
 }
 
 /**
@@ -78,14 +74,13 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
     const result = merged ? { merged, message: "" } : await gh.mergePullRequest(ref, step.pr_number, step.head_sha);
     if (!result.merged) {
       const marker = `<!-- lisa:merge-refused run=${runId} pr=${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha} -->`;
-      const issue = { owner: run.owner, repo: run.repo };
-      if ((await gh.findComment(issue, run.issue_number, marker)) === undefined) {
-        await gh.createComment(
-          issue,
-          run.issue_number,
-          `${marker}\nLisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
-        );
-      }
+      await commentOnce(
+        gh,
+        { owner: run.owner, repo: run.repo },
+        run.issue_number,
+        marker,
+        `Lisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
+      );
       return;
     }
     store.updateStep(step.id, { pr_state: "merged" });

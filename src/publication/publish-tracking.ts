@@ -1,6 +1,6 @@
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
-import { GitHubError } from "../github/github-error.ts";
+import { ensureComment } from "../github/ensure-comment.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
 import type { PrGate } from "../reporting/views.ts";
@@ -137,23 +137,9 @@ function failedView(view: TrackingView, failure: string): TrackingView {
 
 async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: string): Promise<void> {
   const ref = { owner: run.owner, repo: run.repo };
-  if (run.comment_id !== null) {
-    try {
-      return await gh.updateComment(ref, run.comment_id, body);
-    } catch (error) {
-      // Someone deleted the comment: make a new one rather than fall silent.
-      if (!(error instanceof GitHubError && error.status === 404)) throw error;
-    }
-  }
-  // Look before creating: a crash may have come between creating the comment and recording it.
-  const found = await gh.findComment(ref, run.issue_number, trackingMarker(run.id));
-  if (found !== undefined) {
-    // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
-    await gh.updateComment(ref, found, body);
-    deps.store.updateRun(run.id, { comment_id: found });
-  } else {
-    deps.store.updateRun(run.id, { comment_id: await gh.createComment(ref, run.issue_number, body) });
-  }
+  // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
+  const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id);
+  if (id !== run.comment_id) deps.store.updateRun(run.id, { comment_id: id });
 }
 
 /** The least time between two edits of a tracking comment while a run executes; the last state is always written. */

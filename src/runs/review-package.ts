@@ -1,3 +1,4 @@
+import { ensureComment } from "../github/ensure-comment.ts";
 import { guidanceView } from "../publication/guidance-view.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
@@ -42,10 +43,9 @@ async function writePackage(ctx: RunContext, stepId: number, phase: PackageView[
   if (step.pr_number === null || !record) return;
   const ref = { owner: step.owner, repo: step.repo };
   const body = renderReviewPackage(await packageView(ctx, step, phase));
-  if (record.package_comment_id !== null) return gh.updateComment(ref, record.package_comment_id, body);
-  const found = await gh.findComment(ref, step.pr_number, passMarker(ctx.run.id, pass.number, stepId));
-  if (found !== undefined) await gh.updateComment(ref, found, body);
-  deps.store.updateStepPass(record.id, { package_comment_id: found ?? (await gh.createComment(ref, step.pr_number, body)) });
+  const marker = passMarker(ctx.run.id, pass.number, stepId);
+  const id = await ensureComment(gh, ref, step.pr_number, marker, body, record.package_comment_id);
+  if (id !== record.package_comment_id) deps.store.updateStepPass(record.id, { package_comment_id: id });
 }
 
 /** Guidance said on this PR's repository, or on the issue: what this pass was asked here. */
