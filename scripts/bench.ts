@@ -14,8 +14,12 @@
 // memory      Idle RSS of `npm start`'s entry against a bare Probot app. Goal: ≤ 150 MB.
 // concurrent  8 runs labeled at once as deployed against 1, near-instant agent. Goal: < 2×.
 // scale       Throughput of claimed runs with 1, 2 and 4 `lisa worker`s on PostgreSQL (issue 9).
+// flood       2,000 deliveries that cannot concern Lisa, 20 at a time, to Lisa on SQLite and `lisa web`
+//             on PostgreSQL against bare Probot, then a `lisa` label. Goals: ≥ 0.8× Probot's
+//             throughput on both stores; 👀 < 2 s after the flood.
 
 import { concurrentRuns } from "./bench/concurrent-runs.ts";
+import { floodOfIrrelevantDeliveries } from "./bench/flood.ts";
 import { idleMemory } from "./bench/idle-memory.ts";
 import { scaleOut } from "./bench/scale-out.ts";
 import { sessionDisk } from "./bench/session-disk.ts";
@@ -34,6 +38,7 @@ const FIGURES: Record<string, () => Promise<void>> = {
   memory: idleMemory,
   concurrent: concurrentRuns,
   scale: scaleOut,
+  flood: floodOfIrrelevantDeliveries,
 };
 
 const only = process.env.BENCH_ONLY;

@@ -1,0 +1,80 @@
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
+import { freshSchema, seconds, verdict } from "./stats.ts";
+
+const FLOOD = Number(process.env.BENCH_FLOOD ?? 2_000);
+const AT_ONCE = 20;
+const ISSUES = 100;
+
+/**
+ * A flood of deliveries that cannot concern Lisa (labels other than hers, comments without
+ * `/lisa`), 20 at a time, to bare Probot, Lisa on SQLite and `lisa web` on PostgreSQL, each in
+ * turn with the emulator in this process. Then, for Lisa, a `lisa` label: how long until its 👀.
+ */
+async function flood(kind: "probot" | "lisa" | "web") {
+  const agent = createFakeClaude([{ write: { "a.ts": "export const a = 1;\n" }, manifest: { title: "A", what: "Adds a." } }]);
+  const env = await startEmulatedLisa({
+    claudeBinary: agent.binary,
+    lisa: kind !== "probot",
+    ...(kind === "web" ? { databaseUrl: freshSchema("flood"), role: "web" as const } : {}),
+  });
+  const { github } = env;
+  try {
+    await github.createRepo("bench/app", { files: { "README.md": "# bench\n" }, config: "label: lisa\n" });
+    github.addCollaborator("bench/app", "alice", "write");
+    const issues: number[] = [];
+    for (let i = 0; i < ISSUES; i++)
+      issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
+    const deliver = (i: number) => {
+      const issue = issues[i % ISSUES] ?? 0;
+      return i % 2 === 0
+        ? github.labelIssue("bench/app", issue, `topic-${Math.floor(i / ISSUES)}`, "alice")
+        : github.commentOnIssue("bench/app", issue, `A thought, number ${i}, for whoever reads it.`, "alice");
+    };
+    const delay = monitorEventLoopDelay({ resolution: 1 });
+    delay.enable();
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: AT_ONCE }, async () => {
+        for (let i = next++; i < FLOOD; i = next++) await deliver(i);
+      }),
+    );
+    const floodMs = performance.now() - started;
+    delay.disable();
+    let eyesMs: number | undefined;
+    if (kind === "lisa") {
+      const issue = await github.createIssue("bench/app", { title: "The real one", user: "alice" });
+      const labeled = performance.now();
+      await github.labelIssue("bench/app", issue.number, "lisa", "alice");
+      await waitFor("the 👀 on the lisa label", () => github.reactions("bench/app", issue.number).length > 0, 120_000);
+      eyesMs = performance.now() - labeled;
+    }
+    return { perSecond: FLOOD / (floodMs / 1000), loopP99Ms: delay.percentile(99) / 1e6, eyesMs };
+  } finally {
+    await env.stop();
+  }
+}
+
+export async function floodOfIrrelevantDeliveries(): Promise<void> {
+  const probot = await flood("probot");
+  const lisa = await flood("lisa");
+  const web = await flood("web");
+  console.log(
+    `A flood of ${FLOOD} deliveries that cannot concern Lisa (other labels, comments without /lisa), ${AT_ONCE} at a time`,
+  );
+  const line = (name: string, r: { perSecond: number; loopP99Ms: number }) =>
+    console.log(
+      `${name.padEnd(26)}${r.perSecond.toFixed(0).padStart(6)} deliveries/s (${(r.perSecond / probot.perSecond).toFixed(2)}× Probot)` +
+        `, event-loop delay p99 ${r.loopP99Ms.toFixed(1)} ms`,
+    );
+  line("bare Probot (baseline)", probot);
+  line("Lisa on SQLite", lisa);
+  line("lisa web on PostgreSQL", web);
+  const ratio = Math.min(lisa.perSecond, web.perSecond) / probot.perSecond;
+  console.log(`throughput, the lower of the two stores: ${ratio.toFixed(2)}× Probot (goal ≥ 0.8×: ${verdict(ratio >= 0.8)})`);
+  const eyes = lisa.eyesMs ?? Number.NaN;
+  console.log(`👀 on a lisa label sent right after the flood: ${seconds(eyes)} (goal < 2 s: ${verdict(eyes < 2_000)})\n`);
+}
