@@ -43,6 +43,8 @@ export async function startScaledLisa(options: {
       databaseUrl: options.databaseUrl,
       role,
       workerName: name,
+      // As throttling is off in tests: the store's write pacing (1 s a write) would only slow them down.
+      paceWrites: false,
     });
   const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
   const web = createLisa(probot, {
@@ -51,6 +53,7 @@ export async function startScaledLisa(options: {
     gitBaseUrl: github.gitBaseUrl,
     databaseUrl: options.databaseUrl,
     role: "web",
+    paceWrites: false,
   });
   await web.start();
   const workers = Array.from({ length: options.workers }, (_, i) => lisaFor("worker", `worker-${i + 1}`));

@@ -7,6 +7,7 @@ import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
+import { createWritePacer, paceWrites } from "./github/write-pacer.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
@@ -77,6 +78,11 @@ export interface LisaOptions {
    * with no App and no webhook.
    */
   githubPort?: (installationId: number) => Promise<GitHubPort>;
+  /**
+   * Whether an installation's writes wait for their slot in the store (write-pacer.ts); on unless
+   * turned off, which only tests do (as they turn Octokit's throttling off), to stay fast.
+   */
+  paceWrites?: boolean;
   now?: () => number;
 }
 
@@ -129,13 +135,16 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     github: options.githubPort
       ? options.githubPort
       : async (installationId) =>
-          createGitHubPort(counted(await app.auth(installationId), metrics) as never, async () => {
-            // Asked as the App, not through the installation client's auth hook, which ignores a
-            // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
-            const appClient = await app.auth();
-            const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-            return data.token;
-          }),
+          createGitHubPort(
+            paced(counted(await app.auth(installationId), metrics), store, installationId, app, options),
+            async () => {
+              // Asked as the App, not through the installation client's auth hook, which ignores a
+              // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
+              const appClient = await app.auth();
+              const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+              return data.token;
+            },
+          ),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
@@ -293,6 +302,28 @@ async function reportSandbox(deps: CoreDeps): Promise<void> {
   if (problem) deps.log.error({ sandbox: deps.sandbox.mode }, `${problem} Until then Lisa refuses to run agents.`);
   else
     deps.log.info({ sandbox: deps.sandbox.mode, homeTemplate: deps.sandbox.homeTemplate }, "agents run in a bubblewrap sandbox");
+}
+
+/** An installation's Octokit whose writes wait for their slot in the store, shared by every Lisa process. */
+function paced<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(
+  octokit: T,
+  store: Store,
+  installationId: number,
+  app: Probot,
+  options: LisaOptions,
+): never {
+  if (options.paceWrites === false) return octokit as never;
+  const pace = createWritePacer({
+    store,
+    installationId,
+    // The run is not known down here: the wait is logged, not shown on its tracking comment.
+    onLongWait: (wait) =>
+      app.log.warn(
+        wait,
+        `waiting ${Math.round(wait.waitMs / 1000)} s for GitHub's content limit: ${wait.limitedBy === "hour" ? wait.hour : wait.minute} writes this ${wait.limitedBy}`,
+      ),
+  });
+  return paceWrites(octokit, pace) as never;
 }
 
 /** An installation's Octokit whose every request to GitHub is counted, by method and status. */

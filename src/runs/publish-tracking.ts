@@ -168,7 +168,7 @@ export interface TrackingPublisher {
 
 /**
  * Tracking-comment edits off the run's critical path, coalesced. Every phase of a run asks for an
- * edit; each edit is a GitHub write that waits in Octokit's write throttle (about one a second), so
+ * edit; each edit is a GitHub write that waits its turn in the write pacing (about one a second), so
  * awaiting them made a run as slow as its comment and a near-instant run spent most of its writes
  * here. The first request writes at once (the comment appears when the run starts); later ones
  * within `intervalMs` of the last write become one edit, made when the interval has passed.

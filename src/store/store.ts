@@ -5,6 +5,7 @@ import { PostgresDriver } from "./postgres-driver.ts";
 import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
 import { type ConnectionChange, isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 import { SqliteDriver } from "./sqlite-driver.ts";
+import { reserveWriteSlot, type SlotAnswer, type SlotRequest } from "./write-slots.ts";
 
 export type * from "./rows.ts";
 
@@ -911,5 +912,12 @@ export class Store {
 
   events(runId: number): EventRow[] {
     return this.#all("SELECT * FROM events WHERE run_id = ? ORDER BY id", runId);
+  }
+
+  // ── GitHub write pacing ─────────────────────────────────────────────────────────────────────
+
+  /** Takes an installation's next write slot GitHub's limits allow, in one transaction (write-slots.ts). */
+  reserveWriteSlot(request: SlotRequest): SlotAnswer {
+    return this.#tx(() => reserveWriteSlot(this.#db, this.#now(), request));
   }
 }
