@@ -7,7 +7,7 @@ import type { Probot, ProbotOctokit } from "probot";
 import type { ProviderName } from "./config/config-schema.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
-import { createWritePacer, paceWrites } from "./github/write-pacer.ts";
+import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
@@ -134,17 +134,18 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     store,
     github: options.githubPort
       ? options.githubPort
-      : async (installationId) =>
-          createGitHubPort(
-            paced(counted(await app.auth(installationId), metrics), store, installationId, app, options),
-            async () => {
-              // Asked as the App, not through the installation client's auth hook, which ignores a
-              // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
-              const appClient = await app.auth();
-              const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-              return data.token;
-            },
-          ),
+      : async (installationId) => {
+          const waits = new Set<(wait: LongWait) => void>();
+          const octokit = paced(counted(await app.auth(installationId), metrics), { store, installationId, app, options, waits });
+          const port = createGitHubPort(octokit, async () => {
+            // Asked as the App, not through the installation client's auth hook, which ignores a
+            // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
+            const appClient = await app.auth();
+            const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+            return data.token;
+          });
+          return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
+        },
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
@@ -307,21 +308,21 @@ async function reportSandbox(deps: CoreDeps): Promise<void> {
 /** An installation's Octokit whose writes wait for their slot in the store, shared by every Lisa process. */
 function paced<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(
   octokit: T,
-  store: Store,
-  installationId: number,
-  app: Probot,
-  options: LisaOptions,
+  how: { store: Store; installationId: number; app: Probot; options: LisaOptions; waits: Set<(wait: LongWait) => void> },
 ): never {
-  if (options.paceWrites === false) return octokit as never;
+  if (how.options.paceWrites === false) return octokit as never;
   const pace = createWritePacer({
-    store,
-    installationId,
-    // The run is not known down here: the wait is logged, not shown on its tracking comment.
-    onLongWait: (wait) =>
-      app.log.warn(
+    store: how.store,
+    installationId: how.installationId,
+    // Logged, and told to the port's listeners: a run shows it on its tracking comment.
+    onLongWait: (wait) => {
+      const count = wait.limitedBy === "hour" ? wait.hour : wait.minute;
+      how.app.log.warn(
         wait,
-        `waiting ${Math.round(wait.waitMs / 1000)} s for GitHub's content limit: ${wait.limitedBy === "hour" ? wait.hour : wait.minute} writes this ${wait.limitedBy}`,
-      ),
+        `waiting ${Math.round(wait.waitMs / 1000)} s for GitHub's content limit: ${count} writes this ${wait.limitedBy}`,
+      );
+      for (const listener of how.waits) listener(wait);
+    },
   });
   return paceWrites(octokit, pace) as never;
 }

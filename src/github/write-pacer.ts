@@ -11,6 +11,8 @@ export interface WriteKind {
 export interface LongWait {
   installationId: number;
   waitMs: number;
+  /** When the write's slot (or its next try) comes. */
+  until: number;
   minute: number;
   hour: number;
   limitedBy: "minute" | "hour";
@@ -62,6 +64,7 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
         options.onLongWait?.({
           installationId: options.installationId,
           waitMs: until - started,
+          until,
           minute: answer.minute,
           hour: answer.hour,
           limitedBy: answer.limitedBy,

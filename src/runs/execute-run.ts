@@ -12,6 +12,7 @@ import { publishRunState } from "./publish-state.ts";
 import { publishTracking, type TrackingPublisher, trackingPublisher } from "./publish-tracking.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
 import { setStateLabel } from "./state-labels.ts";
+import { followWriteWaits } from "./write-wait-notice.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes
@@ -44,7 +45,10 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     gh = await deps.github(run.installation_id);
     const port = gh;
     // Until the store holds a failure it could not write, the comment shows it from here.
-    const publisher = trackingPublisher(() => publishTracking(deps, port, runId, secrets, unrecorded?.failure.message));
+    const publisher = trackingPublisher(() =>
+      publishTracking(deps, port, runId, secrets, unrecorded?.failure.message, writeWait()),
+    );
+    const writeWait = followWriteWaits(port, () => publisher.publish(), deps.now);
     tracking = publisher;
     const ctx: RunContext = {
       deps,

@@ -100,7 +100,14 @@ describe("createWritePacer", () => {
     await time.run();
     expect(await slot).toBe(T0 + 3_600_000);
     expect(waits).toEqual([
-      { installationId: 1, waitMs: T0 + 3_600_000 - 2_000 - started, minute: 0, hour: 499, limitedBy: "hour" },
+      {
+        installationId: 1,
+        waitMs: T0 + 3_600_000 - 2_000 - started,
+        until: T0 + 3_600_000 - 2_000,
+        minute: 0,
+        hour: 499,
+        limitedBy: "hour",
+      },
     ]);
   });
 });
