@@ -14,7 +14,10 @@
 // memory      Idle RSS of `npm start`'s entry against a bare Probot app. Goal: ≤ 150 MB.
 // concurrent  8 runs labeled at once as deployed against 1, near-instant agent. Goal: < 2×.
 // scale       Throughput of claimed runs with 1, 2 and 4 `lisa worker`s on PostgreSQL (issue 9).
+// minute      Content-creating requests in the busiest minute of 3 workers taking 12 issues to
+//             review as deployed, one installation. Goal: ≤ 80 (GitHub's secondary limit).
 
+import { busiestMinute } from "./bench/busiest-minute.ts";
 import { concurrentRuns } from "./bench/concurrent-runs.ts";
 import { idleMemory } from "./bench/idle-memory.ts";
 import { scaleOut } from "./bench/scale-out.ts";
@@ -34,6 +37,7 @@ const FIGURES: Record<string, () => Promise<void>> = {
   memory: idleMemory,
   concurrent: concurrentRuns,
   scale: scaleOut,
+  minute: busiestMinute,
 };
 
 const only = process.env.BENCH_ONLY;
