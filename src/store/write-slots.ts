@@ -26,7 +26,10 @@ export interface SlotRequest {
   gapMs?: number;
 }
 
-/** Content-creating slots reserved in the minute and hour that end at a slot, and which budget pushed it back. */
+/**
+ * Content-creating slots reserved in the minute and hour that end at the earliest slot the spacing
+ * allowed (80 or 500 when that budget was full), and which budget pushed the slot back.
+ */
 export interface SlotLoad {
   minute: number;
   hour: number;
@@ -52,7 +55,7 @@ export function reserveWriteSlot(db: SqlDriver, now: number, request: SlotReques
   const creating = slots.filter((s) => s.creates === 1).map((s) => Number(s.at));
   let at = request.creates ? Math.max(now, creating.at(-1) ?? now) : now;
   let limitedBy: SlotLoad["limitedBy"];
-  let load = { minute: 0, hour: 0 };
+  let load: { minute: number; hour: number } | undefined;
   for (;;) {
     at = firstGap(
       slots.map((s) => Number(s.at)),
@@ -62,7 +65,7 @@ export function reserveWriteSlot(db: SqlDriver, now: number, request: SlotReques
     if (!request.creates) break;
     const inMinute = creating.filter((t) => t > at - MINUTE_MS);
     const inHour = creating.filter((t) => t > at - HOUR_MS);
-    load = { minute: inMinute.length, hour: inHour.length };
+    load ??= { minute: inMinute.length, hour: inHour.length };
     // The slot waits until enough of the oldest creations in its window have left it.
     const minuteFull = inMinute.length >= CREATES_PER_MINUTE;
     const hourFull = inHour.length >= CREATES_PER_HOUR;
@@ -76,7 +79,7 @@ export function reserveWriteSlot(db: SqlDriver, now: number, request: SlotReques
       limitedBy ??= "minute";
     }
   }
-  const counted = { ...load, ...(limitedBy ? { limitedBy } : {}) };
+  const counted = { ...(load ?? { minute: 0, hour: 0 }), ...(limitedBy ? { limitedBy } : {}) };
   if (!request.priority && at > now + request.horizonMs) return { retryAt: at - request.horizonMs, ...counted };
   db.run("INSERT INTO write_slots (installation_id, at, creates) VALUES (?, ?, ?)", [
     request.installationId,

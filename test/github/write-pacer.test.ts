@@ -104,8 +104,8 @@ describe("createWritePacer", () => {
         installationId: 1,
         waitMs: T0 + 3_600_000 - 2_000 - started,
         until: T0 + 3_600_000 - 2_000,
-        minute: 0,
-        hour: 499,
+        minute: 8,
+        hour: 500,
         limitedBy: "hour",
       },
     ]);

@@ -59,7 +59,7 @@ describe("Store.reserveWriteSlot", () => {
     const fast = { ...comment, gapMs: 500 };
     const slots = Array.from({ length: 80 }, (_, i) => at((i % 2 === 0 ? web : worker).reserveWriteSlot(fast)));
     expect(slots.at(-1)).toBe(T0 + 39_500);
-    expect(worker.reserveWriteSlot(fast)).toEqual({ at: T0 + 60_000, minute: 79, hour: 80, limitedBy: "minute" });
+    expect(worker.reserveWriteSlot(fast)).toEqual({ at: T0 + 60_000, minute: 80, hour: 80, limitedBy: "minute" });
   });
 
   it("holds the 501st content-creating write of an hour until the hour's first leaves it", () => {
@@ -71,7 +71,8 @@ describe("Store.reserveWriteSlot", () => {
       clock += 7_000;
     }
     expect(slots.at(-1)).toBe(T0 + 499 * 7_000);
-    expect(web.reserveWriteSlot(comment)).toEqual({ at: T0 + 3_600_000, minute: 0, hour: 499, limitedBy: "hour" });
+    // 8 of them in the minute before now, all 500 in the hour.
+    expect(web.reserveWriteSlot(comment)).toEqual({ at: T0 + 3_600_000, minute: 8, hour: 500, limitedBy: "hour" });
   });
 
   it("does not count one installation's writes against another's", () => {
