@@ -41,7 +41,7 @@ export async function startEmulatedLisa(options: {
   /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
   databaseUrl?: string;
   role?: LisaRole;
-  /** Octokit as `npm start` has it (retries, and throttling of about one write a second). */
+  /** Octokit as `npm start` has it (retries, secondary-limit answers), and writes paced through the store. */
   deployed?: boolean;
   /** Runs at once (LISA_CONCURRENCY); 1 unless said. */
   concurrency?: number;
@@ -73,6 +73,8 @@ export async function startEmulatedLisa(options: {
           agentEnvSource: options.agentEnvSource ?? process.env,
           sandbox: sandboxFor(options.agentEnvSource),
           concurrency: options.concurrency ?? 1,
+          // As deployed, writes are paced through the store; elsewhere, as throttling, not at all.
+          paceWrites: options.deployed ?? false,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
           ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
           ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),

@@ -27,11 +27,13 @@ export async function startScaledLisa(options: {
   workers: number;
   claudeBinary: string;
   concurrency?: number;
+  /** Octokit as `npm start` has it, and writes paced through the store, in every process. */
+  deployed?: boolean;
 }): Promise<ScaledLisa> {
   const github = createGitHubEmulator({ reposRoot: tempDir("scaled-repos"), webhookSecret: SECRET });
   await github.start();
   const lisaFor = (role: "web" | "worker", name: string) =>
-    createLisa(createTestProbot({ secret: SECRET, baseUrl: github.url }), {
+    createLisa(createTestProbot({ secret: SECRET, baseUrl: github.url, deployed: options.deployed }), {
       dataDir: path.join(tempDir(`scaled-${name}`), "lisa"),
       // As deployed: every process signs and checks command rows with a key from the shared webhook secret.
       storeKey: SECRET,
@@ -43,14 +45,17 @@ export async function startScaledLisa(options: {
       databaseUrl: options.databaseUrl,
       role,
       workerName: name,
+      // Off as throttling is, unless deployed: the store's write pacing (1 s a write) would only slow the figure down.
+      paceWrites: options.deployed ?? false,
     });
-  const probot = createTestProbot({ secret: SECRET, baseUrl: github.url });
+  const probot = createTestProbot({ secret: SECRET, baseUrl: github.url, deployed: options.deployed });
   const web = createLisa(probot, {
     dataDir: path.join(tempDir("scaled-web"), "lisa"),
     storeKey: SECRET,
     gitBaseUrl: github.gitBaseUrl,
     databaseUrl: options.databaseUrl,
     role: "web",
+    paceWrites: options.deployed ?? false,
   });
   await web.start();
   const workers = Array.from({ length: options.workers }, (_, i) => lisaFor("worker", `worker-${i + 1}`));

@@ -17,7 +17,10 @@
 // flood       2,000 deliveries that cannot concern Lisa, 20 at a time, to Lisa on SQLite and `lisa web`
 //             on PostgreSQL against bare Probot, then a `lisa` label. Goals: ≥ 0.8× Probot's
 //             throughput on both stores; 👀 < 2 s after the flood.
+// minute      Content-creating requests in the busiest minute of 3 workers taking 12 issues to
+//             review as deployed, one installation. Goal: ≤ 80 (GitHub's secondary limit).
 
+import { busiestMinute } from "./bench/busiest-minute.ts";
 import { concurrentRuns } from "./bench/concurrent-runs.ts";
 import { floodOfIrrelevantDeliveries } from "./bench/flood.ts";
 import { idleMemory } from "./bench/idle-memory.ts";
@@ -39,6 +42,7 @@ const FIGURES: Record<string, () => Promise<void>> = {
   concurrent: concurrentRuns,
   scale: scaleOut,
   flood: floodOfIrrelevantDeliveries,
+  minute: busiestMinute,
 };
 
 const only = process.env.BENCH_ONLY;

@@ -8,6 +8,7 @@ import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
+import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
@@ -77,6 +78,11 @@ export interface LisaOptions {
    * with no App and no webhook.
    */
   githubPort?: (installationId: number) => Promise<GitHubPort>;
+  /**
+   * Whether an installation's writes wait for their slot in the store (write-pacer.ts); on unless
+   * turned off, which only tests do (as they turn Octokit's throttling off), to stay fast.
+   */
+  paceWrites?: boolean;
   now?: () => number;
 }
 
@@ -128,14 +134,18 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     store,
     github: options.githubPort
       ? options.githubPort
-      : async (installationId) =>
-          createGitHubPort(counted(await app.auth(installationId), metrics) as never, async () => {
+      : async (installationId) => {
+          const waits = new Set<(wait: LongWait) => void>();
+          const octokit = paced(counted(await app.auth(installationId), metrics), { store, installationId, app, options, waits });
+          const port = createGitHubPort(octokit, async () => {
             // Asked as the App, not through the installation client's auth hook, which ignores a
             // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
             const appClient = await app.auth();
             const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
             return data.token;
-          }),
+          });
+          return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
+        },
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
@@ -293,6 +303,28 @@ async function reportSandbox(deps: CoreDeps): Promise<void> {
   if (problem) deps.log.error({ sandbox: deps.sandbox.mode }, `${problem} Until then Lisa refuses to run agents.`);
   else
     deps.log.info({ sandbox: deps.sandbox.mode, homeTemplate: deps.sandbox.homeTemplate }, "agents run in a bubblewrap sandbox");
+}
+
+/** An installation's Octokit whose writes wait for their slot in the store, shared by every Lisa process. */
+function paced<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(
+  octokit: T,
+  how: { store: Store; installationId: number; app: Probot; options: LisaOptions; waits: Set<(wait: LongWait) => void> },
+): never {
+  if (how.options.paceWrites === false) return octokit as never;
+  const pace = createWritePacer({
+    store: how.store,
+    installationId: how.installationId,
+    // Logged, and told to the port's listeners: a run shows it on its tracking comment.
+    onLongWait: (wait) => {
+      const count = wait.limitedBy === "hour" ? wait.hour : wait.minute;
+      how.app.log.warn(
+        wait,
+        `waiting ${Math.round(wait.waitMs / 1000)} s for GitHub's content limit: ${count} writes this ${wait.limitedBy}`,
+      );
+      for (const listener of how.waits) listener(wait);
+    },
+  });
+  return paceWrites(octokit, pace) as never;
 }
 
 /** An installation's Octokit whose every request to GitHub is counted, by method and status. */

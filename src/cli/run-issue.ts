@@ -5,6 +5,7 @@ import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
 import { labelOf } from "../config/parse-config.ts";
 import { createGitHubPort } from "../github/github-port.ts";
 import { LisaOctokit } from "../github/lisa-octokit.ts";
+import { createWritePacer, paceWrites } from "../github/write-pacer.ts";
 import type { RunRow } from "../store/store.ts";
 import { apiBaseUrl, quietLog } from "./github-api.ts";
 
@@ -66,6 +67,8 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   // personal token's expected refusals (check runs are for Apps) would bury it.
   const probot = new Probot({ githubToken: token, baseUrl, logLevel: (env.LOG_LEVEL as "error" | undefined) ?? "error" });
   const lisa = createLisa(probot, { ...settings, concurrency: 1, githubPort: async () => port });
+  // LisaOctokit leaves pacing to the store; a personal token's writes take slots under installation 0.
+  paceWrites(octokit, createWritePacer({ store: lisa.store, installationId: 0 }));
   await lisa.start();
 
   say(`Lisa on ${owner}/${repo}#${number} “${issue.title}”, as @${me}; data in ${settings.dataDir}`);

@@ -3,6 +3,7 @@ import { CONFIG_PATH } from "../config/parse-config.ts";
 import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
 import { asGitHubError } from "./github-error.ts";
+import type { LongWait } from "./write-pacer.ts";
 
 const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);
 
@@ -126,6 +127,8 @@ export interface GitHubPort {
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
+  /** Told when one of this port's writes waits long on GitHub's content limits; absent where writes are not paced. */
+  onWriteWait?(listener: (wait: LongWait) => void): void;
 }
 
 type OctokitWithConfig = Octokit & {

@@ -27,10 +27,26 @@ export const throttleRetries = {
 };
 
 /**
- * ProbotOctokit with throttleRetries. Probot applies its own defaults first (the function form of
- * `defaults` on the base class runs last), so these answers win over its.
+ * A stand-in for plugin-throttling's Bottleneck groups that runs each job at once. Its write group
+ * spaces an installation's writes 1 s apart and its notifications group 3 s, each per process;
+ * Lisa paces writes for the whole fleet through the store instead (write-pacer.ts), no stricter
+ * than GitHub asks.
+ */
+const unpaced = {
+  key: () => ({
+    schedule: (...args: unknown[]) => {
+      const at = args.findIndex((arg) => typeof arg === "function");
+      return Promise.resolve((args[at] as (...rest: unknown[]) => unknown)(...args.slice(at + 1)));
+    },
+  }),
+};
+
+/**
+ * ProbotOctokit with throttleRetries, and without Octokit's own spacing of writes. Probot applies
+ * its own defaults first (the function form of `defaults` on the base class runs last), so these
+ * answers win over its.
  */
 export const LisaOctokit = ProbotOctokit.defaults((options: { throttle?: object }) => ({
   ...options,
-  throttle: { ...options.throttle, ...throttleRetries },
+  throttle: { ...options.throttle, ...throttleRetries, write: unpaced, notifications: unpaced },
 }));

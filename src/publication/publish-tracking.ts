@@ -102,6 +102,7 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
 /**
  * Creates or edits the run's tracking comment; a failure to publish is logged, never fatal to the run.
  * `failure`: the run failed with this message, which the store could not record (a full data disk).
+ * `notice`: a line to show for now, kept nowhere (a write waiting on GitHub's content limit).
  */
 export async function publishTracking(
   deps: CoreDeps,
@@ -109,11 +110,13 @@ export async function publishTracking(
   runId: number,
   secrets: readonly string[] = deps.heldSecrets,
   failure?: string,
+  notice?: string,
 ): Promise<void> {
   const run = deps.store.run(runId);
   if (!run) return;
   try {
-    const view = trackingView(deps.store, runId, deps.now(), secrets);
+    const stored = trackingView(deps.store, runId, deps.now(), secrets);
+    const view = notice ? { ...stored, notices: [...(stored.notices ?? []), notice] } : stored;
     await writeTracking(deps, gh, run, renderTrackingComment(failure ? failedView(view, failure) : view));
     if (run.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
   } catch (error) {
@@ -154,7 +157,7 @@ export interface TrackingPublisher {
 
 /**
  * Tracking-comment edits off the run's critical path, coalesced. Every phase of a run asks for an
- * edit; each edit is a GitHub write that waits in Octokit's write throttle (about one a second), so
+ * edit; each edit is a GitHub write that waits its turn in the write pacing (about one a second), so
  * awaiting them made a run as slow as its comment and a near-instant run spent most of its writes
  * here. The first request writes at once (the comment appears when the run starts); later ones
  * within `intervalMs` of the last write become one edit, made when the interval has passed.

@@ -29,7 +29,7 @@ export function stateLabelOf(state: RunState): string | undefined {
 /**
  * Puts the label of `state` on the issue and takes the others off; stopped, merged and closed
  * runs have none (the tracking comment says which). It reads the labels first and makes one write
- * at most: every write waits in Octokit's write throttle, and deleting four absent labels at each
+ * at most: every write waits its turn in the write pacing, and deleting four absent labels at each
  * state change was most of a run's writes (and all of them 404s). Swapping one state label for
  * another replaces the issue's labels with those read plus the new one; a label a human adds in
  * the moment between the read and the write is lost, which GitHub's API gives no way to avoid

@@ -23,7 +23,7 @@ import { assertStillRunning, type RunContext } from "./run-context.ts";
 export async function executePass(ctx: RunContext): Promise<void> {
   const { gh, run } = ctx;
   const issue = { owner: run.owner, repo: run.repo };
-  // The working label is a write that waits its turn in Octokit's throttle (about a second), and
+  // The working label is a write that waits its turn in the write pacing (about a second), and
   // nothing in the pass needs it on first: the pass starts meanwhile. Later label changes queue
   // behind it so they land in order, and the pass ends only once they are on.
   let labels = setStateLabel(gh, issue, run.issue_number, "running");

@@ -19,6 +19,7 @@ import * as changes from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { executePass } from "./execute-pass.ts";
 import { type RunContext, StoppedError } from "./run-context.ts";
+import { followWriteWaits } from "./write-wait-notice.ts";
 
 /**
  * Executes a claimed run from wherever it stands. This is the one failure boundary: whatever goes
@@ -51,7 +52,10 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     gh = await deps.github(run.installation_id);
     const port = gh;
     // Until the store holds a failure it could not write, the comment shows it from here.
-    const publisher = trackingPublisher(() => publishTracking(deps, port, runId, secrets, unrecorded?.failure.message));
+    const publisher = trackingPublisher(() =>
+      publishTracking(deps, port, runId, secrets, unrecorded?.failure.message, writeWait()),
+    );
+    const writeWait = followWriteWaits(port, () => publisher.publish(), deps.now);
     tracking = publisher;
     const ctx: RunContext = {
       deps,

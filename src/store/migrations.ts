@@ -228,6 +228,18 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN published_event INTEGER;
   UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
   `,
+  // 10: the write slots each installation has reserved, so every process paces its GitHub writes
+  // against the same limits (write-slots.ts; PostgreSQL's 5).
+  `
+  CREATE TABLE write_slots (
+    id INTEGER PRIMARY KEY,
+    installation_id INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    creates INTEGER NOT NULL
+  );
+  CREATE INDEX write_slots_by_installation ON write_slots (installation_id, at);
+  CREATE INDEX write_slots_by_time ON write_slots (at);
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

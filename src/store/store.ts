@@ -13,6 +13,7 @@ import {
   type StepEvent,
   TERMINAL_RUN_STATES,
 } from "./transitions.ts";
+import { reserveWriteSlot, type SlotAnswer, type SlotRequest } from "./write-slots.ts";
 
 export type * from "./rows.ts";
 
@@ -933,5 +934,12 @@ export class Store {
 
   events(runId: number): EventRow[] {
     return this.#all("SELECT * FROM events WHERE run_id = ? ORDER BY id", runId);
+  }
+
+  // ── GitHub write pacing ─────────────────────────────────────────────────────────────────────
+
+  /** Takes an installation's next write slot GitHub's limits allow, in one transaction (write-slots.ts). */
+  reserveWriteSlot(request: SlotRequest): SlotAnswer {
+    return this.#tx(() => reserveWriteSlot(this.#db, this.#now(), request));
   }
 }

@@ -1,0 +1,77 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { Store } from "../../src/store/store.ts";
+
+// Lisa as deployed paces an installation's writes through the store (issue 23): 1 s apart, as
+// GitHub asks, not Octokit's 3 s between writes that notify people.
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+describe("write pacing as deployed", () => {
+  it("asks for review about 3 s after opening the pull request: three writes 1 s apart", async () => {
+    const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add it", what: "Adds it." } }]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, deployed: true });
+    const { github } = env;
+    await github.createRepo("acme/api", {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    github.addCollaborator("acme/api", "ann", "write");
+    const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", user: "ann" });
+    const writes: { what: string; at: number }[] = [];
+    github.beforeAnswer((request) => {
+      // Token requests are the App's, not the installation's writes.
+      if (request.method !== "GET" && !request.path.startsWith("/app/"))
+        writes.push({ what: `${request.method} ${request.path}`, at: Date.now() });
+    });
+    await github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await env.settle();
+
+    const at = (pattern: RegExp) => writes.find((write) => pattern.test(write.what))?.at ?? Number.NaN;
+    const opened = at(/^POST \/repos\/acme\/api\/pulls$/);
+    const asked = at(/^POST \/repos\/acme\/api\/pulls\/\d+\/requested_reviewers$/);
+    // The review package and the check run go between them, each a slot 1 s after the last: 3 s,
+    // against 6 s and more when Octokit held writes that notify people 3 s apart.
+    expect(asked - opened).toBeLessThan(4_500);
+  }, 60_000);
+
+  it("says on the tracking comment that a write waits on GitHub's content limit, and when it goes out", async () => {
+    const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add it", what: "Adds it." } }]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, deployed: true });
+    const { github, dataDir } = env;
+    await github.createRepo("acme/api", {
+      files: { "README.md": "# API\n" },
+      config: "label: lisa\ngates:\n  - test -f health.ts\n",
+    });
+    github.addCollaborator("acme/api", "ann", "write");
+    const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", user: "ann" });
+    // Another process's 497 creations fill the installation's hour but for the run's first three
+    // (the 👀, its label, the tracking comment); the first of them leaves the hour 45 s from now, so
+    // the pull request waits that long. Made on an hour-old clock, 1 s apart (no minute fills).
+    let clock = Date.now() - 3_600_000 + 45_000;
+    const other = new Store(testStoreLocation(dataDir), () => clock);
+    for (let i = 0; i < 497; i++, clock += 1_000) {
+      other.reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 0 });
+    }
+    other.close();
+    const edits: string[] = [];
+    github.beforeAnswer((request, bodies) => {
+      if (request.method === "PATCH" && request.path.startsWith("/repos/acme/api/issues/comments/"))
+        edits.push((bodies.request as { body: string }).body);
+    });
+    await github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await env.settle();
+
+    expect(edits.join("\n")).toMatch(
+      /> Waiting for GitHub's content limit: \d+ writes this hour; the next goes out at \d\d:\d\d:\d\d UTC\./,
+    );
+    // Once the write went out, the comment no longer says so.
+    expect(edits.at(-1)).not.toContain("Waiting for GitHub's content limit");
+  }, 150_000);
+});

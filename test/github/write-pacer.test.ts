@@ -1,0 +1,183 @@
+import nock from "nock";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
+import { classifyRequest, createWritePacer, type LongWait, paceWrites } from "../../src/github/write-pacer.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+const API = "https://api.github.com";
+const T0 = 1_800_000_000_000;
+let clock = T0;
+
+// Only the routes a test sets up answer; any other request fails the test.
+const unmatched: string[] = [];
+const noMatch = (request: { method?: string; path?: string }) => unmatched.push(`${request.method} ${request.path}`);
+const stores: Store[] = [];
+beforeEach(() => {
+  unmatched.length = 0;
+  nock.disableNetConnect();
+  nock.emitter.on("no match", noMatch);
+});
+afterEach(() => {
+  nock.emitter.removeListener("no match", noMatch);
+  const pending = nock.pendingMocks();
+  nock.cleanAll();
+  nock.enableNetConnect();
+  for (const store of stores.splice(0)) store.close();
+  clock = T0;
+  expect(unmatched, "requests no route answered").toEqual([]);
+  expect(pending, "routes never asked").toEqual([]);
+});
+
+/** Stores on one database, as that many Lisa processes hold it, on the test's clock. */
+function processes(count: number): Store[] {
+  const location = testStoreLocation(tempDir("pacer"));
+  const made = Array.from({ length: count }, () => new Store(location, () => clock));
+  stores.push(...made);
+  return made;
+}
+
+/** Sleepers woken in time order, the clock set to each one's time: no real waiting. */
+function virtualTime() {
+  const timers: { at: number; wake: () => void }[] = [];
+  return {
+    sleep: (ms: number) => new Promise<void>((wake) => timers.push({ at: clock + ms, wake })),
+    async run() {
+      for (;;) {
+        await new Promise((resolve) => setImmediate(resolve));
+        timers.sort((a, b) => a.at - b.at);
+        const next = timers.shift();
+        if (!next) return;
+        clock = Math.max(clock, next.at);
+        next.wake();
+      }
+    },
+  };
+}
+
+describe("createWritePacer", () => {
+  it("sends a write a reviewer waits for ahead of the ordinary writes queued before it", async () => {
+    const [store] = processes(1);
+    const time = virtualTime();
+    const pace = createWritePacer({ store: store as Store, installationId: 1, now: () => clock, sleep: time.sleep });
+    const sent: [string, number][] = [];
+    const write = (name: string, priority: boolean) =>
+      pace({ creates: true, priority }).then((at) => sent.push([name, (at - T0) / 1000]));
+    const writes = [1, 2, 3, 4, 5, 6].map((i) => write(`comment ${i}`, false));
+    writes.push(write("pull request", true));
+    await time.run();
+    await Promise.all(writes);
+    expect(sent.sort((a, b) => a[1] - b[1])).toEqual([
+      ["comment 1", 0],
+      ["comment 2", 1],
+      ["comment 3", 2],
+      // Only the ordinary writes within 2 s had a slot; the pull request takes the next.
+      ["pull request", 3],
+      ["comment 4", 4],
+      ["comment 5", 5],
+      ["comment 6", 6],
+    ]);
+  });
+
+  it("says once that a write waits on a content budget, with the writes that fill it", async () => {
+    const [store] = processes(1);
+    for (let i = 0; i < 500; i++) {
+      (store as Store).reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
+      clock += 7_000;
+    }
+    const waits: LongWait[] = [];
+    const time = virtualTime();
+    const pace = createWritePacer({
+      store: store as Store,
+      installationId: 1,
+      now: () => clock,
+      sleep: time.sleep,
+      onLongWait: (wait) => waits.push(wait),
+    });
+    const started = clock;
+    const slot = pace({ creates: true, priority: false });
+    await time.run();
+    expect(await slot).toBe(T0 + 3_600_000);
+    expect(waits).toEqual([
+      {
+        installationId: 1,
+        waitMs: T0 + 3_600_000 - 2_000 - started,
+        until: T0 + 3_600_000 - 2_000,
+        minute: 8,
+        hour: 500,
+        limitedBy: "hour",
+      },
+    ]);
+  });
+});
+
+describe("paceWrites", () => {
+  it("sends an installation's writes at the slots the store gave them, after another process's, and its reads at once", async () => {
+    const [mine, other] = processes(2) as [Store, Store];
+    // Another Lisa process took the installation's first slot.
+    expect(other.reserveWriteSlot({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject({
+      at: T0,
+    });
+    const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
+    // Sleeping moves the clock on: each request reaches GitHub at the time its pacer woke.
+    const sleep = async (ms: number) => {
+      clock += ms;
+    };
+    paceWrites(octokit, createWritePacer({ store: mine, installationId: 5, now: () => clock, sleep }));
+    const seen: string[] = [];
+    const seenAt = (what: string, body: object) => () => {
+      seen.push(`${what} at ${(clock - T0) / 1000} s`);
+      return body;
+    };
+    nock(API)
+      .post("/repos/acme/api/issues/1/comments")
+      .reply(201, seenAt("comment", { id: 9 }))
+      .get("/repos/acme/api")
+      .reply(200, seenAt("read", { default_branch: "main" }))
+      .patch("/repos/acme/api/issues/comments/9")
+      .reply(200, seenAt("edit", {}))
+      .post("/repos/acme/api/pulls")
+      .reply(201, seenAt("pull request", { number: 2 }));
+    await octokit.rest.issues.createComment({ owner: "acme", repo: "api", issue_number: 1, body: "hi" });
+    await octokit.rest.repos.get({ owner: "acme", repo: "api" });
+    await octokit.rest.issues.updateComment({ owner: "acme", repo: "api", comment_id: 9, body: "hi again" });
+    await octokit.rest.pulls.create({ owner: "acme", repo: "api", title: "Change", head: "lisa/1", base: "main" });
+    expect(seen).toEqual(["comment at 1 s", "read at 1 s", "edit at 2 s", "pull request at 3 s"]);
+  });
+});
+
+describe("LisaOctokit", () => {
+  it("leaves the spacing of writes to the store: Octokit no longer holds notifying writes 3 s apart", async () => {
+    const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
+    nock(API).post("/repos/acme/api/issues/1/comments").times(3).reply(201, { id: 1 });
+    const started = performance.now();
+    for (let i = 0; i < 3; i++)
+      await octokit.rest.issues.createComment({ owner: "acme", repo: "api", issue_number: 1, body: "hi" });
+    expect(performance.now() - started).toBeLessThan(1_000);
+  }, 15_000);
+});
+
+describe("classifyRequest", () => {
+  it.each([
+    ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", {}, null],
+    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", {}, { creates: true, priority: false }],
+    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", {}, { creates: true, priority: false }],
+    ["POST", "/repos/{owner}/{repo}/check-runs", {}, { creates: true, priority: false }],
+    ["POST", "/repos/{owner}/{repo}/pulls", {}, { creates: true, priority: true }],
+    ["POST", "/repos/acme/api/pulls/4/requested_reviewers", {}, { creates: true, priority: true }],
+    ["PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", {}, { creates: false, priority: false }],
+    ["PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", {}, { creates: false, priority: false }],
+    ["DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", {}, { creates: false, priority: false }],
+    ["POST", "/graphql", { query: "query { viewer { login } }" }, null],
+    [
+      "POST",
+      "/graphql",
+      { query: "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }" },
+      { creates: false, priority: false },
+    ],
+    ["POST", "/app/installations/{installation_id}/access_tokens", {}, null],
+  ])("%s %s counts as %j", (method, url, extra, kind) => {
+    expect(classifyRequest({ method, url, ...extra })).toEqual(kind);
+  });
+});
