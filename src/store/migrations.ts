@@ -228,6 +228,22 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE runs ADD COLUMN published_event INTEGER;
   UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
   `,
+  // 10: the config files workers last read, so the next read is conditional and the web process can
+  // drop labels that are no repository's Lisa label (config-cache.ts; PostgreSQL's 5).
+  `
+  CREATE TABLE repo_configs (
+    id INTEGER PRIMARY KEY,
+    installation_id INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    path TEXT NOT NULL,
+    etag TEXT,
+    content TEXT,
+    label TEXT,
+    validated_at INTEGER NOT NULL,
+    UNIQUE (installation_id, owner, repo, path)
+  );
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

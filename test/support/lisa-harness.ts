@@ -20,6 +20,8 @@ export function createHarness(options: {
   dataDir?: string;
   agentEnvSource?: NodeJS.ProcessEnv;
   sandbox?: SandboxSettings;
+  /** Lisa's clock, when a test moves time on. */
+  now?: () => number;
 }): Harness {
   const probot = createTestProbot({ secret: "webhook-secret" });
   const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
@@ -32,6 +34,7 @@ export function createHarness(options: {
     agentEnvSource: options.agentEnvSource ?? process.env,
     sandbox: options.sandbox ?? sandboxFor(options.agentEnvSource),
     concurrency: 1,
+    ...(options.now ? { now: options.now } : {}),
   });
   return { probot, lisa, dataDir };
 }
