@@ -139,7 +139,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
     repoRoute("GET", "", (_request, repo) => ({ status: 200, body: repoJson(repo, context.links()) })),
 
-    repoRoute("GET", "/contents/*path", async (request, repo) => {
+    repoRoute("GET", "/contents/*path", async (request, repo): Promise<RouteResponse> => {
       const filePath = request.params.path ?? "";
       const ref = request.query.get("ref") ?? repo.defaultBranch;
       const found = await readPath(repo.gitDir, ref, filePath);
@@ -158,10 +158,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
       // Directories are JSON whatever was asked for, which is how Probot's config loader recognises them.
       if (found.type === "dir") return { status: 200, body: found.entries.map(entryJson) };
       if (/application\/vnd\.github(\.v3)?\.raw/.test(String(request.headers.accept))) {
+        // GitHub's ETag changes with the content; a request that holds it gets a 304, free of rate limit.
+        const etag = `W/"${found.entry.sha}"`;
+        if (request.headers["if-none-match"] === etag) return { status: 304, headers: { etag } };
         return {
           status: 200,
           body: found.content.toString("utf8"),
-          headers: { "content-type": "application/vnd.github.raw; charset=utf-8" },
+          headers: { "content-type": "application/vnd.github.raw; charset=utf-8", etag },
         };
       }
       return {

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
+import { foreignLabel, storeConfigCache } from "./config/config-cache.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import { asGitHubError } from "./github/github-error.ts";
@@ -130,6 +131,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const held = heldSecrets(options.agentEnvSource ?? process.env);
   const metrics = createLisaMetrics(store);
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
+  const now = options.now ?? Date.now;
   const deps: CoreDeps = {
     store,
     github: options.githubPort
@@ -137,13 +139,17 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       : async (installationId) => {
           const waits = new Set<(wait: LongWait) => void>();
           const octokit = paced(counted(await app.auth(installationId), metrics), { store, installationId, app, options, waits });
-          const port = createGitHubPort(octokit, async () => {
-            // Asked as the App, not through the installation client's auth hook, which ignores a
-            // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
-            const appClient = await app.auth();
-            const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-            return data.token;
-          });
+          const port = createGitHubPort(
+            octokit,
+            async () => {
+              // Asked as the App, not through the installation client's auth hook, which ignores a
+              // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
+              const appClient = await app.auth();
+              const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
+              return data.token;
+            },
+            { configCache: storeConfigCache(store, installationId, now) },
+          );
           return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
         },
     workspace: {
@@ -166,7 +172,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       },
       held,
     ),
-    now: options.now ?? Date.now,
+    now,
     metrics,
     workerName,
   };
@@ -212,23 +218,26 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       return;
     }
     const started = performance.now();
-    let fresh: boolean;
-    try {
-      fresh = store.addCommand(context.id, kind, triage.command, triage.key);
-    } catch (error) {
-      // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
-      if (isDatabaseUnavailable(error))
-        throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
-      if (isDiskFull(error))
-        throw Object.assign(new Error("Lisa's data disk is full; deliver again once it has space"), { status: 503 });
-      throw error;
-    }
+    const fresh = storing(() => store.addCommand(context.id, kind, triage.command, triage.key));
     metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     // Workers elsewhere find it when they next look (every second).
     if (takesWork) worker.notify();
   };
-  app.on("issues.labeled", async (context) => accept(context, "start_run", onIssueLabeled(context.payload)));
+  app.on("issues.labeled", async (context) => {
+    const triage = onIssueLabeled(context.payload);
+    // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
+    const lisaLabel = "command" in triage ? storing(() => foreignLabel(store, triage.command, now())) : undefined;
+    if (lisaLabel !== undefined) {
+      metrics.webhookDropped("foreign_label");
+      context.log.debug(
+        { label: context.payload.label?.name, lisaLabel },
+        "issues.labeled dropped: not the repository's Lisa label",
+      );
+      return;
+    }
+    accept(context, "start_run", triage);
+  });
   app.on("issue_comment.created", async (context) => accept(context, "gesture", onIssueComment(context.payload)));
   app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], async (context) =>
     accept(context, "gesture", onPullRequestReview(context.payload as never)),
@@ -284,6 +293,20 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       store.close();
     },
   };
+}
+
+/** Reads or writes the store for a webhook; a database or disk that cannot serve it answers 503. */
+function storing<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
+    if (isDatabaseUnavailable(error))
+      throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
+    if (isDiskFull(error))
+      throw Object.assign(new Error("Lisa's data disk is full; deliver again once it has space"), { status: 503 });
+    throw error;
+  }
 }
 
 /**

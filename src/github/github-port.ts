@@ -1,5 +1,6 @@
 import type { Octokit } from "@octokit/rest";
-import { CONFIG_PATH } from "../config/parse-config.ts";
+import { type ConfigFileCache, type ConfigFileRef, type ConfigFileText, resolveConfig } from "../config/resolve-config.ts";
+import { ConfigError } from "../errors.ts";
 import { GITHUB_BODY_LIMIT } from "../markdown/sanitize-markdown.ts";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
 import { asGitHubError } from "./github-error.ts";
@@ -131,20 +132,14 @@ export interface GitHubPort {
   onWriteWait?(listener: (wait: LongWait) => void): void;
 }
 
-type OctokitWithConfig = Octokit & {
-  config: {
-    get(options: { owner: string; repo: string; path: string }): Promise<{ config: unknown; files: { config: unknown }[] }>;
-  };
-};
-
 /**
- * The GitHub port over an installation-authenticated Octokit (Probot's, with its config plugin),
- * and a function that mints a fresh installation token for git.
+ * The GitHub port over an installation-authenticated Octokit, and a function that mints a fresh
+ * installation token for git. With `configCache`, config files are read conditionally (config-cache.ts).
  */
 export function createGitHubPort(
-  octokit: OctokitWithConfig,
+  octokit: Octokit,
   mintToken: () => Promise<string>,
-  { self }: { self?: string } = {},
+  { self, configCache }: { self?: string; configCache?: ConfigFileCache } = {},
 ): GitHubPort {
   // Lisa's own comments: an App's are a bot's, and no person can write as one; with a person's
   // token (`lisa run`), they are that person's, and only theirs count.
@@ -152,11 +147,7 @@ export function createGitHubPort(
     self === undefined ? user?.type === "Bot" : user?.login?.toLowerCase() === self.toLowerCase();
   return throwingGitHubErrors({
     installationToken: mintToken,
-    async readConfig({ owner, repo }) {
-      const { config, files } = await octokit.config.get({ owner, repo, path: CONFIG_PATH });
-      // The loader answers `{}` for a missing file; Lisa wants to know it was missing.
-      return files.some((file) => file.config !== null) ? config : null;
-    },
+    readConfig: (ref) => resolveConfig((file, etag) => readConfigFile(octokit, file, etag), ref, configCache),
     async defaultBranch({ owner, repo }) {
       const { data } = await octokit.rest.repos.get({ owner, repo });
       return data.default_branch;
@@ -350,6 +341,25 @@ function throwingGitHubErrors(port: GitHubPort): GitHubPort {
     },
   ]);
   return Object.fromEntries(wrapped) as GitHubPort;
+}
+
+/** A config file's text from the default branch, asked for with `If-None-Match` when an ETag is held. */
+async function readConfigFile(octokit: Octokit, file: ConfigFileRef, etag: string | null): Promise<ConfigFileText | "unchanged"> {
+  try {
+    const { data, headers } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+      ...file,
+      mediaType: { format: "raw" },
+      headers: etag === null ? {} : { "if-none-match": etag },
+    });
+    // Asked for raw, a file is text; a directory or a submodule comes back as JSON.
+    if (typeof data !== "string") throw new ConfigError(`\`${file.owner}/${file.repo}:${file.path}\` is not a file`);
+    return { etag: headers.etag ?? null, content: data };
+  } catch (error) {
+    const status = statusOf(error);
+    if (status === 304) return "unchanged";
+    if (status === 404) return { etag: null, content: null };
+    throw error;
+  }
 }
 
 /** The HTTP status of a failed request inside a port method (0: no answer), undefined for any other error. */

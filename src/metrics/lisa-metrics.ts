@@ -78,6 +78,12 @@ export function createLisaMetrics(store: Store) {
     buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
     registers: [registry],
   });
+  const dropped = new Counter({
+    name: "lisa_webhooks_dropped_total",
+    help: "Webhooks dropped before storing because they cannot concern Lisa, by reason (foreign_label: not the repository's Lisa label).",
+    labelNames: ["reason"],
+    registers: [registry],
+  });
   const forged = new Counter({
     name: "lisa_forged_commands_total",
     help: "Command rows refused because Lisa did not write them: their MAC is missing or wrong.",
@@ -123,6 +129,9 @@ export function createLisaMetrics(store: Store) {
     },
     webhookStored(ms: number): void {
       webhooks.observe(ms / 1_000);
+    },
+    webhookDropped(reason: "foreign_label"): void {
+      dropped.inc({ reason });
     },
   };
 }

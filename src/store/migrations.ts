@@ -240,6 +240,22 @@ export const MIGRATIONS: readonly string[] = [
   CREATE INDEX write_slots_by_installation ON write_slots (installation_id, at);
   CREATE INDEX write_slots_by_time ON write_slots (at);
   `,
+  // 11: the config files workers last read, so the next read is conditional and the web process can
+  // drop labels that are no repository's Lisa label (config-cache.ts; PostgreSQL's 6).
+  `
+  CREATE TABLE repo_configs (
+    id INTEGER PRIMARY KEY,
+    installation_id INTEGER NOT NULL,
+    owner TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    path TEXT NOT NULL,
+    etag TEXT,
+    content TEXT,
+    label TEXT,
+    validated_at INTEGER NOT NULL,
+    UNIQUE (installation_id, owner, repo, path)
+  );
+  `,
 ];
 
 /** Brings the database up to the latest migration; each one commits on its own with its version. */

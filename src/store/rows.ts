@@ -207,3 +207,19 @@ export interface CommandRow {
   /** HMAC of the row's signed fields (command-mac.ts); null on rows written before commands were signed. */
   mac: string | null;
 }
+
+/** A config file as a worker last read it (config-cache.ts). Owner and repository are lower-cased. */
+export interface RepoConfigRow {
+  id: number;
+  installation_id: number;
+  owner: string;
+  repo: string;
+  path: string;
+  /** GitHub's ETag of that read; null when the file was missing. */
+  etag: string | null;
+  /** The file's text; null when it was missing. */
+  content: string | null;
+  /** The Lisa label the repository's config resolved to, on the row of its own `.github/lisa.yml` only. */
+  label: string | null;
+  validated_at: number;
+}

@@ -1,7 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { commandMac, hasValidMac } from "./command-mac.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
-import type { CommandRow, EventRow, GuidanceRow, PassRow, RunRow, RunState, SessionRow, StepPassRow, StepRow } from "./rows.ts";
+import type {
+  CommandRow,
+  EventRow,
+  GuidanceRow,
+  PassRow,
+  RepoConfigRow,
+  RunRow,
+  RunState,
+  SessionRow,
+  StepPassRow,
+  StepRow,
+} from "./rows.ts";
 import { type ConnectionChange, isPostgresUrl, type SqlDriver, type SqlValue } from "./sql-driver.ts";
 import { SqliteDriver } from "./sqlite-driver.ts";
 import {
@@ -225,6 +236,37 @@ export class Store {
 
   finishCommand(id: number, outcome: string): void {
     this.#run("UPDATE commands SET state = 'done', outcome = ?, finished_at = ? WHERE id = ?", outcome, this.#now(), id);
+  }
+
+  // ── config files ────────────────────────────────────────────────────────────────────────────
+
+  /** The config file a worker last read at `path` of a repository, if any. */
+  configFile(installationId: number, owner: string, repo: string, path: string): RepoConfigRow | undefined {
+    return this.#get(
+      "SELECT * FROM repo_configs WHERE installation_id = ? AND owner = ? AND repo = ? AND path = ?",
+      installationId,
+      owner.toLowerCase(),
+      repo.toLowerCase(),
+      path,
+    );
+  }
+
+  /** Records a read of a config file, replacing the one before. */
+  saveConfigFile(row: Omit<RepoConfigRow, "id">): void {
+    this.#run(
+      `INSERT INTO repo_configs (installation_id, owner, repo, path, etag, content, label, validated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (installation_id, owner, repo, path) DO UPDATE SET etag = excluded.etag,
+         content = excluded.content, label = excluded.label, validated_at = excluded.validated_at`,
+      row.installation_id,
+      row.owner.toLowerCase(),
+      row.repo.toLowerCase(),
+      row.path,
+      row.etag,
+      row.content,
+      row.label,
+      row.validated_at,
+    );
   }
 
   // ── runs ────────────────────────────────────────────────────────────────────────────────────

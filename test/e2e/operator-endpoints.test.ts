@@ -52,6 +52,7 @@ describe("/healthz and /metrics", () => {
       lisa_sandbox_connections_total: "counter",
       lisa_github_requests_total: "counter",
       lisa_webhook_duration_seconds: "histogram",
+      lisa_webhooks_dropped_total: "counter",
       lisa_forged_commands_total: "counter",
       lisa_database_connection_losses_total: "counter",
       lisa_database_reconnects_total: "counter",

@@ -606,6 +606,23 @@ describe("the GitHub emulator", () => {
     });
   });
 
+  describe("conditional reads", () => {
+    it("answers a raw file read that holds its ETag with 304 and no body", async () => {
+      const read = (etag?: string) =>
+        octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
+          owner: OWNER,
+          repo: REPO,
+          path: ".github/lisa.yml",
+          mediaType: { format: "raw" },
+          headers: etag ? { "if-none-match": etag } : {},
+        });
+      const first = await read();
+      expect(first.headers.etag).toMatch(/^W\/"[0-9a-f]{40}"$/);
+      expect(await statusOf(read(first.headers.etag))).toBe(304);
+      expect((await read('W/"stale"')).data).toBe(first.data);
+    });
+  });
+
   describe("works as Probot's GitHub", () => {
     it("hands an installation token to Probot's auth and serves its config loader", async () => {
       const { privateKey } = generateKeyPairSync("rsa", {

@@ -1,6 +1,7 @@
 import { type AddressInfo, createServer } from "node:net";
 import nock from "nock";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigError } from "../../src/errors.ts";
 import { GitHubError } from "../../src/github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "../../src/github/github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
@@ -128,5 +129,34 @@ describe("the GitHub port's failures", () => {
       merged: false,
       message: expect.stringMatching(/^Pull Request is not mergeable/),
     });
+  });
+});
+
+describe("readConfig", () => {
+  const raw = { "content-type": "application/vnd.github.raw; charset=utf-8" };
+
+  it("reads the owner's .github repository when the repository has none, and follows _extends, earlier keys winning", async () => {
+    nock(API).get("/repos/acme/api/contents/.github%2Flisa.yml").reply(404, { message: "Not Found" });
+    nock(API)
+      .get("/repos/acme/.github/contents/.github%2Flisa.yml")
+      .reply(200, "label: bot\n_extends: settings:.github/lisa-base.yml\n", raw);
+    nock(API).get("/repos/acme/settings/contents/.github%2Flisa-base.yml").reply(200, "label: lisa\ngates:\n  - npm test\n", raw);
+
+    expect(await port().readConfig(REF)).toEqual({ label: "bot", gates: ["npm test"] });
+  });
+
+  it("is null when neither the repository nor its owner has a file", async () => {
+    nock(API).get("/repos/acme/api/contents/.github%2Flisa.yml").reply(404, { message: "Not Found" });
+    nock(API).get("/repos/acme/.github/contents/.github%2Flisa.yml").reply(404, { message: "Not Found" });
+
+    expect(await port().readConfig(REF)).toBeNull();
+  });
+
+  it("names the file that is not valid YAML, as a ConfigError the issue is told about", async () => {
+    nock(API).get("/repos/acme/api/contents/.github%2Flisa.yml").reply(200, "label: [lisa\n", raw);
+
+    const error = await failure(port().readConfig(REF));
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/^`acme\/api:\.github\/lisa\.yml` is not valid YAML: /);
   });
 });

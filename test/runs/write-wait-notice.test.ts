@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
+import type { CoreDeps } from "../../src/deps.ts";
 import type { GitHubPort } from "../../src/github/github-port.ts";
 import type { LongWait } from "../../src/github/write-pacer.ts";
-import type { CoreDeps } from "../../src/deps.ts";
 import { publishTracking } from "../../src/publication/publish-tracking.ts";
 import { followWriteWaits } from "../../src/runs/write-wait-notice.ts";
 import { Store } from "../../src/store/store.ts";

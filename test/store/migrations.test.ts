@@ -96,15 +96,15 @@ const userVersion = (file: string) => {
 };
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows, an installation's write slots", () => {
-    expect(MIGRATIONS).toHaveLength(10);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows, an installation's write slots, the config files workers read", () => {
+    expect(MIGRATIONS).toHaveLength(11);
   });
 
-  it("opens a database of the first release and brings it to user_version 10", () => {
+  it("opens a database of the first release and brings it to user_version 11", () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     new Store(file).close();
-    expect(userVersion(file)).toBe(10);
+    expect(userVersion(file)).toBe(11);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", () => {
@@ -216,13 +216,13 @@ describe("migrate", () => {
     const again = new Store(file);
     expect(snapshot(again)).toEqual(before);
     again.close();
-    expect(userVersion(file)).toBe(10);
+    expect(userVersion(file)).toBe(11);
   });
 
   it("creates a fresh database at the latest version", () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     new Store(file).close();
-    expect(userVersion(file)).toBe(10);
+    expect(userVersion(file)).toBe(11);
   });
 });
 
@@ -255,7 +255,7 @@ describe("migratePostgres", () => {
       for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
       expect(postgresShape).toEqual(sqliteShape);
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
-      expect(versions.rows).toEqual([{ version: 5 }]);
+      expect(versions.rows).toEqual([{ version: 6 }]);
     } finally {
       await client.query(`DROP SCHEMA "${schema}" CASCADE`);
       await client.end();

@@ -512,3 +512,24 @@ describe("Store.recordPassPlan", () => {
     expect(() => store.recordPassPlan(id, 3, {}, [])).toThrow("run 1 has no pass 3");
   });
 });
+
+describe("Store config files", () => {
+  it("keeps the last read of each file, one row per installation, repository (in any case) and path", () => {
+    const store = new Store(freshStore());
+    const file = { installation_id: 2, owner: "Acme", repo: "API", path: ".github/lisa.yml" };
+    store.saveConfigFile({ ...file, etag: 'W/"1"', content: "label: bot\n", label: "bot", validated_at: 1_000 });
+    store.saveConfigFile({ ...file, etag: 'W/"2"', content: "label: ai\n", label: "ai", validated_at: 2_000 });
+    store.saveConfigFile({ ...file, installation_id: 3, etag: null, content: null, label: null, validated_at: 3_000 });
+
+    expect(store.configFile(2, "acme", "api", ".github/lisa.yml")).toMatchObject({
+      owner: "acme",
+      repo: "api",
+      etag: 'W/"2"',
+      content: "label: ai\n",
+      label: "ai",
+      validated_at: 2_000,
+    });
+    expect(store.configFile(3, "ACME", "Api", ".github/lisa.yml")).toMatchObject({ etag: null, content: null, label: null });
+    expect(store.configFile(2, "acme", "api", ".github/other.yml")).toBeUndefined();
+  });
+});

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import nock from "nock";
 import { branchSha, commitExists } from "../../emulator/git-repos.ts";
 
@@ -8,6 +9,8 @@ export type Route =
   | "config"
   | "permission"
   | "reactions"
+  /** Lisa's reaction to a `/lisa` command in a comment. */
+  | "comment-reactions"
   | "comments"
   | "comment-update"
   /** An issue's labels: reading them, adding some, replacing them all, taking one off. */
@@ -117,6 +120,8 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     pulls: [...(options.pulls ?? [])],
     checkRuns: [] as { id: number; name: string; head_sha: string; status: string; conclusion: string | null }[],
     requests: [] as string[],
+    /** Each read of the repository's `.github/lisa.yml`: the ETag it was sent with, and GitHub's answer. */
+    configReads: [] as { ifNoneMatch: string | undefined; status: number }[],
   };
   let nextId = 1000;
   const bot = { login: "lisa[bot]", type: "Bot" };
@@ -139,18 +144,33 @@ export function fakeGitHub(options: FakeGitHubOptions) {
     const configPath = (r: string) => new RegExp(`^/repos/${owner}/${r}/contents/\\.github(%2F|/)lisa\\.yml`);
     scope
       .get(configPath(repo))
-      .reply(
-        respond((uri) => {
-          record("GET", uri);
-          return options.config === null
+      .reply((request: unknown, callback: unknown) => {
+        const req = request as Request;
+        const url = new URL(req.url);
+        record("GET", `${url.pathname}${url.search}`);
+        const ifNoneMatch = req.headers.get("if-none-match") ?? undefined;
+        const etag = options.config === null ? "" : `W/"${createHash("sha1").update(options.config).digest("hex")}"`;
+        const reply: Reply =
+          options.config === null
             ? [404, { message: "Not Found" }]
-            : [200, options.config, { "content-type": "application/vnd.github.raw; charset=utf-8" }];
-        }),
-      )
+            : ifNoneMatch === etag
+              ? [304, "", { etag }]
+              : [200, options.config, { "content-type": "application/vnd.github.raw; charset=utf-8", etag }];
+        state.configReads.push({ ifNoneMatch, status: reply[0] });
+        (callback as (error: Error | null, reply?: Reply) => void)(null, reply);
+      })
       .persist();
     if (options.config === null) {
       // Probot's loader falls back to the owner's `.github` repository.
-      scope.get(configPath(".github")).reply(404, { message: "Not Found" }).persist();
+      scope
+        .get(configPath(".github"))
+        .reply(
+          respond((uri) => {
+            record("GET", uri);
+            return [404, { message: "Not Found" }];
+          }),
+        )
+        .persist();
     }
   }
   if (routes.has("permission")) {
@@ -169,6 +189,17 @@ export function fakeGitHub(options: FakeGitHubOptions) {
               user: { login: uri.split("/").at(-2) },
             },
           ];
+        }),
+      )
+      .persist();
+  }
+  if (routes.has("comment-reactions")) {
+    scope
+      .post(new RegExp(`^${base}/issues/comments/\\d+/reactions$`))
+      .reply(
+        respond((uri, body) => {
+          record("POST", uri);
+          return [201, { id: 2, content: (body as { content: string }).content }];
         }),
       )
       .persist();
@@ -399,5 +430,9 @@ export function fakeGitHub(options: FakeGitHubOptions) {
   }
   /** The body of Lisa's tracking comment on the issue, or "" before there is one. */
   const trackingComment = () => state.comments.find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
-  return { state, scope, trackingComment };
+  /** A commit to `.github/lisa.yml` on the default branch (the owner's `.github` fallback stays as it was made). */
+  const setConfig = (text: string) => {
+    options.config = text;
+  };
+  return { state, scope, trackingComment, setConfig };
 }

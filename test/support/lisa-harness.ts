@@ -20,6 +20,8 @@ export function createHarness(options: {
   dataDir?: string;
   agentEnvSource?: NodeJS.ProcessEnv;
   sandbox?: SandboxSettings;
+  /** Lisa's clock, when a test moves time on. */
+  now?: () => number;
 }): Harness {
   const probot = createTestProbot({ secret: "webhook-secret" });
   const dataDir = options.dataDir ?? path.join(tempDir("data"), "lisa");
@@ -34,6 +36,7 @@ export function createHarness(options: {
     concurrency: 1,
     // As throttling is off in tests: the store's write pacing (1 s a write) would only slow them down.
     paceWrites: false,
+    ...(options.now ? { now: options.now } : {}),
   });
   return { probot, lisa, dataDir };
 }

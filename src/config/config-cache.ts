@@ -1,0 +1,42 @@
+import type { Store } from "../store/store.ts";
+import { CONFIG_PATH } from "./parse-config.ts";
+import type { ConfigFileCache } from "./resolve-config.ts";
+
+/**
+ * How long a worker's read of a repository's config vouches for its Lisa label at the web process.
+ * A minute: a label renamed in `.github/lisa.yml` is obeyed within it, while a flood of other labels
+ * stores one command per repository per minute instead of one per label; each revalidation is a
+ * conditional request, which GitHub does not count against the rate limit.
+ */
+export const CONFIG_FRESH_MS = 60_000;
+
+/** Whether a copy validated at `validatedAt` is still fresh; a clock far off either way makes it stale, never fresher. */
+export const isFresh = (validatedAt: number, now: number) => Math.abs(now - validatedAt) < CONFIG_FRESH_MS;
+
+/** The store's copies of one installation's config files, for resolveConfig. */
+export function storeConfigCache(store: Store, installationId: number, now: () => number): ConfigFileCache {
+  return {
+    get({ owner, repo, path }) {
+      const row = store.configFile(installationId, owner, repo, path);
+      return row && { etag: row.etag, content: row.content, validatedAt: row.validated_at };
+    },
+    put({ owner, repo, path }, { etag, content }, label) {
+      store.saveConfigFile({ installation_id: installationId, owner, repo, path, etag, content, label, validated_at: now() });
+    },
+    fresh: (validatedAt) => isFresh(validatedAt, now()),
+  };
+}
+
+/**
+ * The repository's Lisa label when a fresh read says `label` is not it: the web process drops that
+ * delivery, since the worker would only answer "another label". Undefined when it must be stored.
+ */
+export function foreignLabel(
+  store: Store,
+  command: { installationId: number; owner: string; repo: string; label: string },
+  now: number,
+): string | undefined {
+  const row = store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
+  if (!row || row.label === null || !isFresh(row.validated_at, now)) return undefined;
+  return row.label === command.label ? undefined : row.label;
+}
