@@ -44,9 +44,10 @@ describe("GitHub failing while Lisa handles a command", () => {
 
   it("starts the run while a slow GitHub still holds the 👀, which lands all the same", async () => {
     const { agent, github, issue, env: e } = await setUp();
-    github.injectFault({ method: "POST", path: /\/reactions$/, kind: "slow", delayMs: 3_000 });
+    // Slow enough that a loaded machine still starts the agent first (it took over 3 s on a busy one).
+    github.injectFault({ method: "POST", path: /\/reactions$/, kind: "slow", delayMs: 20_000 });
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
-    await waitFor("the agent to start", () => agent.calls().length > 0, 10_000);
+    await waitFor("the agent to start", () => agent.calls().length > 0, 19_000);
     // The emulator logs a request once it has answered it.
     expect(github.requests().some((r) => r.path.endsWith("/reactions"))).toBe(false);
     await e.settle();
