@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot, ProbotOctokit } from "probot";
-import { foreignLabel, storeConfigCache } from "./config/config-cache.ts";
+import { foreignLabels, storeConfigCache } from "./config/config-cache.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import { asGitHubError } from "./github/github-error.ts";
@@ -224,10 +224,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     // Workers elsewhere find it when they next look (every second).
     if (takesWork) worker.notify();
   };
+  const foreignLabel = foreignLabels(store);
   app.on("issues.labeled", async (context) => {
     const triage = onIssueLabeled(context.payload);
     // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
-    const lisaLabel = "command" in triage ? storing(() => foreignLabel(store, triage.command, now())) : undefined;
+    const lisaLabel = "command" in triage ? storing(() => foreignLabel(triage.command, now())) : undefined;
     if (lisaLabel !== undefined) {
       metrics.webhookDropped("foreign_label");
       context.log.debug(

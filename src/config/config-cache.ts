@@ -27,16 +27,32 @@ export function storeConfigCache(store: Store, installationId: number, now: () =
   };
 }
 
+/** How long the web process keeps a repository's row before it reads it again: a flood costs one read a second, not one a delivery. */
+export const EDGE_ROW_MS = 1_000;
+
 /**
- * The repository's Lisa label when a fresh read says `label` is not it: the web process drops that
- * delivery, since the worker would only answer "another label". Undefined when it must be stored.
+ * What the web process asks of each `issues.labeled`: the repository's Lisa label when a fresh read
+ * says `label` is not it (the delivery is dropped, since the worker would only answer "another
+ * label"); undefined when it must be stored.
  */
-export function foreignLabel(
+export function foreignLabels(
   store: Store,
-  command: { installationId: number; owner: string; repo: string; label: string },
-  now: number,
-): string | undefined {
-  const row = store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
-  if (!row || row.label === null || !isFresh(row.validated_at, now)) return undefined;
-  return row.label === command.label ? undefined : row.label;
+): (command: { installationId: number; owner: string; repo: string; label: string }, now: number) => string | undefined {
+  // Only fresh rows are kept: a repository no worker has read yet is read again at once, as a
+  // worker may read it any moment now.
+  const rows = new Map<string, { label: string; validatedAt: number; readAt: number }>();
+  return (command, now) => {
+    const key = `${command.installationId}:${command.owner}/${command.repo}`.toLowerCase();
+    let kept = rows.get(key);
+    if (!kept || Math.abs(now - kept.readAt) >= EDGE_ROW_MS || !isFresh(kept.validatedAt, now)) {
+      rows.delete(key);
+      const row = store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
+      if (!row || row.label === null || !isFresh(row.validated_at, now)) return undefined;
+      kept = { label: row.label, validatedAt: row.validated_at, readAt: now };
+      rows.set(key, kept);
+      // Bounded: the oldest go first.
+      if (rows.size > 10_000) rows.delete(rows.keys().next().value as string);
+    }
+    return kept.label === command.label ? undefined : kept.label;
+  };
 }
