@@ -2,6 +2,8 @@ import { monitorEventLoopDelay } from "node:perf_hooks";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
+import { CONFIG_PATH } from "../../src/config/parse-config.ts";
+import { Store } from "../../src/store/store.ts";
 import { freshSchema, seconds, verdict } from "./stats.ts";
 
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 2_000);
@@ -14,16 +16,19 @@ const ISSUES = 100;
  * turn with the emulator in this process. Then, for Lisa, a `lisa` label: how long until its 👀.
  */
 async function flood(kind: "probot" | "lisa" | "web") {
+  const databaseUrl = kind === "web" ? freshSchema("flood") : undefined;
   const agent = createFakeClaude([{ write: { "a.ts": "export const a = 1;\n" }, manifest: { title: "A", what: "Adds a." } }]);
   const env = await startEmulatedLisa({
     claudeBinary: agent.binary,
     lisa: kind !== "probot",
-    ...(kind === "web" ? { databaseUrl: freshSchema("flood"), role: "web" as const } : {}),
+    ...(databaseUrl ? { databaseUrl, role: "web" as const } : {}),
   });
   const { github } = env;
   try {
     await github.createRepo("bench/app", { files: { "README.md": "# bench\n" }, config: "label: lisa\n" });
     github.addCollaborator("bench/app", "alice", "write");
+    // As deployed, a worker has read the repository's config (lisa web alone never calls GitHub).
+    if (databaseUrl) workerReadConfig(databaseUrl, github.installationId);
     const issues: number[] = [];
     for (let i = 0; i < ISSUES; i++)
       issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
@@ -56,6 +61,13 @@ async function flood(kind: "probot" | "lisa" | "web") {
   } finally {
     await env.stop();
   }
+}
+
+function workerReadConfig(databaseUrl: string, installationId: number): void {
+  const store = new Store(databaseUrl);
+  const file = { installation_id: installationId, owner: "bench", repo: "app", path: CONFIG_PATH };
+  store.saveConfigFile({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
+  store.close();
 }
 
 export async function floodOfIrrelevantDeliveries(): Promise<void> {
