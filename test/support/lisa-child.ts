@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./git-fixtures.ts";
 
 const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url));
@@ -65,6 +66,7 @@ export async function startLisaChild(
     env?: Record<string, string>;
     /** A command the child is started under (a mount namespace where the data directory is a small disk). */
     launcher?: string[];
+    sandbox?: SandboxSettings;
   },
 ): Promise<ChildProcess & { port: number }> {
   const portFile = path.join(tempDir("lisa-port"), "port");
