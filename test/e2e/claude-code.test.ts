@@ -8,13 +8,14 @@ import {
   BRANCH,
   DELIVERY_ROUTES,
   HELLO_WORLD,
-  helloTracking,
+  ISSUE,
   labelBug,
   NO_PR_ROUTES,
   OWNER,
   REPO,
   routesTaken,
 } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const lisa = useRealCliLisa();
 const model = useModelServer();
@@ -70,7 +71,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
 
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");
-    const tracking = helloTracking(github);
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
     // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
     const [run] = harness.lisa.store.runsIn("review");
@@ -108,7 +109,7 @@ describe("Claude Code failures", () => {
       .map((r) => (r.body as { model?: string }).model);
     expect(models[0]).toBe("claude-opus-4-5");
     expect(models.slice(1).every((m) => m === "claude-sonnet-4-5")).toBe(true);
-    const tracking = helloTracking(github);
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("❌ Agent session 1: claude (claude-opus-4-5), implementing");
     expect(tracking).toMatch(/· rate_limited/);
     expect(tracking).toContain("✅ Agent session 1: claude (claude-sonnet-4-5), implementing");
@@ -124,7 +125,7 @@ describe("Claude Code failures", () => {
 
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(env.github.pulls(HELLO_WORLD)).toEqual([]);
-    const tracking = helloTracking(env.github);
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("The agent session failed (stalled): claude printed nothing for 3s and was killed");
     expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });
@@ -134,7 +135,7 @@ describe("Claude Code failures", () => {
 
     await labelBug(env);
 
-    const tracking = helloTracking(env.github);
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain(
       "The agent session failed (not_installed): claude is not installed: `/nonexistent/bin/claude` was not found",
     );

@@ -1,15 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { AGENT_ENV_DUMP, LEAKABLE_TOKEN, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import {
-  BRANCH,
-  DELIVERY_ROUTES,
-  HELLO_WORLD,
-  helloTracking,
-  labelBug,
-  NO_PR_ROUTES,
-  routesTaken,
-} from "../support/hello-world.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, labelBug, NO_PR_ROUTES, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const GEMINI_PATH = /^\/v1beta\/models\/gemini-2\.5-flash:streamGenerateContent$/;
 
@@ -84,7 +77,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(main.map((r) => r.path)).toEqual(Array(4).fill(expect.stringMatching(GEMINI_PATH)));
     // The prompt went in on standard input and reached the model.
     expect(JSON.stringify(main[0]?.body?.contents)).toContain("Spelling error in the README file");
-    const tracking = helloTracking(github);
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     // Gemini CLI reports tokens but no price.
     expect(tracking).toMatch(/✅ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · 4 turns/);
     expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
@@ -98,7 +91,7 @@ describe("Gemini CLI failures", () => {
 
     expect(github.pulls(HELLO_WORLD)).toEqual([]);
     expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
-    const tracking = helloTracking(github);
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
     expect(tracking).toContain(
       "The agent session failed (overloaded): gemini reported an error (Error 503). The error it reported:\n\n```text\nThe model is overloaded.\n```",
@@ -118,7 +111,7 @@ describe("Gemini CLI failures", () => {
 
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(server.requests.find((r) => r.kind === "main")?.answer).toBe("stall after 1 events");
-    const tracking = helloTracking(env.github);
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("The agent session failed (stalled): gemini printed nothing for 5s and was killed");
     expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });

@@ -8,7 +8,8 @@ import {
   useRealCliLisa,
 } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, helloTracking, routesTaken } from "../support/hello-world.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const CONFIG = `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n`;
 
@@ -75,7 +76,7 @@ describe("OpenCode, the real CLI against a scripted model", () => {
     // --title spares the title request: every request is an agent turn, and the prompt came on stdin.
     expect(server.requests.map((r) => [r.path, r.kind])).toEqual(Array(5).fill(["/v1/messages", "main"]));
     expect(JSON.stringify(server.requests[0]?.body?.messages)).toContain("Spelling error in the README file");
-    const tracking = helloTracking(github);
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(
       /✅ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.\d\d · 5 turns/,
     );

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { type ModelServer, OPENCODE_MODEL, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, helloTracking, routesTaken } from "../support/hello-world.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
 
@@ -19,7 +20,7 @@ async function deliverWith(providers: string, turns: unknown[]) {
   expect(github.pulls(HELLO_WORLD)).toHaveLength(1);
   expect(gitIn(github.gitDir(HELLO_WORLD), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
   expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
-  return helloTracking(github);
+  return trackingBody(github, HELLO_WORLD, ISSUE);
 }
 
 describe("Falling back to another vendor's CLI when the model answers 429", () => {

@@ -11,7 +11,6 @@ import {
   DELIVERY_ROUTES,
   deliverUnderNewId,
   HELLO_WORLD,
-  helloTracking,
   ISSUE,
   installationTokens,
   labelBug,
@@ -20,6 +19,7 @@ import {
   routesTaken,
   TOKEN_SHAPED,
 } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -298,7 +298,7 @@ describe("the agent's environment", () => {
     // push it, and says why on the issue without the value.
     expect(() => remoteFile(e, BRANCH, "agent-env.txt")).toThrow();
     expect(e.github.pulls(HELLO_WORLD)).toEqual([]);
-    const tracking = helloTracking(e.github);
+    const tracking = trackingBody(e.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("Lisa refused to push, so nothing was published");
     expect(tracking).toMatch(/commit [0-9a-f]{7} adds a secret Lisa holds .* in `agent-env.txt`/);
     expect(tracking).not.toContain("sk-ant-for-the-agent");

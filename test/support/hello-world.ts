@@ -31,10 +31,6 @@ export async function labelBug(env: EmulatedLisa, sender = OWNER): Promise<Deliv
   return delivery;
 }
 
-/** Lisa's tracking comment on issue #1, or "" before there is one. */
-export const helloTracking = (github: GitHubEmulator): string =>
-  github.comments(HELLO_WORLD, ISSUE).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
-
 const R = "/repos/:owner/:repo";
 
 /** Every route a run uses that ends before it opens a pull request (it fails or blocks): label to last comment. */
