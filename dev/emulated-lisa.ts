@@ -126,19 +126,22 @@ export async function startEmulatedLisa(options: {
       await new Promise((resolve) => server.close(resolve));
       await github.stop();
       // As with HTTP mocks that fail on an unmatched request: Lisa asking for what the emulator has no route for is a test failure.
-      const unrouted = unroutedRequests(github, options.unroutedAllowed);
-      if (unrouted.length > 0) throw new Error(`requests to the GitHub emulator that no route answers:\n${unrouted.join("\n")}`);
+      assertAllRouted(github, options.unroutedAllowed);
     },
   };
 }
 
-/** `METHOD path` of each request the emulator had no route for (answered 404), but those `allowed` matches. */
-export function unroutedRequests(github: GitHubEmulator, allowed?: RegExp): string[] {
-  return github
+/**
+ * Throws, naming each, when the emulator had no route for some request it received (it answered
+ * them 404, which Lisa may have caught and gone on from), but those `allowed` matches as `METHOD path`.
+ */
+export function assertAllRouted(github: GitHubEmulator, allowed?: RegExp): void {
+  const unrouted = github
     .requests()
     .filter((r) => r.route === null)
     .map((r) => `${r.method} ${r.path}`)
     .filter((request) => !allowed?.test(request));
+  if (unrouted.length > 0) throw new Error(`requests to the GitHub emulator that no route answers:\n${unrouted.join("\n")}`);
 }
 
 /**
