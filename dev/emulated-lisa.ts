@@ -51,15 +51,25 @@ export async function startEmulatedLisa(options: {
   keptWorktreesBytes?: number;
   /** Serve /metrics and /healthz there instead of beside the webhooks (LISA_METRICS_ADDRESS). */
   metricsAddress?: { host: string; port: number };
+  /** An emulator already running (one an earlier, killed Lisa used), stopped with this Lisa; a new one otherwise. */
+  github?: GitHubEmulator;
+  /** The data directory of an earlier Lisa to start on; a fresh one otherwise. */
+  dataDir?: string;
+  /** The agents' sandbox; by default bubblewrap with the agent environment's home template (sandboxFor). */
+  sandbox?: SandboxSettings;
+  /** Requests the test itself sends to paths no route answers, which `stop` lets pass (method and path). */
+  unroutedAllowed?: RegExp;
 }): Promise<EmulatedLisa> {
-  const github = createGitHubEmulator({
-    reposRoot: tempDir("emulated-repos"),
-    webhookSecret: EMULATED_WEBHOOK_SECRET,
-    ...(options.permissions ? { permissions: options.permissions } : {}),
-  });
-  await github.start();
+  const github =
+    options.github ??
+    createGitHubEmulator({
+      reposRoot: tempDir("emulated-repos"),
+      webhookSecret: EMULATED_WEBHOOK_SECRET,
+      ...(options.permissions ? { permissions: options.permissions } : {}),
+    });
+  if (!options.github) await github.start();
   const probot = createTestProbot({ secret: EMULATED_WEBHOOK_SECRET, baseUrl: github.url, deployed: options.deployed });
-  const dataDir = path.join(tempDir("emulated-data"), "lisa");
+  const dataDir = options.dataDir ?? path.join(tempDir("emulated-data"), "lisa");
   const databaseUrl = options.databaseUrl ?? testDatabaseUrl(dataDir);
   const lisa =
     (options.lisa ?? true)
@@ -71,7 +81,7 @@ export async function startEmulatedLisa(options: {
           gitBaseUrl: github.gitBaseUrl,
           agentBinaries: { claude: options.claudeBinary },
           agentEnvSource: options.agentEnvSource ?? process.env,
-          sandbox: sandboxFor(options.agentEnvSource),
+          sandbox: options.sandbox ?? sandboxFor(options.agentEnvSource),
           concurrency: options.concurrency ?? 1,
           // As deployed, writes are paced through the store; elsewhere, as throttling, not at all.
           paceWrites: options.deployed ?? false,
@@ -117,8 +127,23 @@ export async function startEmulatedLisa(options: {
       await lisa?.stop();
       await new Promise((resolve) => server.close(resolve));
       await github.stop();
+      // As with HTTP mocks that fail on an unmatched request: Lisa asking for what the emulator has no route for is a test failure.
+      assertAllRouted(github, options.unroutedAllowed);
     },
   };
+}
+
+/**
+ * Throws, naming each, when the emulator had no route for some request it received (it answered
+ * them 404, which Lisa may have caught and gone on from), but those `allowed` matches as `METHOD path`.
+ */
+export function assertAllRouted(github: GitHubEmulator, allowed?: RegExp): void {
+  const unrouted = github
+    .requests()
+    .filter((r) => r.route === null)
+    .map((r) => `${r.method} ${r.path}`)
+    .filter((request) => !allowed?.test(request));
+  if (unrouted.length > 0) throw new Error(`requests to the GitHub emulator that no route answers:\n${unrouted.join("\n")}`);
 }
 
 /**

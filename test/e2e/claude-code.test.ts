@@ -2,21 +2,22 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  AGENT_ENV_DUMP,
-  agentEnvSource,
-  CLAUDE,
-  deliverWithRealClis,
-  sandboxConnections,
-  useModelServer,
-} from "../support/agent-clis.ts";
+import { AGENT_ENV_DUMP, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+import {
+  BRANCH,
+  DELIVERY_ROUTES,
+  HELLO_WORLD,
+  ISSUE,
+  labelBug,
+  NO_PR_ROUTES,
+  OWNER,
+  REPO,
+  routesTaken,
+} from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
-const ROUTES = DELIVERY_ROUTES;
-
-const context = useIntegrationContext();
+const lisa = useRealCliLisa();
 const model = useModelServer();
 
 describe("Claude Code, the real CLI against a scripted model", () => {
@@ -46,18 +47,19 @@ describe("Claude Code, the real CLI against a scripted model", () => {
         { text: "Fixed the spelling in the README heading." },
       ],
     });
-    const github = fakeHelloWorld({ config: "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n", routes: [...ROUTES] });
-    const harness = await deliverWithRealClis(context, server);
+    const harness = await lisa.deliver(server, "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n");
+    const { github } = harness;
 
-    const [pull] = github.state.pulls;
-    expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
+    const [pull] = github.pulls(HELLO_WORLD);
+    expect(pull).toMatchObject({ head: { ref: BRANCH }, base: { ref: "master" }, title: "Fix the README heading" });
     expect(pull?.body).toContain("Spells World correctly.");
-    const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+    const remote = github.gitDir(HELLO_WORLD);
     expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
     expect(agentEnv).toContain("ANTHROPIC_BASE_URL=");
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
-    expect(agentEnv).not.toContain(TOKEN);
+    expect(harness.tokens.length).toBeGreaterThan(0);
+    for (const token of harness.tokens) expect(agentEnv).not.toContain(token);
     // It ran in Lisa's sandbox: a throwaway home, a private /tmp.
     expect(agentEnv).toMatch(new RegExp(`^HOME=${path.join(tmpdir(), "lisa-home-")}\\w+$`, "m"));
     expect(agentEnv).toMatch(/^TMPDIR=\/tmp$/m);
@@ -69,7 +71,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
 
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
     // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
     const [run] = harness.lisa.store.runsIn("review");
@@ -81,6 +83,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     expect(gitIn(mirror, "worktree", "list")).not.toContain("lisa-1-1");
     expect(gitIn(mirror, "branch", "--list", "worktree-*").trim()).toBe("");
     expect(harness.lisa.store.runCost(run?.id ?? 0)).toBeGreaterThan(0);
+    expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 });
 
@@ -95,63 +98,47 @@ describe("Claude Code failures", () => {
         { text: "Done." },
       ],
     });
-    const github = fakeHelloWorld({
-      config: "label: bug\nproviders:\n  - claude: { model: claude-opus-4-5 }\n  - claude: { model: claude-sonnet-4-5 }\n",
-      routes: [...ROUTES],
-    });
-    const _harness = await deliverWithRealClis(context, server);
+    const { github } = await lisa.deliver(
+      server,
+      "label: bug\nproviders:\n  - claude: { model: claude-opus-4-5 }\n  - claude: { model: claude-sonnet-4-5 }\n",
+    );
 
-    expect(github.state.pulls).toHaveLength(1);
+    expect(github.pulls(HELLO_WORLD)).toHaveLength(1);
     const models = server.requests
       .filter((r) => r.path.startsWith("/v1/messages"))
       .map((r) => (r.body as { model?: string }).model);
     expect(models[0]).toBe("claude-opus-4-5");
     expect(models.slice(1).every((m) => m === "claude-sonnet-4-5")).toBe(true);
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("❌ Agent session 1: claude (claude-opus-4-5), implementing");
     expect(tracking).toMatch(/· rate_limited/);
     expect(tracking).toContain("✅ Agent session 1: claude (claude-sonnet-4-5), implementing");
+    expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 
   it("kills a session whose model stream stalls, at the stall deadline, and reports it", async () => {
     const server = await model.start({ turns: [{ stall: true }] });
-    const github = fakeHelloWorld({
-      config: "label: bug\nlimits:\n  stall_timeout: 3s\n",
-      routes: [...NO_PR_ROUTES],
-    });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-    );
-    await harness.lisa.start();
+    const env = await lisa.start(server.url, "label: bug\nlimits:\n  stall_timeout: 3s\n");
     const started = Date.now();
 
-    await deliverLabeled(harness);
+    await labelBug(env);
 
     expect(Date.now() - started).toBeLessThan(30_000);
-    expect(github.state.pulls).toEqual([]);
-    const tracking = github.trackingComment();
+    expect(env.github.pulls(HELLO_WORLD)).toEqual([]);
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("The agent session failed (stalled): claude printed nothing for 3s and was killed");
+    expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });
 
   it("reports a CLI that is not installed", async () => {
-    const github = fakeHelloWorld({
-      config: "label: bug\n",
-      routes: [...NO_PR_ROUTES],
-    });
-    const harness = context.use(
-      createHarness({
-        remoteRoot: context.remoteRoot,
-        claudeBinary: "/nonexistent/bin/claude",
-        agentEnvSource: agentEnvSource("http://127.0.0.1:9"),
-      }),
-    );
-    await harness.lisa.start();
+    const env = await lisa.start("http://127.0.0.1:9", "label: bug\n", "/nonexistent/bin/claude");
 
-    await deliverLabeled(harness);
+    await labelBug(env);
 
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain(
       "The agent session failed (not_installed): claude is not installed: `/nonexistent/bin/claude` was not found",
     );
+    expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });
 });

@@ -1,22 +1,12 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import {
-  AGENT_ENV_DUMP,
-  agentEnvSource,
-  CLAUDE,
-  deliverWithRealClis,
-  LEAKABLE_TOKEN,
-  sandboxConnections,
-  useModelServer,
-} from "../support/agent-clis.ts";
+import { AGENT_ENV_DUMP, LEAKABLE_TOKEN, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, NO_PR_ROUTES, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, createHarness, deliverLabeled, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, labelBug, NO_PR_ROUTES, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
-const ROUTES = DELIVERY_ROUTES;
 const GEMINI_PATH = /^\/v1beta\/models\/gemini-2\.5-flash:streamGenerateContent$/;
 
-const context = useIntegrationContext();
+const lisa = useRealCliLisa();
 const model = useModelServer();
 
 describe("Gemini CLI, the real CLI against a scripted model", () => {
@@ -49,11 +39,11 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
         { text: "Fixed the spelling in the README heading." },
       ],
     });
-    const github = fakeHelloWorld({
-      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
-      routes: [...ROUTES],
-    });
-    const harness = await deliverWithRealClis(context, server);
+    const harness = await lisa.deliver(
+      server,
+      "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\ngates:\n  - grep -q 'Hello World' README.md\n",
+    );
+    const { github } = harness;
 
     // Every scripted tool call ran: YOLO mode declared the write and shell tools and approved them.
     expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([
@@ -61,10 +51,10 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
       ["run_shell_command", false],
       ["write_file", false],
     ]);
-    const [pull] = github.state.pulls;
-    expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
+    const [pull] = github.pulls(HELLO_WORLD);
+    expect(pull).toMatchObject({ head: { ref: BRANCH }, base: { ref: "master" }, title: "Fix the README heading" });
     expect(pull?.body).toContain("Spells World correctly.");
-    const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+    const remote = github.gitDir(HELLO_WORLD);
     expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     // Only the agent's work is committed: nothing the CLI keeps for itself (it lives under HOME).
     expect(gitIn(remote, "diff", "--name-only", "master", BRANCH).trim().split("\n")).toEqual(["README.md", "agent-env.txt"]);
@@ -78,7 +68,8 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(agentEnv).toContain("GEMINI_API_KEY=");
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
     expect(agentEnv).not.toContain(LEAKABLE_TOKEN);
-    expect(agentEnv).not.toContain(TOKEN);
+    expect(harness.tokens.length).toBeGreaterThan(0);
+    for (const token of harness.tokens) expect(agentEnv).not.toContain(token);
     // Another vendor's credentials stay with that vendor.
     expect(agentEnv).not.toContain("ANTHROPIC_API_KEY");
 
@@ -86,24 +77,22 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(main.map((r) => r.path)).toEqual(Array(4).fill(expect.stringMatching(GEMINI_PATH)));
     // The prompt went in on standard input and reached the model.
     expect(JSON.stringify(main[0]?.body?.contents)).toContain("Spelling error in the README file");
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     // Gemini CLI reports tokens but no price.
     expect(tracking).toMatch(/✅ Agent session 1: gemini \(gemini-2\.5-flash\), implementing · \d+s · \$0\.00 · 4 turns/);
+    expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 });
 
 describe("Gemini CLI failures", () => {
   it("reports a server error as overloaded, after a single attempt", async () => {
     const server = await model.start({ turns: [{ error: { status: 503, message: "The model is overloaded." } }] });
-    const github = fakeHelloWorld({
-      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n",
-      routes: [...NO_PR_ROUTES],
-    });
-    const _harness = await deliverWithRealClis(context, server);
+    const { github } = await lisa.deliver(server, "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n");
 
-    expect(github.state.pulls).toEqual([]);
+    expect(github.pulls(HELLO_WORLD)).toEqual([]);
     expect(server.requests.filter((r) => r.kind === "main")).toHaveLength(1);
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
+    expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
     expect(tracking).toContain(
       "The agent session failed (overloaded): gemini reported an error (Error 503). The error it reported:\n\n```text\nThe model is overloaded.\n```",
     );
@@ -112,21 +101,18 @@ describe("Gemini CLI failures", () => {
 
   it("kills a session whose model stream stalls, at the stall deadline", async () => {
     const server = await model.start({ turns: [{ stall: true, after_events: 1, text: "Looking at the README" }] });
-    const github = fakeHelloWorld({
-      config: "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
-      routes: [...NO_PR_ROUTES],
-    });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
+    const env = await lisa.start(
+      server.url,
+      "label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\nlimits:\n  stall_timeout: 5s\n",
     );
-    await harness.lisa.start();
     const started = Date.now();
 
-    await deliverLabeled(harness);
+    await labelBug(env);
 
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(server.requests.find((r) => r.kind === "main")?.answer).toBe("stall after 1 events");
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(env.github, HELLO_WORLD, ISSUE);
     expect(tracking).toContain("The agent session failed (stalled): gemini printed nothing for 5s and was killed");
+    expect(NO_PR_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });
 });

@@ -1,21 +1,19 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
   AGENT_ENV_DUMP,
-  deliverWithRealClis,
   LEAKABLE_TOKEN,
   OPENCODE_MODEL,
   sandboxConnections,
   useModelServer,
+  useRealCliLisa,
 } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, OWNER, REPO, TOKEN } from "../support/lisa-harness.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
-const ROUTES = DELIVERY_ROUTES;
 const CONFIG = `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n`;
 
-const context = useIntegrationContext();
+const lisa = useRealCliLisa();
 const model = useModelServer();
 
 // Its failure path (a 429 outlasting its own retries) runs in provider-fallback.test.ts; the
@@ -46,8 +44,8 @@ describe("OpenCode, the real CLI against a scripted model", () => {
         { text: "Fixed the spelling in the README heading." },
       ],
     });
-    const github = fakeHelloWorld({ config: `${CONFIG}gates:\n  - grep -q 'Hello World' README.md\n`, routes: [...ROUTES] });
-    const harness = await deliverWithRealClis(context, server);
+    const harness = await lisa.deliver(server, `${CONFIG}gates:\n  - grep -q 'Hello World' README.md\n`);
+    const { github } = harness;
 
     // Every scripted tool call ran: --auto approved them.
     expect(server.toolResults().map((r) => [r.name, r.is_error])).toEqual([
@@ -56,10 +54,10 @@ describe("OpenCode, the real CLI against a scripted model", () => {
       ["bash", false],
       ["write", false],
     ]);
-    const [pull] = github.state.pulls;
-    expect(pull).toMatchObject({ head: BRANCH, base: "master", title: "Fix the README heading" });
+    const [pull] = github.pulls(HELLO_WORLD);
+    expect(pull).toMatchObject({ head: { ref: BRANCH }, base: { ref: "master" }, title: "Fix the README heading" });
     expect(pull?.body).toContain("Spells World correctly.");
-    const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
+    const remote = github.gitDir(HELLO_WORLD);
     expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     // Only the agent's work is committed: OpenCode keeps its state and snapshots under HOME.
     expect(gitIn(remote, "diff", "--name-only", "master", BRANCH).trim().split("\n")).toEqual(["README.md", "agent-env.txt"]);
@@ -68,7 +66,8 @@ describe("OpenCode, the real CLI against a scripted model", () => {
     expect(agentEnv).toContain("OPENCODE_DISABLE_MODELS_FETCH=1");
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
     expect(agentEnv).not.toContain(LEAKABLE_TOKEN);
-    expect(agentEnv).not.toContain(TOKEN);
+    expect(harness.tokens.length).toBeGreaterThan(0);
+    for (const token of harness.tokens) expect(agentEnv).not.toContain(token);
     expect(agentEnv).not.toContain("GEMINI_API_KEY");
     // In a network namespace of its own, it reached the model server through Lisa's egress proxy only.
     expect(agentEnv).toMatch(/^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m);
@@ -77,12 +76,13 @@ describe("OpenCode, the real CLI against a scripted model", () => {
     // --title spares the title request: every request is an agent turn, and the prompt came on stdin.
     expect(server.requests.map((r) => [r.path, r.kind])).toEqual(Array(5).fill(["/v1/messages", "main"]));
     expect(JSON.stringify(server.requests[0]?.body?.messages)).toContain("Spelling error in the README file");
-    const tracking = github.trackingComment();
+    const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(
       /✅ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.\d\d · 5 turns/,
     );
     // The config prices the scripted usage: 5 steps of 100 tokens in and 20 out at $3 and $15 per million.
     const [run] = harness.lisa.store.runsIn("review");
     expect(harness.lisa.store.runCost(run?.id ?? 0)).toBeCloseTo(0.003, 6);
+    expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 });

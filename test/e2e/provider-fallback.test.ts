@@ -1,33 +1,26 @@
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { agentEnvSource, CLAUDE, type ModelServer, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
+import { type ModelServer, OPENCODE_MODEL, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, createHarness, deliverLabeled, OWNER, REPO } from "../support/lisa-harness.ts";
+import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, routesTaken } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
-const ROUTES = DELIVERY_ROUTES;
 const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
 
 /** The vendor dialect of each request that consumed a scripted turn, in order. */
 const turnsBy = (server: ModelServer) =>
   server.requests.filter((r) => r.kind === "main").map((r) => (r.path.startsWith("/v1beta/") ? "gemini" : "anthropic"));
 
-const context = useIntegrationContext();
+const lisa = useRealCliLisa();
 const model = useModelServer();
 
 /** Runs the example issue with `providers` against one scripted server playing both APIs; returns what GitHub saw. */
 async function deliverWith(providers: string, turns: unknown[]) {
   const server = await model.start({ turns });
-  const github = fakeHelloWorld({ config: `label: bug\nproviders:\n${providers}${GATES}`, routes: [...ROUTES] });
-  const harness = context.use(
-    createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-  );
-  await harness.lisa.start();
-  await deliverLabeled(harness);
-  expect(github.state.pulls).toHaveLength(1);
-  const remote = path.join(context.remoteRoot, `${OWNER}/${REPO}.git`);
-  expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
-  return github.trackingComment();
+  const { github } = await lisa.deliver(server, `label: bug\nproviders:\n${providers}${GATES}`);
+  expect(github.pulls(HELLO_WORLD)).toHaveLength(1);
+  expect(gitIn(github.gitDir(HELLO_WORLD), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+  expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
+  return trackingBody(github, HELLO_WORLD, ISSUE);
 }
 
 describe("Falling back to another vendor's CLI when the model answers 429", () => {

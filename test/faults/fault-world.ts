@@ -2,6 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
+import { assertAllRouted } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
@@ -234,6 +235,8 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       }
     }
     await github.waitForWebhooks();
+    // A request Lisa made that no route of the emulator answers fails the scenario, as in every emulated test.
+    assertAllRouted(github);
     return {
       lostRuns: reached ? 0 : 1,
       duplicatePrs: repos.reduce((extra, repo) => extra + Math.max(0, github.pulls(repo).length - 1), 0),

@@ -3,6 +3,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import pg from "pg";
+import { assertAllRouted } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
@@ -276,6 +277,8 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       }),
     );
     await github.waitForWebhooks();
+    // A request Lisa made that no route of the emulator answers fails the scenario, as in every emulated test.
+    assertAllRouted(github);
     return {
       lostRuns: reached ? 0 : 1,
       duplicatePrs: Math.max(0, github.pulls(REPO).length - 1),

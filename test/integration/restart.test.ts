@@ -1,36 +1,61 @@
-import { spawn } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { testStoreLocation } from "../../dev/test-database.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import type { FakeComment, Route } from "../support/fake-github.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { Store } from "../../src/store/store.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { BRANCH, createHarness, OWNER, REPO } from "../support/lisa-harness.ts";
+import {
+  BRANCH,
+  createHelloWorld,
+  DELIVERY_ROUTES,
+  HELLO_WORLD,
+  ISSUE,
+  OWNER,
+  REPO,
+  routesTaken,
+} from "../support/hello-world.ts";
+import { startLisaChild } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
 
-const LISA_PROCESS = fileURLToPath(new URL("../support/lisa-process.ts", import.meta.url));
-const ROUTES: Route[] = [...DELIVERY_ROUTES];
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";
-/** What a restarted Lisa asks of GitHub to finish a run whose tracking comment is already there. */
-const RESUMED_ROUTES: Route[] = [
-  "token",
-  "permission",
-  "comments",
-  "comment-update",
-  "label-read",
-  "label-add",
-  "label-set",
-  "pulls",
-  "pull-read",
-  "reviews",
-  "reviewers",
-  "checks",
-];
+const R = "/repos/:owner/:repo";
+/**
+ * What a restarted Lisa asks of GitHub to finish a run whose tracking comment is already there: no
+ * config, no reaction, and no label added (the first Lisa's `lisa:working` is still on the issue,
+ * so reaching review swaps it in one write).
+ */
+const RESUMED_ROUTES = DELIVERY_ROUTES.filter(
+  (route) =>
+    ![`GET ${R}/contents/*path`, `POST ${R}/issues/:number/reactions`, `POST ${R}/issues/:number/labels`].includes(route),
+);
 
-const context = useIntegrationContext();
+let github: GitHubEmulator | undefined;
+let child: ChildProcess | undefined;
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  child?.kill("SIGKILL");
+  child = undefined;
+  // The restarted Lisa's stop stops the emulator it was handed too.
+  if (env) await env.stop();
+  else await github?.stop();
+  env = undefined;
+  github = undefined;
+});
+
+/** The emulator both Lisas talk to, holding Codertocat's Hello-World with `config`. */
+async function emulator(config: string): Promise<GitHubEmulator> {
+  github = createGitHubEmulator({ reposRoot: tempDir("restart-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
+  await github.start();
+  await createHelloWorld(github, config);
+  return github;
+}
+
+const allComments = (gh: GitHubEmulator) => gh.issues(HELLO_WORLD).flatMap((issue) => gh.comments(HELLO_WORLD, issue.number));
 
 describe("a run interrupted by Lisa stopping", () => {
   it("resumes on restart in the same worktree, without a second pull request or tracking comment", async () => {
@@ -39,48 +64,29 @@ describe("a run interrupted by Lisa stopping", () => {
       { write: { "README.md": "# Hello Wo" }, hang: true },
       { write: { "README.md": "# Hello World\n" } },
     ]);
+    const gh = await emulator(CONFIG);
     const dataDir = path.join(tempDir("data"), "lisa");
-    const stateFile = path.join(tempDir("state"), "github.json");
-    const child = spawn(
-      process.execPath,
-      [
-        LISA_PROCESS,
-        JSON.stringify({
-          remoteRoot: context.remoteRoot,
-          dataDir,
-          claudeBinary: agent.binary,
-          config: CONFIG,
-          stateFile,
-          routes: ROUTES,
-        }),
-      ],
-      { stdio: "ignore" },
-    );
+    const first = await startLisaChild(gh, { dataDir, claudeBinary: agent.binary, secret: EMULATED_WEBHOOK_SECRET });
+    child = first;
+    await gh.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
 
     const pids = await waitFor("the agent to start", () => agent.hangingPids());
-    const before = await waitFor("the tracking comment", () => {
-      if (!existsSync(stateFile)) return undefined;
-      const state = JSON.parse(readFileSync(stateFile, "utf8")) as { comments: FakeComment[] };
-      return state.comments.some((c) => c.body.includes("the agent is working")) ? state : undefined;
-    });
+    await waitFor("the tracking comment", () =>
+      gh.comments(HELLO_WORLD, ISSUE).some((c) => c.body.includes("the agent is working")),
+    );
     expect(pids).toHaveLength(2);
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    first.kill("SIGKILL");
+    await new Promise((resolve) => first.once("exit", resolve));
     // The agent's sandbox dies with Lisa (bubblewrap's --die-with-parent), and every process in it.
     await waitFor("the agent to die with Lisa", () => (pids.some(isAlive) ? undefined : true), 5_000);
 
-    const github = fakeHelloWorld({
-      config: CONFIG,
-      routes: RESUMED_ROUTES,
-      comments: before.comments,
-    });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
-    await harness.lisa.start();
-    await harness.lisa.idle();
+    const from = gh.requests().length;
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
+    await env.settle();
 
-    const [run] = harness.lisa.store.runsIn("review");
+    const [run] = env.lisa.store.runsIn("review");
     expect(run?.restarts).toBe(1);
-    const sessions = harness.lisa.store.sessions(harness.lisa.store.steps(run?.id ?? 0)[0]?.id ?? 0);
+    const sessions = env.lisa.store.sessions(env.lisa.store.steps(run?.id ?? 0)[0]?.id ?? 0);
     expect(sessions.map((s) => [s.iteration, s.purpose, s.state])).toEqual([
       [1, "implement", "interrupted"],
       [2, "resume", "succeeded"],
@@ -90,19 +96,24 @@ describe("a run interrupted by Lisa stopping", () => {
     expect(calls[1]?.cwd).toBe(calls[0]?.cwd);
     expect(calls[1]?.prompt).toContain("An earlier session on this task was interrupted");
 
-    expect(github.state.pulls).toHaveLength(1);
-    expect(github.state.pulls[0]?.head).toBe(BRANCH);
+    const pulls = gh.pulls(HELLO_WORLD);
+    expect(pulls).toHaveLength(1);
+    expect(pulls[0]?.head.ref).toBe(BRANCH);
     // After the restart the only new comment is the pull request's review package; the tracking comment was found again.
-    expect(github.state.requests.filter((r) => r.startsWith("POST") && r.includes("/comments"))).toEqual([
-      `POST /repos/${OWNER}/${REPO}/issues/10/comments`,
+    const posted = gh
+      .requests()
+      .slice(from)
+      .filter((r) => r.method === "POST" && r.path.includes("/comments"));
+    expect(posted.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `POST /repos/${OWNER}/${REPO}/issues/${pulls[0]?.number}/comments`,
     ]);
-    expect(github.state.comments.filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))).toHaveLength(1);
-    const tracking = github.state.comments.filter((c) => c.body.includes("lisa:tracking"));
+    expect(allComments(gh).filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))).toHaveLength(1);
+    const tracking = allComments(gh).filter((c) => c.body.includes("lisa:tracking"));
     expect(tracking).toHaveLength(1);
     expect(tracking[0]?.body).toContain("Ready for review");
     expect(tracking[0]?.body).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.00 · interrupted/);
-    expect(gitIn(path.join(context.remoteRoot, `${OWNER}/${REPO}.git`), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
-    expect(github.scope.pendingMocks()).toEqual([]);
+    expect(gitIn(gh.gitDir(HELLO_WORLD), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    expect(routesTaken(gh, from)).toEqual([...RESUMED_ROUTES].sort());
   });
 
   it("ends an unsandboxed gate a killed Lisa left running before the run resumes, then delivers", async () => {
@@ -112,83 +123,70 @@ describe("a run interrupted by Lisa stopping", () => {
     const [started, pidFile] = [path.join(marks, "started"), path.join(marks, "gate.pid")];
     const config = `label: bug\ngates:\n  - "if [ ! -e ${started} ]; then : > ${started}; echo $$ > ${pidFile}; sleep 300; fi; grep -q 'Hello World' README.md"\n`;
     const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
+    const gh = await emulator(config);
     const dataDir = path.join(tempDir("data"), "lisa");
-    const stateFile = path.join(tempDir("state"), "github.json");
     const sandbox = { mode: "off" as const };
-    const child = spawn(
-      process.execPath,
-      [
-        LISA_PROCESS,
-        JSON.stringify({
-          remoteRoot: context.remoteRoot,
-          dataDir,
-          claudeBinary: agent.binary,
-          config,
-          stateFile,
-          routes: ROUTES,
-          sandbox,
-        }),
-      ],
-      { stdio: "ignore" },
-    );
+    const first = await startLisaChild(gh, { dataDir, claudeBinary: agent.binary, secret: EMULATED_WEBHOOK_SECRET, sandbox });
+    child = first;
+    await gh.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
     const gate = await waitFor("the gate to start", () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")));
-    const before = await waitFor("the state file", () =>
-      existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, "utf8")) as { comments: FakeComment[] }) : undefined,
-    );
-    child.kill("SIGKILL");
-    await new Promise((resolve) => child.once("exit", resolve));
+    first.kill("SIGKILL");
+    await new Promise((resolve) => first.once("exit", resolve));
     expect(isAlive(gate)).toBe(true);
 
-    const github = fakeHelloWorld({
-      config,
-      routes: RESUMED_ROUTES,
-      comments: before.comments,
-    });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir, sandbox }));
-    await harness.lisa.start();
+    const from = gh.requests().length;
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir, sandbox });
     // Killed at start-up, before the resumed run could start the gates again beside it (gone once
     // the kernel has finished it: an orphan is reaped by init).
     await waitFor("the old gate to end", () => !isAlive(gate), 3_000);
-    await harness.lisa.idle();
-    expect(harness.lisa.store.runsIn("review")).toHaveLength(1);
-    expect(github.state.pulls).toHaveLength(1);
+    await env.settle();
+    expect(env.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(gh.pulls(HELLO_WORLD)).toHaveLength(1);
+    expect(RESUMED_ROUTES).toEqual(expect.arrayContaining(routesTaken(gh, from)));
   });
 
   it("fails a run with a comment once it has been interrupted too often, instead of looping", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
+    const gh = await emulator(CONFIG);
+    // What an earlier Lisa left on the issue: its tracking comment and the working label.
+    await gh.commentOnIssue(HELLO_WORLD, ISSUE, "<!-- lisa:tracking run=1 -->", "lisa[bot]");
+    await gh.labelIssue(HELLO_WORLD, ISSUE, "lisa:working", "lisa[bot]");
+    const [tracked] = gh.comments(HELLO_WORLD, ISSUE);
     const dataDir = path.join(tempDir("data"), "lisa");
-    const first = createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir });
-    const run = first.lisa.store.createRun(
+    mkdirSync(dataDir, { recursive: true });
+    const store = new Store(testStoreLocation(dataDir));
+    const run = store.createRun(
       {
-        installation_id: 2,
+        installation_id: 1,
         owner: OWNER,
         repo: REPO,
-        issue_number: 1,
+        issue_number: ISSUE,
         issue_title: "Spelling error in the README file",
         issue_body: "",
-        requested_by: "Codertocat",
+        requested_by: OWNER,
         config: JSON.stringify({ label: "bug" }),
       },
       [{ position: 1, owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master", scope: null }],
     );
-    first.lisa.store.transitionRun(run?.id ?? 0, "claim");
-    first.lisa.store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: 77 });
-    await first.lisa.stop();
+    store.transitionRun(run?.id ?? 0, "claim");
+    store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: tracked?.id ?? 0 });
+    store.close();
 
-    const github = fakeHelloWorld({
-      config: CONFIG,
-      routes: ["token", "comment-update", "label-read", "label-set"],
-      labels: ["lisa:working"],
-      comments: [{ id: 77, body: "<!-- lisa:tracking run=1 -->", user: { login: "lisa[bot]", type: "Bot" } }],
-    });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, dataDir }));
-    await harness.lisa.start();
-    await harness.lisa.idle();
+    const from = gh.requests().length;
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
+    await env.settle();
 
     expect(agent.calls()).toEqual([]);
-    expect(harness.lisa.store.runsIn("failed")).toHaveLength(1);
-    expect([...github.state.labels]).toEqual(["lisa:failed"]);
-    expect(github.state.comments[0]?.body).toContain("Lisa stopped during this run 3 times, so it gave up");
-    expect(github.scope.pendingMocks()).toEqual([]);
+    expect(env.lisa.store.runsIn("failed")).toHaveLength(1);
+    expect(gh.labels(HELLO_WORLD, ISSUE)).toEqual(["lisa:failed"]);
+    expect(gh.comments(HELLO_WORLD, ISSUE)[0]?.body).toContain("Lisa stopped during this run 3 times, so it gave up");
+    expect(routesTaken(gh, from)).toEqual(
+      [
+        "POST /app/installations/:id/access_tokens",
+        `PATCH ${R}/issues/comments/:id`,
+        `GET ${R}/issues/:number/labels`,
+        `PUT ${R}/issues/:number/labels`,
+      ].sort(),
+    );
   });
 });

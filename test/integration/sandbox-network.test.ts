@@ -1,11 +1,9 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { createHarness, deliverLabeled } from "../support/lisa-harness.ts";
-
-const context = useIntegrationContext();
+import { createHelloWorld, DELIVERY_ROUTES, HELLO_WORLD, labelBug, routesTaken } from "../support/hello-world.ts";
 
 /** An HTTP service on the host's loopback, counting who reaches it: what a gate must not. */
 async function hostService() {
@@ -19,7 +17,12 @@ async function hostService() {
 }
 
 let service: Awaited<ReturnType<typeof hostService>> | undefined;
-afterEach(() => service?.close());
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  service?.close();
+  await env?.stop();
+  env = undefined;
+});
 
 describe("the network of agents and gates", () => {
   it("refuses what the agent reaches for beyond its allowlist, says so in the review package, and gives gates none", async () => {
@@ -38,22 +41,22 @@ describe("the network of agents and gates", () => {
     ]);
     // The second gate passes only if the host's service cannot be reached from the gate.
     const gates = `gates:\n  - grep -q 'Hello World' README.md\n  - "! curl -s -m 3 http://127.0.0.1:${service.port}/"\n`;
-    const github = fakeHelloWorld({
-      config: `label: bug\nsandbox:\n  allow_hosts: [registry.npmjs.org]\n${gates}`,
-      routes: [...DELIVERY_ROUTES],
-    });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
-    await harness.lisa.start();
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    await createHelloWorld(env.github, `label: bug\nsandbox:\n  allow_hosts: [registry.npmjs.org]\n${gates}`);
 
-    await deliverLabeled(harness);
+    await labelBug(env);
 
-    expect(github.state.pulls).toHaveLength(1);
+    expect(env.github.pulls(HELLO_WORLD)).toHaveLength(1);
+    const [pull] = env.github.pulls(HELLO_WORLD);
     expect(service.hits()).toBe(0);
-    const pack = github.state.comments.find((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))?.body;
+    const pack = env.github
+      .comments(HELLO_WORLD, pull?.number ?? 0)
+      .find((c) => c.body.includes("<!-- lisa:pass run=1 pass=1 "))?.body;
     expect(pack).toContain(
       "**Network:** 2 connections refused by Lisa's sandbox (hosts `exfil.example:443`, `169.254.169.254:80`)",
     );
     // The agent was told the proxy, not the host's own.
     expect(agent.calls()[0]?.env.HTTPS_PROXY).toBe("http://127.0.0.1:3128");
+    expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(env.github)));
   });
 });

@@ -2,11 +2,11 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 // @ts-expect-error: a plain ESM module without type declarations, also runnable on its own.
 import { startScriptedModelServer } from "../../dev/scripted-model-server.mjs";
 import { tempDir } from "./git-fixtures.ts";
-import type { useIntegrationContext } from "./integration.ts";
-import { createHarness, deliverLabeled, type Harness } from "./lisa-harness.ts";
+import { createHelloWorld, installationTokens, labelBug } from "./hello-world.ts";
 
 /** Where `npm install` put the real agent CLIs (agents/package.json): `claude`, `gemini`, `opencode`. */
 export const AGENT_BIN = fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
@@ -160,28 +160,42 @@ export function useModelServer() {
  * How many connections Lisa's egress proxy let through and refused, by who asked, from `/metrics`:
  * `{ "claude allowed": 4 }`. A sandboxed CLI has no other way to the model server.
  */
-export async function sandboxConnections(harness: Harness): Promise<Record<string, number>> {
+export async function sandboxConnections(env: EmulatedLisa): Promise<Record<string, number>> {
   let text = "";
   const response = { writeHead: () => response, end: (body: string) => (text = body) };
-  await harness.lisa.httpHandler({ method: "GET", url: "/metrics" } as never, response as never);
+  await env.lisa.httpHandler({ method: "GET", url: "/metrics" } as never, response as never);
   const counts: Record<string, number> = {};
   for (const [, who, outcome, n] of text.matchAll(/^lisa_sandbox_connections_total\{who="(\w+)",outcome="(\w+)"\} (\d+)$/gm))
     counts[`${who} ${outcome}`] = Number(n);
   return counts;
 }
 
+/** Lisa against the GitHub emulator, and the installation tokens the emulator has handed it. */
+export type RealCliLisa = EmulatedLisa & { tokens: string[] };
+
 /**
- * Starts Lisa with the real CLIs on PATH, talking to `server`, delivers the example `issues.labeled`
- * webhook, and returns once everything it caused is done.
+ * Lisa with the real CLIs on PATH against the GitHub emulator, on Codertocat's Hello-World (issue
+ * #1), stopped after each test.
  */
-export async function deliverWithRealClis(
-  context: ReturnType<typeof useIntegrationContext>,
-  server: ModelServer,
-): Promise<Harness> {
-  const harness = context.use(
-    createHarness({ remoteRoot: context.remoteRoot, claudeBinary: CLAUDE, agentEnvSource: agentEnvSource(server.url) }),
-  );
-  await harness.lisa.start();
-  await deliverLabeled(harness);
-  return harness;
+export function useRealCliLisa() {
+  let current: EmulatedLisa | undefined;
+  afterEach(async () => {
+    await current?.stop();
+    current = undefined;
+  });
+  return {
+    /** Starts Lisa talking to the model server at `serverUrl`, the repository holding `config`. */
+    async start(serverUrl: string, config: string, claudeBinary = CLAUDE): Promise<RealCliLisa> {
+      current = await startEmulatedLisa({ claudeBinary, agentEnvSource: agentEnvSource(serverUrl) });
+      await createHelloWorld(current.github, config);
+      await current.settle();
+      return Object.assign(current, { tokens: installationTokens(current.github) });
+    },
+    /** Starts Lisa, labels issue #1, and returns once everything that caused is done. */
+    async deliver(server: ModelServer, config: string): Promise<RealCliLisa> {
+      const env = await this.start(server.url, config);
+      await labelBug(env);
+      return env;
+    },
+  };
 }

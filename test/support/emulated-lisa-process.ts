@@ -8,6 +8,7 @@ import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { createTestProbot } from "../../dev/test-probot.ts";
 import { createLisa, type LisaRole } from "../../src/app.ts";
 import { serveLisa } from "../../src/http/serve-lisa.ts";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {
   emulatorUrl: string;
@@ -26,6 +27,8 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   workerName?: string;
   leaseSeconds?: number;
   concurrency?: number;
+  /** The agents' and gates' sandbox; the default (bubblewrap) unless said. */
+  sandbox?: SandboxSettings;
 };
 const databaseUrl = options.databaseUrl ?? testDatabaseUrl(options.dataDir);
 
@@ -37,7 +40,7 @@ const lisa = createLisa(probot, {
   gitBaseUrl: options.gitBaseUrl,
   agentBinaries: { claude: options.claudeBinary },
   agentEnvSource: process.env,
-  sandbox: sandboxFor(process.env),
+  sandbox: options.sandbox ?? sandboxFor(process.env),
   concurrency: options.concurrency ?? 1,
   // As throttling is off in tests: the store's write pacing (1 s a write) would only slow them down.
   paceWrites: false,

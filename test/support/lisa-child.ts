@@ -3,8 +3,10 @@ import { existsSync, openSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach } from "vitest";
+import { assertAllRouted } from "../../dev/emulated-lisa.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./git-fixtures.ts";
 
 const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url));
@@ -12,7 +14,7 @@ const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url
 /**
  * Per test: a GitHub emulator, and Lisa in processes of their own against it (emulated-lisa-process.ts),
  * so a test can kill or stop one mid-run and start another on the same data. All are killed and
- * the emulator stopped after the test.
+ * the emulator stopped after the test, which fails if Lisa asked the emulator for a route it lacks.
  */
 export function useLisaChildren(secret: string) {
   const children: ChildProcess[] = [];
@@ -22,8 +24,11 @@ export function useLisaChildren(secret: string) {
   };
   afterEach(async () => {
     killAll();
-    await github?.stop();
+    const stopped = github;
     github = undefined;
+    await stopped?.stop();
+    // As the emulated Lisa's stop does: a request no route of the emulator answers fails the test.
+    if (stopped) assertAllRouted(stopped);
   });
   return {
     async emulator(): Promise<GitHubEmulator> {
@@ -65,6 +70,7 @@ export async function startLisaChild(
     env?: Record<string, string>;
     /** A command the child is started under (a mount namespace where the data directory is a small disk). */
     launcher?: string[];
+    sandbox?: SandboxSettings;
   },
 ): Promise<ChildProcess & { port: number }> {
   const portFile = path.join(tempDir("lisa-port"), "port");
