@@ -59,6 +59,8 @@ export async function startEmulatedLisa(options: {
   sandbox?: SandboxSettings;
   /** Requests the test itself sends to paths no route answers, which `stop` lets pass (method and path). */
   unroutedAllowed?: RegExp;
+  /** Lisa's clock, when a test moves time on. */
+  now?: () => number;
 }): Promise<EmulatedLisa> {
   const github =
     options.github ??
@@ -90,6 +92,7 @@ export async function startEmulatedLisa(options: {
           ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
           ...(databaseUrl ? { databaseUrl } : {}),
           ...(options.role ? { role: options.role } : {}),
+          ...(options.now ? { now: options.now } : {}),
         })
       : undefined;
   await lisa?.start();

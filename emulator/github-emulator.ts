@@ -90,6 +90,8 @@ export interface RecordedRequest {
   path: string;
   status: number;
   route: string | null;
+  /** The ETag the client held (`If-None-Match`), when it sent one: was a read conditional? */
+  ifNoneMatch?: string;
 }
 
 /** Told of an API request and both bodies (parsed JSON, or undefined) once its route has acted. */
@@ -245,11 +247,13 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     } catch (error) {
       answer = error instanceof HttpError ? errorResponse(error) : { status: 500, body: { message: (error as Error).message } };
     }
-    const recorded = {
+    const ifNoneMatch = request.headers["if-none-match"];
+    const recorded: RecordedRequest = {
       method,
       path: safeDecode(url.pathname + url.search),
       status: answer.status,
       route: match?.route.pattern ?? null,
+      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     };
     requestLog.push(recorded);
     for (const listener of answerListeners) listener(recorded, { request: body, response: answer.body });

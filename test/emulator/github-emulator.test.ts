@@ -621,6 +621,18 @@ describe("the GitHub emulator", () => {
       expect(await statusOf(read(first.headers.etag))).toBe(304);
       expect((await read('W/"stale"')).data).toBe(first.data);
     });
+
+    it("records the ETag each read held, and none for a read without one", async () => {
+      const from = emulator.requests().length;
+      const path = ".github/lisa.yml";
+      const read = (headers: Record<string, string>) =>
+        octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { owner: OWNER, repo: REPO, path, headers });
+      await read({});
+      await statusOf(read({ "if-none-match": 'W/"stale"' }));
+      const reads = emulator.requests().slice(from);
+      expect(reads.map((r) => r.ifNoneMatch)).toEqual([undefined, 'W/"stale"']);
+      expect(reads[0]).not.toHaveProperty("ifNoneMatch");
+    });
   });
 
   describe("works as Probot's GitHub", () => {

@@ -1,18 +1,38 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import type { GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { CONFIG_FRESH_MS } from "../../src/config/config-cache.ts";
 import { PostgresDriver } from "../../src/store/postgres-driver.ts";
 import { isPostgresUrl } from "../../src/store/sql-driver.ts";
 import { SqliteDriver } from "../../src/store/sqlite-driver.ts";
-import { commentPayload, reviewPayload } from "../handlers/webhook-examples.ts";
-import { DELIVERY_ROUTES, fakeHelloWorld, useIntegrationContext } from "../support/integration.ts";
-import { createHarness, type Harness, labeledPayload } from "../support/lisa-harness.ts";
-
-const context = useIntegrationContext();
+import { gitIn } from "../support/git-fixtures.ts";
+import { BRANCH, createHelloWorld, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, OWNER, routesTaken } from "../support/hello-world.ts";
+import { parsePrometheusText } from "../support/prometheus-text.ts";
 
 const CONFIG = "label: lisa\ngates:\n  - grep -q 'Hello World' README.md\n";
 const fixReadme = { write: { "README.md": "# Hello World\n" }, result: "Fixed the typo." };
+const R = "/repos/:owner/:repo";
+const TOKEN_ROUTE = "POST /app/installations/:id/access_tokens";
+const CONFIG_ROUTE = `GET ${R}/contents/*path`;
+const PERMISSION_ROUTE = `GET ${R}/collaborators/:username/permission`;
+const COMMENT_ROUTES = [`GET ${R}/issues/:number/comments`, `POST ${R}/issues/:number/comments`];
+const CONFIG_FILE = `/repos/${HELLO_WORLD}/contents/.github/lisa.yml`;
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+/** Lisa against the emulator, holding Codertocat's Hello-World with `config` and issue #1. */
+async function helloWorld(options: { claudeBinary: string; config: string; now?: () => number }): Promise<EmulatedLisa> {
+  env = await startEmulatedLisa({ claudeBinary: options.claudeBinary, ...(options.now ? { now: options.now } : {}) });
+  await createHelloWorld(env.github, options.config);
+  await env.settle();
+  return env;
+}
 
 /** A clock the test moves on, past the window in which a read of the config vouches for its label. */
 function testClock() {
@@ -20,17 +40,15 @@ function testClock() {
   return { now: () => Date.now() + offset, pass: (ms: number) => (offset += ms) };
 }
 
-/** Delivers the example `issues.labeled` with another label name (and its own time, so it is a new event). */
-async function label(harness: Harness, id: string, name: string) {
-  const payload = (await labeledPayload()) as { label: { name: string }; issue: { updated_at: string } };
-  payload.label = { ...payload.label, name };
-  payload.issue.updated_at = `${id}`;
-  await harness.probot.receive({ id, name: "issues", payload: payload as never });
+/** `sender` (Codertocat unless said) adds `name` to issue #1; resolves once Lisa has answered the webhook. */
+async function label(e: EmulatedLisa, name: string, sender = OWNER): Promise<void> {
+  await e.github.labelIssue(HELLO_WORLD, ISSUE, name, sender);
+  await e.github.waitForWebhooks();
 }
 
 /** The commands stored, read from the store as another process would. */
-function storedCommands(harness: Harness): { kind: string; outcome: string | null }[] {
-  const location = testStoreLocation(harness.dataDir);
+function storedCommands(e: EmulatedLisa): { kind: string; outcome: string | null }[] {
+  const location = testStoreLocation(e.dataDir);
   const db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
   try {
     return db.all("SELECT kind, outcome FROM commands ORDER BY id", []);
@@ -39,132 +57,161 @@ function storedCommands(harness: Harness): { kind: string; outcome: string | nul
   }
 }
 
-/** `lisa_webhooks_dropped_total` by reason, from `/metrics`. */
-async function dropped(harness: Harness): Promise<Record<string, number>> {
-  let text = "";
-  const response = { writeHead: () => response, end: (body: string) => (text = body) };
-  await harness.lisa.httpHandler({ method: "GET", url: "/metrics" } as never, response as never);
+/** `lisa_webhooks_dropped_total` by reason, from `/metrics` as Prometheus scrapes it. */
+async function dropped(e: EmulatedLisa): Promise<Record<string, number>> {
+  const response = await fetch(new URL("/metrics", e.webhookUrl));
+  const { samples } = parsePrometheusText(await response.text());
   const counts: Record<string, number> = {};
-  for (const [, reason, n] of text.matchAll(/^lisa_webhooks_dropped_total\{reason="(\w+)"\} (\d+)$/gm))
-    counts[reason ?? ""] = Number(n);
+  for (const sample of samples.filter((s) => s.name === "lisa_webhooks_dropped_total"))
+    counts[sample.labels.reason ?? ""] = sample.value;
   return counts;
 }
+
+/** Each read of Hello-World's `.github/lisa.yml`: whether it held an ETag, and GitHub's answer. */
+const configReads = (github: GitHubEmulator) =>
+  github.requests().filter((r) => r.method === "GET" && r.path.split("?")[0] === CONFIG_FILE);
+
+/** Lisa took no route but these, as the HTTP mock that answered only them required. */
+const expectRoutesWithin = (e: EmulatedLisa, routes: string[]) =>
+  expect(routes).toEqual(expect.arrayContaining(routesTaken(e.github)));
 
 describe("labels that are not the repository's Lisa label", () => {
   it("are stored once per window in a flood, and the `lisa` label right after it starts a run", async () => {
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeHelloWorld({ config: CONFIG, routes: [...DELIVERY_ROUTES] });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
-    await harness.lisa.start();
+    const e = await helloWorld({ claudeBinary: agent.binary, config: CONFIG });
 
-    await label(harness, "flood-0", "needs-triage");
-    await harness.lisa.idle();
-    for (let i = 1; i < 50; i++) await label(harness, `flood-${i}`, `area-${i}`);
-    await label(harness, "real", "lisa");
-    await harness.lisa.idle();
+    await label(e, "needs-triage");
+    await e.settle();
+    for (let i = 1; i < 50; i++) await label(e, `area-${i}`);
+    await label(e, "lisa");
+    await e.settle();
 
-    expect(storedCommands(harness)).toEqual([
+    expect(storedCommands(e)).toEqual([
       { kind: "start_run", outcome: "ignored: another label" },
       { kind: "start_run", outcome: "queued run 1" },
     ]);
-    expect(await dropped(harness)).toEqual({ foreign_label: 49 });
+    expect(await dropped(e)).toEqual({ foreign_label: 49 });
     expect(agent.calls()).toHaveLength(1);
-    expect(github.state.reactions).toEqual(["eyes"]);
-    expect(github.state.pulls).toHaveLength(1);
+    expect(e.github.reactions(HELLO_WORLD, ISSUE).map((r) => r.content)).toEqual(["eyes"]);
+    expect(e.github.pulls(HELLO_WORLD)).toHaveLength(1);
+    expectRoutesWithin(e, DELIVERY_ROUTES);
   });
 
   it("are obeyed within the window when lisa.yml renames the label: `bot` starts a run once it has passed", async () => {
     const clock = testClock();
     const agent = createFakeClaude([fixReadme]);
-    const github = fakeHelloWorld({ config: CONFIG, routes: [...DELIVERY_ROUTES] });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary, now: clock.now }));
-    await harness.lisa.start();
-    await label(harness, "before", "needs-triage");
-    await harness.lisa.idle();
+    const e = await helloWorld({ claudeBinary: agent.binary, config: CONFIG, now: clock.now });
+    await label(e, "needs-triage");
+    await e.settle();
 
-    github.setConfig(CONFIG.replace("label: lisa", "label: bot"));
-    await label(harness, "too-soon", "bot");
-    await harness.lisa.idle();
-    expect(await dropped(harness)).toEqual({ foreign_label: 1 });
+    await e.github.pushCommit(HELLO_WORLD, "master", {
+      files: { ".github/lisa.yml": CONFIG.replace("label: lisa", "label: bot") },
+      message: "Call Lisa with bot",
+      user: OWNER,
+    });
+    await label(e, "bot");
+    await e.settle();
+    expect(await dropped(e)).toEqual({ foreign_label: 1 });
     expect(agent.calls()).toEqual([]);
 
     clock.pass(CONFIG_FRESH_MS + 1_000);
-    await label(harness, "after-window", "bot");
-    await harness.lisa.idle();
+    // The same label again, as a new event: GitHub sends none for a label the issue already has.
+    await e.github.unlabelIssue(HELLO_WORLD, ISSUE, "bot", OWNER);
+    await label(e, "bot");
+    await e.settle();
 
-    expect(storedCommands(harness).map((c) => c.outcome)).toEqual(["ignored: another label", "queued run 1"]);
+    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "queued run 1"]);
     expect(agent.calls()).toHaveLength(1);
     // The second read held the first's ETag; the file had changed, so GitHub sent it whole.
-    expect(github.state.configReads.map((read) => [read.ifNoneMatch !== undefined, read.status])).toEqual([
+    expect(configReads(e.github).map((read) => [read.ifNoneMatch !== undefined, read.status])).toEqual([
       [false, 200],
       [true, 200],
     ]);
     // Now `lisa` is the foreign one.
-    await label(harness, "old-name", "lisa");
-    expect(await dropped(harness)).toEqual({ foreign_label: 2 });
+    await label(e, "lisa");
+    expect(await dropped(e)).toEqual({ foreign_label: 2 });
+    expectRoutesWithin(e, DELIVERY_ROUTES);
   });
 
   it("do not stop comments and reviews, which are stored whatever the cache says", async () => {
-    fakeHelloWorld({ config: CONFIG, routes: ["token", "config", "permission", "comments", "comment-reactions"] });
     const agent = createFakeClaude([]);
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: agent.binary }));
-    await harness.lisa.start();
-    await label(harness, "first", "needs-triage");
-    await harness.lisa.idle();
+    const e = await helloWorld({ claudeBinary: agent.binary, config: CONFIG });
+    // Pull request #2, from a branch of Lisa's, for the review to be on.
+    gitIn(e.github.gitDir(HELLO_WORLD), "branch", BRANCH, "master");
+    await e.github.pushCommit(HELLO_WORLD, BRANCH, { files: { "README.md": "# Hello World\n" }, message: "Fix", user: OWNER });
+    const opened = await fetch(`${e.github.apiUrl}/repos/${HELLO_WORLD}/pulls`, {
+      method: "POST",
+      headers: { authorization: `token ${e.github.createPersonalToken(OWNER)}`, "content-type": "application/json" },
+      body: JSON.stringify({ title: "Fix the typo", head: BRANCH, base: "master" }),
+    });
+    expect(opened.status).toBe(201);
+    const pull = ((await opened.json()) as { number: number }).number;
+    await e.settle();
+    const setup = e.github.requests().length;
 
-    await label(harness, "dropped", "wontfix");
-    await harness.probot.receive({ id: "comment", name: "issue_comment", payload: commentPayload("/lisa help") as never });
-    const review = reviewPayload();
-    review.review.body = "/lisa help";
-    await harness.probot.receive({ id: "review", name: "pull_request_review", payload: review as never });
-    await harness.lisa.idle();
+    await label(e, "needs-triage");
+    await e.settle();
 
-    expect(await dropped(harness)).toEqual({ foreign_label: 1 });
-    expect(storedCommands(harness).map((c) => c.kind)).toEqual(["start_run", "gesture", "gesture"]);
+    await label(e, "wontfix");
+    await e.github.commentOnIssue(HELLO_WORLD, ISSUE, "/lisa help", OWNER);
+    await e.github.submitReview(HELLO_WORLD, pull, { state: "COMMENTED", body: "/lisa help", user: OWNER });
+    await e.settle();
+
+    expect(await dropped(e)).toEqual({ foreign_label: 1 });
+    expect(storedCommands(e).map((c) => c.kind)).toEqual(["start_run", "gesture", "gesture"]);
+    const lisaRoutes = routesTaken(e.github, setup);
+    const answered = [TOKEN_ROUTE, CONFIG_ROUTE, PERMISSION_ROUTE, ...COMMENT_ROUTES, `POST ${R}/issues/comments/:id/reactions`];
+    expect(answered).toEqual(expect.arrayContaining(lisaRoutes));
   });
 });
 
 describe("reading .github/lisa.yml", () => {
   it("sends the ETag of the copy held, and a 304 answers with that copy", async () => {
     const clock = testClock();
-    const github = fakeHelloWorld({ config: CONFIG, routes: ["token", "config"] });
-    const harness = context.use(
-      createHarness({ remoteRoot: context.remoteRoot, claudeBinary: createFakeClaude([]).binary, now: clock.now }),
-    );
-    await harness.lisa.start();
+    const e = await helloWorld({ claudeBinary: createFakeClaude([]).binary, config: CONFIG, now: clock.now });
 
-    await label(harness, "first", "needs-triage");
-    await harness.lisa.idle();
+    await label(e, "needs-triage");
+    await e.settle();
     clock.pass(CONFIG_FRESH_MS + 1_000);
-    await label(harness, "second", "wontfix");
-    await harness.lisa.idle();
+    await label(e, "wontfix");
+    await e.settle();
 
-    const [first, second] = github.state.configReads;
-    expect(first).toEqual({ ifNoneMatch: undefined, status: 200 });
+    const [first, second] = configReads(e.github);
+    expect(first?.ifNoneMatch).toBeUndefined();
+    expect(first?.status).toBe(200);
     expect(second?.ifNoneMatch).toMatch(/^W\/"[0-9a-f]{40}"$/);
     expect(second?.status).toBe(304);
-    expect(storedCommands(harness).map((c) => c.outcome)).toEqual(["ignored: another label", "ignored: another label"]);
+    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "ignored: another label"]);
     // The label the copy names vouches again: a third label within the window is dropped.
-    await label(harness, "third", "duplicate");
-    expect(await dropped(harness)).toEqual({ foreign_label: 1 });
+    await label(e, "duplicate");
+    expect(await dropped(e)).toEqual({ foreign_label: 1 });
+    expectRoutesWithin(e, [TOKEN_ROUTE, CONFIG_ROUTE]);
   });
 
   it("asks the owner's .github repository once per window, not for every command, when the repository has no file", async () => {
-    const github = fakeHelloWorld({ config: null, role: "read", routes: ["token", "config", "permission", "comments"] });
-    const harness = context.use(createHarness({ remoteRoot: context.remoteRoot, claudeBinary: createFakeClaude([]).binary }));
-    await harness.lisa.start();
+    env = await startEmulatedLisa({ claudeBinary: createFakeClaude([]).binary });
+    const e = env;
+    await e.github.createRepo(HELLO_WORLD, { defaultBranch: "master", files: { "README.md": "# Hello Wrold\n" } });
+    // Codertocat owns Hello-World, so is its admin: a reader labels instead.
+    e.github.addCollaborator(HELLO_WORLD, "octocat", "read");
+    await e.github.createIssue(HELLO_WORLD, { title: "Spelling error in the README file", user: OWNER });
+    await e.settle();
 
-    await label(harness, "other", "needs-triage");
-    await harness.lisa.idle();
-    await label(harness, "lisa", "lisa");
-    await harness.lisa.idle();
+    await label(e, "needs-triage", "octocat");
+    await e.settle();
+    await label(e, "lisa", "octocat");
+    await e.settle();
 
-    const configReads = github.state.requests.filter((r) => r.includes("/contents/.github"));
-    expect(configReads).toEqual([
+    const reads = e.github
+      .requests()
+      .filter((r) => r.path.includes("/contents/.github"))
+      .map((r) => `${r.method} ${r.path.split("?")[0]}`);
+    expect(reads).toEqual([
       "GET /repos/Codertocat/Hello-World/contents/.github/lisa.yml",
       "GET /repos/Codertocat/.github/contents/.github/lisa.yml",
       "GET /repos/Codertocat/Hello-World/contents/.github/lisa.yml",
     ]);
-    expect(storedCommands(harness).map((c) => c.outcome)).toEqual(["ignored: another label", "denied: Codertocat has role read"]);
+    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "denied: octocat has role read"]);
+    expectRoutesWithin(e, [TOKEN_ROUTE, CONFIG_ROUTE, PERMISSION_ROUTE, ...COMMENT_ROUTES]);
   });
 });
