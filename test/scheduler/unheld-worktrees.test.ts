@@ -7,6 +7,7 @@ import { Store } from "../../src/store/store.ts";
 import { git } from "../../src/workspace/git.ts";
 import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";
 import { createRemote, tempDir } from "../support/git-fixtures.ts";
+import { newRun, oneStep } from "../support/store-fixtures.ts";
 
 const TOKEN = `ghs_${"t".repeat(36)}`;
 const ref = { owner: "acme", repo: "api" };
@@ -17,19 +18,7 @@ function runsClaimedBy(workers: string[]): Store {
   const store = new Store(testDatabaseUrl(tempDir("store")) ?? ":memory:");
   for (const [index, worker] of workers.entries()) {
     const issue = index + 1;
-    const run = store.createRun(
-      {
-        installation_id: 2,
-        owner: "acme",
-        repo: "api",
-        issue_number: issue,
-        issue_title: "Title",
-        issue_body: "",
-        requested_by: "alice",
-        config: "{}",
-      },
-      [{ position: 1, owner: "acme", repo: "api", branch: `lisa/${issue}-title`, baseBranch: "main", scope: null }],
-    );
+    const run = store.createRun(newRun(issue), oneStep(issue));
     store.claimRun(worker, run?.id);
   }
   return store;
