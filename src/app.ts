@@ -3,20 +3,19 @@ import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import type { Probot, ProbotOctokit } from "probot";
-import { foreignLabels, storeConfigCache } from "./config/config-cache.ts";
+import type { Probot } from "probot";
+import { foreignLabels } from "./config/config-cache.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
-import { asGitHubError } from "./github/github-error.ts";
-import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
-import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
+import type { GitHubPort } from "./github/github-port.ts";
 import { onIssueComment } from "./handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
 import { onPullRequest } from "./handlers/on-pull-request.ts";
 import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
-import { createLisaMetrics, type LisaMetrics } from "./metrics/lisa-metrics.ts";
+import { installationPorts } from "./installation-port.ts";
+import { createLisaMetrics } from "./metrics/lisa-metrics.ts";
 import { reapOrphans, recordChildrenIn } from "./process/child-registry.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
@@ -136,22 +135,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     store,
     github: options.githubPort
       ? options.githubPort
-      : async (installationId) => {
-          const waits = new Set<(wait: LongWait) => void>();
-          const octokit = paced(counted(await app.auth(installationId), metrics), { store, installationId, app, options, waits });
-          const port = createGitHubPort(
-            octokit,
-            async () => {
-              // Asked as the App, not through the installation client's auth hook, which ignores a
-              // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
-              const appClient = await app.auth();
-              const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-              return data.token;
-            },
-            { configCache: storeConfigCache(store, installationId, now) },
-          );
-          return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
-        },
+      : installationPorts(app, { store, metrics, now, pace: options.paceWrites !== false }),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
@@ -327,38 +311,4 @@ async function reportSandbox(deps: CoreDeps): Promise<void> {
   if (problem) deps.log.error({ sandbox: deps.sandbox.mode }, `${problem} Until then Lisa refuses to run agents.`);
   else
     deps.log.info({ sandbox: deps.sandbox.mode, homeTemplate: deps.sandbox.homeTemplate }, "agents run in a bubblewrap sandbox");
-}
-
-/** An installation's Octokit whose writes wait for their slot in the store, shared by every Lisa process. */
-function paced<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(
-  octokit: T,
-  how: { store: Store; installationId: number; app: Probot; options: LisaOptions; waits: Set<(wait: LongWait) => void> },
-): never {
-  if (how.options.paceWrites === false) return octokit as never;
-  const pace = createWritePacer({
-    store: how.store,
-    installationId: how.installationId,
-    // Logged, and told to the port's listeners: a run shows it on its tracking comment.
-    onLongWait: (wait) => {
-      const count = wait.limitedBy === "hour" ? wait.hour : wait.minute;
-      how.app.log.warn(
-        wait,
-        `waiting ${Math.round(wait.waitMs / 1000)} s for GitHub's content limit: ${count} writes this ${wait.limitedBy}`,
-      );
-      for (const listener of how.waits) listener(wait);
-    },
-  });
-  return paceWrites(octokit, pace) as never;
-}
-
-/** An installation's Octokit whose every request to GitHub is counted, by method and status. */
-function counted<T extends { hook: InstanceType<typeof ProbotOctokit>["hook"] }>(octokit: T, metrics: LisaMetrics): T {
-  octokit.hook.after("request", (response, options) => {
-    metrics.githubRequest(options.method, response.status);
-  });
-  octokit.hook.error("request", (error, options) => {
-    metrics.githubRequest(options.method, asGitHubError(error)?.status ?? 0);
-    throw error;
-  });
-  return octokit;
 }
