@@ -31,6 +31,17 @@ export async function requirePostgres(): Promise<string> {
   );
 }
 
+/**
+ * `url` with a schema of its own named after `name` (`test_…`, which `npm run test:postgres` drops
+ * at its start), so that a test's Lisa never meets what an earlier run, or another branch's
+ * migrations, left in the default schema.
+ */
+export function freshSchemaUrl(url: string, name: string): string {
+  const fresh = new URL(url);
+  fresh.searchParams.set("schema", `${name}_${process.pid}_${Date.now().toString(36)}`);
+  return fresh.toString();
+}
+
 /** A PostgreSQL the tests may use, and how to stop it when the run started it. */
 export type TestPostgres = { url: string; started: boolean; stop: () => Promise<void> };
 

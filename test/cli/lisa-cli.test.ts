@@ -4,7 +4,7 @@ import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "no
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { requirePostgres } from "../../dev/test-postgres.ts";
+import { freshSchemaUrl, requirePostgres } from "../../dev/test-postgres.ts";
 import { grantedPermissions } from "../../emulator/app-events.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { parseConfigYaml } from "../../src/config/parse-config.ts";
@@ -95,7 +95,7 @@ describe("lisa doctor", () => {
     expect(ok.status).toBe(0);
     // A PostgreSQL store that answers, and one that does not; the password is never shown.
     // The suite's PostgreSQL (a throwaway one where the machine has none), not whatever runs on 5432.
-    const pg = lisa(["doctor"], { ...configured, DATABASE_URL: await requirePostgres() });
+    const pg = lisa(["doctor"], { ...configured, DATABASE_URL: freshSchemaUrl(await requirePostgres(), "test_doctor") });
     expect(pg.stdout).toMatch(/^ok {4}database +PostgreSQL \d+\.\d+.* at /m);
     const down = lisa(["doctor"], { ...configured, DATABASE_URL: "postgres://lisa:hunter2-secret@127.0.0.1:1/lisa" });
     expect(down.stdout).toMatch(

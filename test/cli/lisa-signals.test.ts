@@ -5,7 +5,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { freePort } from "../../dev/free-port.ts";
-import { requirePostgres } from "../../dev/test-postgres.ts";
+import { freshSchemaUrl, requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
@@ -131,7 +131,7 @@ describe("a signal to npx lisa stops every process it started", () => {
     ["web", true],
     ["worker", true],
   ])("lisa %s, on SIGTERM and on Ctrl-C", async (role, onPostgres) => {
-    const extra: Record<string, string> = onPostgres ? { DATABASE_URL: await requirePostgres() } : {};
+    const extra: Record<string, string> = onPostgres ? { DATABASE_URL: freshSchemaUrl(await requirePostgres(), "test_signals") } : {};
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const env = { ...(await appEnv()), ...extra };
       const npx = await npxLisa([role], env, Number(env.PORT));
