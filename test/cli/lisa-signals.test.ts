@@ -131,7 +131,9 @@ describe("a signal to npx lisa stops every process it started", () => {
     ["web", true],
     ["worker", true],
   ])("lisa %s, on SIGTERM and on Ctrl-C", async (role, onPostgres) => {
-    const extra: Record<string, string> = onPostgres ? { DATABASE_URL: freshSchemaUrl(await requirePostgres(), "test_signals") } : {};
+    const extra: Record<string, string> = onPostgres
+      ? { DATABASE_URL: freshSchemaUrl(await requirePostgres(), "test_signals") }
+      : {};
     for (const signal of ["SIGTERM", "SIGINT"] as const) {
       const env = { ...(await appEnv()), ...extra };
       const npx = await npxLisa([role], env, Number(env.PORT));
