@@ -19,6 +19,16 @@ export interface InboxSource<C extends { id: number }> {
  */
 export async function drainInbox<C extends { id: number }>(source: InboxSource<C>, limit: number): Promise<void> {
   const busy = new Map<number, { issue: string; handled: Promise<void> }>();
+  // A command's issue is read once (its payload parsed, its pull request looked up), not on every look.
+  const issues = new Map<number, string>();
+  const issueOf = (command: C) => {
+    let issue = issues.get(command.id);
+    if (issue === undefined) {
+      issue = source.issueOf(command);
+      issues.set(command.id, issue);
+    }
+    return issue;
+  };
   let failure: { error: unknown } | undefined;
   for (;;) {
     if (!failure && source.open()) {
@@ -27,7 +37,7 @@ export async function drainInbox<C extends { id: number }>(source: InboxSource<C
       for (const command of source.ready()) {
         if (busy.size >= limit) break;
         if (busy.has(command.id)) continue;
-        const issue = source.issueOf(command);
+        const issue = issueOf(command);
         if (taken.has(issue)) continue;
         taken.add(issue);
         const handled = source
@@ -35,7 +45,10 @@ export async function drainInbox<C extends { id: number }>(source: InboxSource<C
           .catch((error: unknown) => {
             failure ??= { error };
           })
-          .finally(() => busy.delete(command.id));
+          .finally(() => {
+            busy.delete(command.id);
+            issues.delete(command.id);
+          });
         busy.set(command.id, { issue, handled });
       }
     }
