@@ -2,6 +2,7 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { startScaledLisa } from "../../dev/scaled-lisa.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
+import { serviceIssues } from "./service-issues.ts";
 import { freshSchema, verdict } from "./stats.ts";
 
 const WORKERS = 3;
@@ -20,16 +21,7 @@ export async function busiestMinute(): Promise<void> {
   const creates: number[] = [];
   try {
     const { github } = scaled;
-    const issues = [];
-    for (let i = 0; i < ISSUES; i++) {
-      const repo = `bench/service-${i + 1}`;
-      await github.createRepo(repo, {
-        files: { "README.md": "# Service\n" },
-        config: "label: lisa\ngates:\n  - test -f change.txt\n",
-      });
-      github.addCollaborator(repo, "alice", "write");
-      issues.push({ repo, ...(await github.createIssue(repo, { title: `Change ${i + 1}`, user: "alice" })) });
-    }
+    const issues = await serviceIssues(github, ISSUES);
     github.beforeAnswer((request) => {
       if (request.method === "POST" && !request.path.startsWith("/app/")) creates.push(Date.now());
     });

@@ -2,6 +2,7 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { startScaledLisa } from "../../dev/scaled-lisa.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { Store } from "../../src/store/store.ts";
+import { serviceIssues } from "./service-issues.ts";
 import { freshSchema } from "./stats.ts";
 
 /** Seconds from labeling 8 issues at once until all 8 wait for review, with `workers` workers. */
@@ -14,18 +15,7 @@ async function throughput(workers: number): Promise<number> {
   const store = new Store(databaseUrl);
   try {
     const { github } = scaled;
-    // One repository per run: the workers share this process, and with it the per-repository git
-    // lock that separate worker processes would each have their own of.
-    const issues = [];
-    for (let i = 0; i < RUNS; i++) {
-      const repo = `bench/service-${i + 1}`;
-      await github.createRepo(repo, {
-        files: { "README.md": "# Service\n" },
-        config: "label: lisa\ngates:\n  - test -f change.txt\n",
-      });
-      github.addCollaborator(repo, "alice", "write");
-      issues.push({ repo, ...(await github.createIssue(repo, { title: `Change ${i + 1}`, user: "alice" })) });
-    }
+    const issues = await serviceIssues(github, RUNS);
     const started = performance.now();
     await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
     await waitFor(`${RUNS} runs to reach review`, () => store.runsIn("review").length === RUNS, 600_000);
