@@ -1,34 +1,16 @@
 import { type AddressInfo, createServer } from "node:net";
 import nock from "nock";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { GitHubError } from "../../src/github/github-error.ts";
 import { createGitHubPort, type GitHubPort } from "../../src/github/github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
+import { useStrictNock } from "../support/strict-nock.ts";
 
 const API = "https://api.github.com";
 const REF = { owner: "acme", repo: "api" };
 
-// Only the routes a test sets up answer; any other request fails the test.
-const unmatched: string[] = [];
-const noMatch = (request: { method?: string; path?: string; url?: string }) => {
-  const url = request.path ?? request.url ?? "?";
-  // The one test that lets a request through sends it to a closed port on loopback.
-  if (!url.startsWith("http://127.0.0.1:")) unmatched.push(`${request.method} ${url}`);
-};
-beforeEach(() => {
-  unmatched.length = 0;
-  nock.disableNetConnect();
-  nock.emitter.on("no match", noMatch);
-});
-afterEach(() => {
-  nock.emitter.removeListener("no match", noMatch);
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  nock.enableNetConnect();
-  expect(unmatched, "requests no route answered").toEqual([]);
-  expect(pending, "routes never asked").toEqual([]);
-});
+useStrictNock();
 
 function port(mintToken: () => Promise<string> = async () => "token", baseUrl = API): GitHubPort {
   // Octokit's own retries off: each failure reaches the port as GitHub gave it.

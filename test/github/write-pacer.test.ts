@@ -1,33 +1,21 @@
 import nock from "nock";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { classifyRequest, createWritePacer, type LongWait, paceWrites } from "../../src/github/write-pacer.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { useStrictNock } from "../support/strict-nock.ts";
 
 const API = "https://api.github.com";
 const T0 = 1_800_000_000_000;
 let clock = T0;
 
-// Only the routes a test sets up answer; any other request fails the test.
-const unmatched: string[] = [];
-const noMatch = (request: { method?: string; path?: string }) => unmatched.push(`${request.method} ${request.path}`);
+useStrictNock();
 const stores: Store[] = [];
-beforeEach(() => {
-  unmatched.length = 0;
-  nock.disableNetConnect();
-  nock.emitter.on("no match", noMatch);
-});
 afterEach(() => {
-  nock.emitter.removeListener("no match", noMatch);
-  const pending = nock.pendingMocks();
-  nock.cleanAll();
-  nock.enableNetConnect();
   for (const store of stores.splice(0)) store.close();
   clock = T0;
-  expect(unmatched, "requests no route answered").toEqual([]);
-  expect(pending, "routes never asked").toEqual([]);
 });
 
 /** Stores on one database, as that many Lisa processes hold it, on the test's clock. */
