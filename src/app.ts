@@ -176,7 +176,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
         databaseUrl: options.databaseUrl,
         leaseSeconds: options.leaseSeconds ?? 30,
         claims: role !== "web",
-        onLost: (runId) => worker?.claimLost(runId),
+        onLost: async (runId) => await worker?.claimLost(runId),
         onConnectionLost: () => metrics.databaseLost("claims"),
         log: deps.log,
       })
@@ -192,7 +192,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   const takesWork = role !== "web";
 
   /** Stores what a handler made of a webhook, once per delivery and once per event, and wakes the worker. */
-  const accept = (
+  const accept = async (
     context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
     kind: "start_run" | "gesture",
     triage: { command: unknown; key: string } | { ignored: string },
@@ -202,7 +202,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       return;
     }
     const started = performance.now();
-    const fresh = storing(() => store.addCommand(context.id, kind, triage.command, triage.key));
+    const fresh = await storing(() => store.addCommand(context.id, kind, triage.command, triage.key));
     metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     // Workers elsewhere find it when they next look (every second).
@@ -212,7 +212,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   app.on("issues.labeled", async (context) => {
     const triage = onIssueLabeled(context.payload);
     // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
-    const lisaLabel = "command" in triage ? storing(() => foreignLabel(triage.command, now())) : undefined;
+    const lisaLabel = "command" in triage ? await storing(() => foreignLabel(triage.command, now())) : undefined;
     if (lisaLabel !== undefined) {
       metrics.webhookDropped("foreign_label");
       context.log.debug(
@@ -221,17 +221,20 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       );
       return;
     }
-    accept(context, "start_run", triage);
+    await accept(context, "start_run", triage);
   });
-  app.on("issue_comment.created", async (context) => accept(context, "gesture", onIssueComment(context.payload)));
-  app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], async (context) =>
-    accept(context, "gesture", onPullRequestReview(context.payload as never)),
+  app.on("issue_comment.created", async (context) => await accept(context, "gesture", onIssueComment(context.payload)));
+  app.on(
+    ["pull_request_review.submitted", "pull_request_review.dismissed"],
+    async (context) => await accept(context, "gesture", onPullRequestReview(context.payload as never)),
   );
-  app.on("pull_request_review_comment.created", async (context) =>
-    accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
+  app.on(
+    "pull_request_review_comment.created",
+    async (context) => await accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
   );
-  app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], async (context) =>
-    accept(context, "gesture", onPullRequest(context.payload as never)),
+  app.on(
+    ["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"],
+    async (context) => await accept(context, "gesture", onPullRequest(context.payload as never)),
   );
 
   let operatorServer: Server | undefined;
@@ -260,7 +263,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await reportSandbox(deps);
       await worker.start();
     },
-    idle: () => worker.idle(),
+    idle: async () => await worker.idle(),
     httpHandler: async (request, response) =>
       !options.metricsAddress && serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
     metricsAddress: () => (operatorServer?.address() as AddressInfo | null) ?? undefined,
@@ -268,22 +271,22 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await closeOperatorServer();
       await worker.stop();
       await claims.stop();
-      store.close();
+      await store.close();
     },
     async shutdown(graceMs, stopServing) {
       await closeOperatorServer();
       await worker.shutdown(graceMs);
       await stopServing?.();
       await claims.stop();
-      store.close();
+      await store.close();
     },
   };
 }
 
 /** Reads or writes the store for a webhook; a database or disk that cannot serve it answers 503. */
-function storing<T>(work: () => T): T {
+async function storing<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
     if (isDatabaseUnavailable(error))

@@ -31,11 +31,13 @@ export async function concurrentRuns(): Promise<void> {
       }
       const started = performance.now();
       await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
-      const inReview = () =>
-        issues.every((issue) => {
+      const inReview = async () => {
+        for (const issue of issues) {
           const [owner = "", repo = ""] = issue.repo.split("/");
-          return lisa.store.latestRunFor(owner, repo, issue.number)?.state === "review";
-        });
+          if ((await lisa.store.latestRunFor(owner, repo, issue.number))?.state !== "review") return false;
+        }
+        return true;
+      };
       await waitFor(`${count} runs to reach review`, inReview, 600_000);
       const elapsed = performance.now() - started;
       await env.settle();

@@ -28,7 +28,7 @@ async function flood(kind: "probot" | "lisa" | "web") {
     await github.createRepo("bench/app", { files: { "README.md": "# bench\n" }, config: "label: lisa\n" });
     github.addCollaborator("bench/app", "alice", "write");
     // As deployed, a worker has read the repository's config (lisa web alone never calls GitHub).
-    if (databaseUrl) workerReadConfig(databaseUrl, github.installationId);
+    if (databaseUrl) await workerReadConfig(databaseUrl, github.installationId);
     const issues: number[] = [];
     for (let i = 0; i < ISSUES; i++)
       issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
@@ -63,11 +63,11 @@ async function flood(kind: "probot" | "lisa" | "web") {
   }
 }
 
-function workerReadConfig(databaseUrl: string, installationId: number): void {
+async function workerReadConfig(databaseUrl: string, installationId: number): Promise<void> {
   const store = new Store(databaseUrl);
   const file = { installation_id: installationId, owner: "bench", repo: "app", path: CONFIG_PATH };
-  store.saveConfigFile({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
-  store.close();
+  await store.saveConfigFile({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
+  await store.close();
 }
 
 export async function floodOfIrrelevantDeliveries(): Promise<void> {

@@ -32,9 +32,9 @@ export async function sessionDisk(): Promise<void> {
       await github.labelIssue("bench/large", issue.number, "lisa", "alice");
       await waitFor(
         `${title}'s session`,
-        () => {
-          const run = lisa.store.latestRunFor("bench", "large", issue.number);
-          return run !== undefined && lisa.store.runningSessions(run.id).length > 0;
+        async () => {
+          const run = await lisa.store.latestRunFor("bench", "large", issue.number);
+          return run !== undefined && (await lisa.store.runningSessions(run.id)).length > 0;
         },
         300_000,
       );

@@ -30,7 +30,7 @@ if (command === "doctor") status = await doctor(rest);
 else if (command === "config" && rest[0] === "check") status = await configCheck(rest[1]);
 else if (command === "emulator") status = await runEmulator(rest);
 else if (command === "run") status = await runIssue(rest);
-else if (command === "status") status = workStatus();
+else if (command === "status") status = await workStatus();
 else if (command === "all" || command === "web" || command === "worker") {
   // The App itself, in one role: main.ts reads it from the environment like every other setting.
   process.env.LISA_ROLE = command;

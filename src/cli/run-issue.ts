@@ -75,15 +75,15 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   const started = Date.now();
   const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`.padStart(6);
   const seen = { events: 0, sessions: new Set<number>(), prs: new Set<string>() };
-  const report = () => {
-    const run = lisa.store.latestRunFor(owner, repo, Number(number));
+  const report = async () => {
+    const run = await lisa.store.latestRunFor(owner, repo, Number(number));
     if (!run) return;
-    for (const event of lisa.store.events(run.id).slice(seen.events)) {
+    for (const event of (await lisa.store.events(run.id)).slice(seen.events)) {
       seen.events += 1;
       say(`${seconds()}  ${event.to_state ? `run ${event.to_state}` : event.kind}${event.detail ? `: ${event.detail}` : ""}`);
     }
-    for (const step of lisa.store.steps(run.id)) {
-      for (const session of lisa.store.sessions(step.id)) {
+    for (const step of await lisa.store.steps(run.id)) {
+      for (const session of await lisa.store.sessions(step.id)) {
         if (seen.sessions.has(session.id)) continue;
         seen.sessions.add(session.id);
         say(`${seconds()}  ${session.provider} session (${session.purpose}) in ${step.owner}/${step.repo}`);
@@ -94,12 +94,15 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
       }
     }
   };
-  const ticker = setInterval(report, 500);
+  // One report at a time: a slow one must not let the next print the same events again.
+  let reported = Promise.resolve();
+  const reportNext = () => (reported = reported.then(report).catch(() => {}));
+  const ticker = setInterval(reportNext, 500);
   let run: RunRow | undefined;
   try {
     const config = await port.readConfig({ owner, repo });
     const delivery = `lisa-run-${randomUUID()}`;
-    lisa.store.addCommand(delivery, "start_run", {
+    await lisa.store.addCommand(delivery, "start_run", {
       installationId: 0,
       owner,
       repo,
@@ -110,8 +113,8 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
     });
     lisa.worker.notify();
     await lisa.idle();
-    report();
-    run = lisa.store.latestRunFor(owner, repo, Number(number));
+    await reportNext();
+    run = await lisa.store.latestRunFor(owner, repo, Number(number));
   } finally {
     clearInterval(ticker);
     await lisa.stop();

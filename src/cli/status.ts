@@ -4,7 +4,7 @@ import { formatWorkStatus, workStatus } from "../scheduler/work-status.ts";
 import { Store } from "../store/store.ts";
 
 /** `lisa status`: what is queued and what each worker runs, read from the store every process shares. */
-export function status(env: NodeJS.ProcessEnv = process.env): number {
+export async function status(env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const location = env.DATABASE_URL || path.join(path.resolve(env.LISA_DATA_DIR || "data"), "lisa.db");
   // Opening a store creates it: in the wrong folder that would be an empty one, reported as no work.
   if (!env.DATABASE_URL && !existsSync(location)) {
@@ -21,9 +21,9 @@ export function status(env: NodeJS.ProcessEnv = process.env): number {
     return 1;
   }
   try {
-    process.stdout.write(`${formatWorkStatus(workStatus(store, Date.now()))}\n`);
+    process.stdout.write(`${formatWorkStatus(await workStatus(store, Date.now()))}\n`);
     return 0;
   } finally {
-    store.close();
+    await store.close();
   }
 }

@@ -17,25 +17,27 @@ export const COALESCE_WINDOW_MS = 10_000;
  * `earlier` are recent commands, newest first; `cameToRest(from, to)` says whether the issue's run
  * came to rest (review, blocked, failed, …) between those two times.
  */
-export function repeatedCommand(
+export async function repeatedCommand(
   command: CommandRow,
   earlier: readonly CommandRow[],
-  cameToRest: (from: number, to: number) => boolean,
-): CommandRow | undefined {
+  cameToRest: (from: number, to: number) => Promise<boolean>,
+): Promise<CommandRow | undefined> {
   const gesture = gestureOf(command);
   if (gesture?.kind !== "command") return undefined;
   const at = Date.parse(gesture.createdAt);
-  return earlier.find((row) => {
+  for (const row of earlier) {
     const other = gestureOf(row);
-    return (
+    if (
       other?.kind === "command" &&
       sameRequest(gesture, other) &&
       Math.abs(Date.parse(other.createdAt) - at) <= COALESCE_WINDOW_MS &&
-      (row.finished_at === null || !cameToRest(row.finished_at, command.created_at)) &&
       // Said again after the first one failed (and said so), it is a new try, not part of a flood.
-      !(row.outcome?.startsWith(FAILED_OUTCOME) && row.finished_at !== null && command.created_at > row.finished_at)
-    );
-  });
+      !(row.outcome?.startsWith(FAILED_OUTCOME) && row.finished_at !== null && command.created_at > row.finished_at) &&
+      (row.finished_at === null || !(await cameToRest(row.finished_at, command.created_at)))
+    )
+      return row;
+  }
+  return undefined;
 }
 
 const gestureOf = (row: CommandRow): Gesture | undefined =>

@@ -16,12 +16,21 @@ export const isFresh = (validatedAt: number, now: number) => Math.abs(now - vali
 /** The store's copies of one installation's config files, for resolveConfig. */
 export function storeConfigCache(store: Store, installationId: number, now: () => number): ConfigFileCache {
   return {
-    get({ owner, repo, path }) {
-      const row = store.configFile(installationId, owner, repo, path);
+    async get({ owner, repo, path }) {
+      const row = await store.configFile(installationId, owner, repo, path);
       return row && { etag: row.etag, content: row.content, validatedAt: row.validated_at };
     },
-    put({ owner, repo, path }, { etag, content }, label) {
-      store.saveConfigFile({ installation_id: installationId, owner, repo, path, etag, content, label, validated_at: now() });
+    async put({ owner, repo, path }, { etag, content }, label) {
+      await store.saveConfigFile({
+        installation_id: installationId,
+        owner,
+        repo,
+        path,
+        etag,
+        content,
+        label,
+        validated_at: now(),
+      });
     },
     fresh: (validatedAt) => isFresh(validatedAt, now()),
   };
@@ -37,16 +46,16 @@ export const EDGE_ROW_MS = 1_000;
  */
 export function foreignLabels(
   store: Store,
-): (command: { installationId: number; owner: string; repo: string; label: string }, now: number) => string | undefined {
+): (command: { installationId: number; owner: string; repo: string; label: string }, now: number) => Promise<string | undefined> {
   // Only fresh rows are kept: a repository no worker has read yet is read again at once, as a
   // worker may read it any moment now.
   const rows = new Map<string, { label: string; validatedAt: number; readAt: number }>();
-  return (command, now) => {
+  return async (command, now) => {
     const key = `${command.installationId}:${command.owner}/${command.repo}`.toLowerCase();
     let kept = rows.get(key);
     if (!kept || Math.abs(now - kept.readAt) >= EDGE_ROW_MS || !isFresh(kept.validatedAt, now)) {
       rows.delete(key);
-      const row = store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
+      const row = await store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
       if (!row || row.label === null || !isFresh(row.validated_at, now)) return undefined;
       kept = { label: row.label, validatedAt: row.validated_at, readAt: now };
       rows.set(key, kept);

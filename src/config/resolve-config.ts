@@ -20,9 +20,9 @@ export type ReadConfigFile = (file: ConfigFileRef, etag: string | null) => Promi
 
 /** The copies of config files a reader keeps between reads (config-cache.ts). */
 export interface ConfigFileCache {
-  get(file: ConfigFileRef): (ConfigFileText & { validatedAt: number }) | undefined;
+  get(file: ConfigFileRef): Promise<(ConfigFileText & { validatedAt: number }) | undefined>;
   /** `label`: what the repository's config resolved to, given for the repository's own file only. */
-  put(file: ConfigFileRef, text: ConfigFileText, label: string | null): void;
+  put(file: ConfigFileRef, text: ConfigFileText, label: string | null): Promise<void>;
   /** Whether a copy validated then may stand in for the file without asking GitHub. */
   fresh(validatedAt: number): boolean;
 }
@@ -39,7 +39,7 @@ export async function resolveConfig(read: ReadConfigFile, ref: { owner: string; 
   const own = { owner: ref.owner, repo: ref.repo, path: CONFIG_PATH };
   const loaded: { file: ConfigFileRef; text: ConfigFileText; asked: boolean }[] = [];
   const load = async (file: ConfigFileRef, mayReuse: boolean) => {
-    const held = cache?.get(file);
+    const held = await cache?.get(file);
     const reuse = held !== undefined && mayReuse && cache?.fresh(held.validatedAt) === true;
     // No ETag is sent without a copy held, so "unchanged" always has one to stand for.
     const answer = reuse ? "unchanged" : await read(file, held?.etag ?? null);
@@ -69,7 +69,7 @@ export async function resolveConfig(read: ReadConfigFile, ref: { owner: string; 
     // Kept even when the config is unusable: the next read is still conditional. No label then, so
     // the web process stores every label of the repository until a worker reads a usable file.
     for (const { file, text, asked } of loaded) {
-      if (asked) cache?.put(file, text, sameFile(file, own) ? label : null);
+      if (asked) await cache?.put(file, text, sameFile(file, own) ? label : null);
     }
   }
 }

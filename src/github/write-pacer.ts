@@ -20,11 +20,13 @@ export interface LongWait {
 
 /** The store's reservation of an installation's write slots (store/write-slots.ts), in plain values. */
 export interface SlotReserver {
-  reserveWriteSlot(request: WriteKind & { installationId: number; horizonMs: number }): ({ at: number } | { retryAt: number }) & {
-    minute: number;
-    hour: number;
-    limitedBy?: "minute" | "hour";
-  };
+  reserveWriteSlot(request: WriteKind & { installationId: number; horizonMs: number }): Promise<
+    ({ at: number } | { retryAt: number }) & {
+      minute: number;
+      hour: number;
+      limitedBy?: "minute" | "hour";
+    }
+  >;
 }
 
 export interface WritePacerOptions {
@@ -57,7 +59,7 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
     const started = now();
     let told = false;
     for (;;) {
-      const answer = options.store.reserveWriteSlot({ installationId: options.installationId, horizonMs, ...kind });
+      const answer = await options.store.reserveWriteSlot({ installationId: options.installationId, horizonMs, ...kind });
       const until = "at" in answer ? answer.at : answer.retryAt;
       if (!told && answer.limitedBy && until - started >= longWaitMs) {
         told = true;

@@ -20,7 +20,7 @@ export async function serveOperatorEndpoints(
   if (path === "/healthz") {
     let body: Record<string, unknown>;
     try {
-      const work = workStatus(lisa.store, Date.now());
+      const work = await workStatus(lisa.store, Date.now());
       body = {
         // `lisa web` takes no work: it is ready when its store answers.
         status: lisa.role === "web" || lisa.worker.running ? "ok" : "stopped",

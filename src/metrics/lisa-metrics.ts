@@ -14,10 +14,10 @@ export function createLisaMetrics(store: Store) {
     help: "Runs by state, as the store has them.",
     labelNames: ["state"],
     registers: [registry],
-    collect() {
+    async collect() {
       runs.reset();
       // While the database is gone the figures it holds are missing; the counters below are still served.
-      for (const { state, n } of unlessUnavailable(() => store.runCountsByState(), [])) runs.set({ state }, n);
+      for (const { state, n } of await unlessUnavailable(() => store.runCountsByState(), [])) runs.set({ state }, n);
     },
   });
   const queue = new Gauge({
@@ -25,10 +25,10 @@ export function createLisaMetrics(store: Store) {
     help: "Work waiting: pending commands and queued runs.",
     labelNames: ["kind"],
     registers: [registry],
-    collect() {
+    async collect() {
       queue.reset();
-      const depth = unlessUnavailable(
-        () => ({ commands: store.pendingCommands(), runs: store.runsIn("queued").length }),
+      const depth = await unlessUnavailable(
+        async () => ({ commands: await store.pendingCommands(), runs: (await store.runsIn("queued")).length }),
         undefined,
       );
       if (depth) for (const [kind, n] of Object.entries(depth)) queue.set({ kind }, n);
@@ -138,9 +138,9 @@ export function createLisaMetrics(store: Store) {
 
 export type LisaMetrics = ReturnType<typeof createLisaMetrics>;
 
-function unlessUnavailable<T>(read: () => T, otherwise: T): T {
+async function unlessUnavailable<T>(read: () => Promise<T>, otherwise: T): Promise<T> {
   try {
-    return read();
+    return await read();
   } catch (error) {
     if (isDatabaseUnavailable(error)) return otherwise;
     throw error;

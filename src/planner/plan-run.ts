@@ -42,7 +42,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     else refused.push(entry.repo);
   }
   if (refused.length > 0) {
-    store.addEvent(run.id, "repos_refused", { actor: ctx.pass.requested_by, note: refused.join(", ") });
+    await store.addEvent(run.id, "repos_refused", { actor: ctx.pass.requested_by, note: refused.join(", ") });
     deps.log.warn({ runId: run.id, refused }, "repositories left out: the requester cannot write to them");
   }
   if (repos.length === 0) {
@@ -51,7 +51,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     );
   }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
-  store.moveStep(stepId, "start", { worktree: workspace });
+  await store.moveStep(stepId, "start", { worktree: workspace });
   ctx.publish();
 
   const checkouts: { ref: RepoRef; path: string }[] = [];
@@ -68,7 +68,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
 
   const names = repos.map((r) => r.repo);
   let problems: string[] = [];
-  const firstIteration = store.step(stepId).iteration_base + 1;
+  const firstIteration = (await store.step(stepId)).iteration_base + 1;
   for (let attempt = 1; attempt <= PLAN_ATTEMPTS; attempt++) {
     const prompt = await renderPrompt(deps.promptsDir, "plan", {
       issue_number: String(run.issue_number),
@@ -86,7 +86,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
         refused.length
           ? `These configured repositories are left out because @${ctx.pass.requested_by} cannot write to them: ${refused.map((r) => `\`${r}\``).join(", ")}.`
           : "",
-        revisionSection(ctx),
+        await revisionSection(ctx),
       ]
         .filter(Boolean)
         .join("\n\n"),
@@ -108,9 +108,9 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
             scope: step.scope,
           };
         });
-      store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
+      await store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
       await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
-      store.moveStep(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
+      await store.moveStep(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
       ctx.publish();
@@ -153,9 +153,9 @@ async function describeRepository(fullName: string, description: string, dir: st
  * For pass N ≥ 2: the previous plan, each pull request's state and the guidance, so the planner
  * decides which repositories this pass changes. Repositories it leaves out keep their PRs as they are.
  */
-function revisionSection(ctx: RunContext): string {
+async function revisionSection(ctx: RunContext): Promise<string> {
   const { store } = ctx.deps;
-  const given = store.guidanceFor(ctx.pass.id);
+  const given = await store.guidanceFor(ctx.pass.id);
   if (ctx.pass.number === 1) {
     // Guidance given while the first plan was being made: the plan must follow it.
     if (given.length === 0) return "";
@@ -166,7 +166,7 @@ function revisionSection(ctx: RunContext): string {
       fenceAsData("the maintainers' guidance for this plan", lines.join("\n")),
     ].join("\n");
   }
-  const steps = store.steps(ctx.run.id).filter((s) => s.position > 0);
+  const steps = (await store.steps(ctx.run.id)).filter((s) => s.position > 0);
   const states = steps.map((s) => {
     const gate = s.gate ? (JSON.parse(s.gate) as { status: string }).status : "pending";
     const fixed =

@@ -18,14 +18,14 @@ interface Decision {
  * The decision the final report names: the accepted pass's (recorded with the run's acceptance in
  * one transaction), or for a run whose pull requests were merged, whoever merged them.
  */
-function decisionOf(store: Store, runId: number): Decision | undefined {
-  const run = store.run(runId);
+async function decisionOf(store: Store, runId: number): Promise<Decision | undefined> {
+  const run = await store.run(runId);
   if (!run) return undefined;
   if (run.state === "merged") {
-    const merge = store.events(runId).findLast((event) => event.kind === "merge");
+    const merge = (await store.events(runId)).findLast((event) => event.kind === "merge");
     return { by: merge?.actor ?? run.requested_by, via: "merge" };
   }
-  const pass = store.passes(runId).findLast((p) => p.decision === "accept");
+  const pass = (await store.passes(runId)).findLast((p) => p.decision === "accept");
   return { by: pass?.decided_by ?? run.requested_by, via: pass?.decided_via === "/lisa accept" ? "override" : "approval" };
 }
 
@@ -35,13 +35,13 @@ function decisionOf(store: Store, runId: number): Decision | undefined {
  */
 export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  const run = store.run(runId);
-  const decision = decisionOf(store, runId);
+  const run = await store.run(runId);
+  const decision = await decisionOf(store, runId);
   if (!run || !decision) return;
   const ref = { owner: run.owner, repo: run.repo };
-  const body = renderFinalReport(reportView(store, runId, decision, deps.heldSecrets));
+  const body = renderFinalReport(await reportView(store, runId, decision, deps.heldSecrets));
   const id = await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
-  if (id !== run.report_comment_id) store.updateRun(runId, { report_comment_id: id });
+  if (id !== run.report_comment_id) await store.updateRun(runId, { report_comment_id: id });
 }
 
 /**
@@ -51,21 +51,21 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
  */
 export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  for (const step of store.steps(runId)) {
+  for (const step of await store.steps(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
     if (pr.draft) await gh.setDraft(pr.nodeId, false);
-    store.updateStep(step.id, { draft: 0 });
+    await store.updateStep(step.id, { draft: 0 });
   }
-  if (readConfigOf(store, runId).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
+  if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
 
 /** Merges each open PR at the head that was approved, in plan order, and stops at GitHub's first refusal. */
 async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  const run = store.run(runId);
+  const run = await store.run(runId);
   if (!run) return;
-  for (const step of store.steps(runId)) {
+  for (const step of await store.steps(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.head_sha) continue;
     const ref = { owner: step.owner, repo: step.repo };
     // Merged already: by a Lisa that stopped before recording it, or by a person.
@@ -83,20 +83,50 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
       );
       return;
     }
-    store.updateStep(step.id, { pr_state: "merged" });
-    store.addEvent(runId, "merged_by_lisa", {
+    await store.updateStep(step.id, { pr_state: "merged" });
+    await store.addEvent(runId, "merged_by_lisa", {
       note: `${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha.slice(0, 7)}`,
     });
   }
 }
 
-function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): ReportView {
-  const run = store.run(runId);
+async function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): Promise<ReportView> {
+  const run = await store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
-  const config = readConfigOf(store, runId);
-  const steps = store.steps(runId).filter((s) => s.position > 0);
+  const config = await readConfigOf(store, runId);
+  const steps = (await store.steps(runId)).filter((s) => s.position > 0);
   const gates = new Map(steps.map((s) => [s.id, s.gate ? (JSON.parse(s.gate) as PrGate) : undefined]));
-  const sessions = steps.flatMap((s) => store.sessions(s.id));
+  const sessions = (await Promise.all(steps.map((s) => store.sessions(s.id)))).flat();
+  const passRows = await store.passes(runId);
+  const passes = await Promise.all(
+    passRows.map(async (pass) => {
+      const records = await store.stepPasses(pass.id);
+      const changes = await Promise.all(
+        records.map(async (record) => {
+          const step = await store.step(record.step_id);
+          const files = JSON.parse(record.changed_files ?? "[]") as { added: number; deleted: number }[];
+          return {
+            repo: `${step.owner}/${step.repo}`,
+            commits: record.commits,
+            added: files.reduce((sum, f) => sum + f.added, 0),
+            deleted: files.reduce((sum, f) => sum + f.deleted, 0),
+            outcome: record.state,
+          };
+        }),
+      );
+      return {
+        pass: pass.number,
+        trigger: pass.trigger,
+        by: pass.requested_by,
+        guidance: (await store.guidanceFor(pass.id)).map(guidanceView),
+        changes,
+        gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
+        costUsd: await store.runCost(runId, pass.number),
+        outcome: PASS_OUTCOME[pass.state],
+      };
+    }),
+  );
+  const histories = await Promise.all(steps.map(async (s) => ({ s, history: await store.stepHistory(s.id) })));
   const issueRef = `#${run.issue_number}`;
   return {
     runId,
@@ -122,43 +152,20 @@ function reportView(store: Store, runId: number, decision: Decision, secrets: re
       ...(s.scope ? { scope: s.scope } : {}),
       ...(s.pr_url ? { prUrl: s.pr_url } : {}),
     })),
-    passes: store.passes(runId).map((pass) => {
-      const records = store.stepPasses(pass.id);
-      return {
-        pass: pass.number,
-        trigger: pass.trigger,
-        by: pass.requested_by,
-        guidance: store.guidanceFor(pass.id).map(guidanceView),
-        changes: records.map((record) => {
-          const step = store.step(record.step_id);
-          const files = JSON.parse(record.changed_files ?? "[]") as { added: number; deleted: number }[];
-          return {
-            repo: `${step.owner}/${step.repo}`,
-            commits: record.commits,
-            added: files.reduce((sum, f) => sum + f.added, 0),
-            deleted: files.reduce((sum, f) => sum + f.deleted, 0),
-            outcome: record.state,
-          };
-        }),
-        gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
-        costUsd: store.runCost(runId, pass.number),
-        outcome: PASS_OUTCOME[pass.state],
-      };
-    }),
-    humanCommits: steps.flatMap((s) =>
-      store
-        .stepHistory(s.id)
+    passes,
+    humanCommits: histories.flatMap(({ s, history }) =>
+      history
         .flatMap((r) => JSON.parse(r.human_shas ?? "[]") as { sha: string; author: string; subject: string }[])
         .map((c) => ({ ...c, human: true, repo: `${s.owner}/${s.repo}` })),
     ),
     skipped: steps
       .filter((s) => s.state === "skipped" || s.state === "blocked" || s.state === "dropped")
       .map((s) => ({ repo: `${s.owner}/${s.repo}`, reason: s.state })),
-    openQuestions: store.passes(runId).flatMap((p) => JSON.parse(p.open_questions ?? "[]") as string[]),
+    openQuestions: passRows.flatMap((p) => JSON.parse(p.open_questions ?? "[]") as string[]),
     totals: {
       sessions: sessions.length,
       durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),
-      costUsd: store.runCost(runId),
+      costUsd: await store.runCost(runId),
       limitUsd: config.limits.max_cost_usd,
     },
     secrets,

@@ -12,12 +12,12 @@ import { PASS_OUTCOME } from "../store/transitions.ts";
 const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_dropped", "work_redone"]);
 
 /** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
-export function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): TrackingView {
-  const run = store.run(runId);
+export async function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): Promise<TrackingView> {
+  const run = await store.run(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
-  const passes = store.passes(runId);
-  const config = readConfigOf(store, runId);
-  const steps = store.steps(runId);
+  const passes = await store.passes(runId);
+  const config = await readConfigOf(store, runId);
+  const steps = await store.steps(runId);
   const planning = steps.find((s) => s.position === 0);
   return {
     runId,
@@ -26,7 +26,7 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
     maxPasses: config.limits.max_passes,
     requestedBy: run.requested_by,
     elapsedMs: (run.finished_at ?? now) - run.created_at,
-    costUsd: store.runCost(runId),
+    costUsd: await store.runCost(runId),
     limitUsd: config.limits.max_cost_usd,
     plan: planning
       ? {
@@ -41,58 +41,62 @@ export function trackingView(store: Store, runId: number, now: number, secrets: 
           ...(planning.summary ? { summary: planning.summary } : {}),
         }
       : undefined,
-    steps: steps
-      .filter((s) => s.position > 0)
-      .map((step) => {
-        const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
-        const lastPass = store.stepHistory(step.id).at(-1);
-        const failedGate = (JSON.parse(step.gates ?? "[]") as { command: string; passed: boolean; output?: string }[]).find(
-          (line) => !line.passed && line.output !== undefined,
-        );
-        return {
-          position: step.position,
-          repo: `${step.owner}/${step.repo}`,
-          branch: step.branch,
-          state: step.state,
-          phase: step.phase,
-          ...(step.pr_url ? { prUrl: step.pr_url } : {}),
-          ...(step.scope ? { scope: step.scope } : {}),
-          ...(gate ? { gate } : {}),
-          ...(failedGate?.output !== undefined
-            ? { lastGateFailure: { command: failedGate.command, output: failedGate.output } }
-            : {}),
-          ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
-            ? { blockReason: lastPass.block_reason }
-            : {}),
-          sessions: store
-            .sessions(step.id)
-            .filter((s) => s.pass === run.current_pass)
-            .map((s) => ({
-              iteration: s.iteration,
-              provider: s.provider,
-              ...(s.model ? { model: s.model } : {}),
-              purpose: s.purpose,
-              state: s.state,
-              ...(s.finished_at !== null ? { durationMs: s.finished_at - s.started_at } : {}),
-              costUsd: s.cost_usd,
-              ...(s.turns !== null ? { turns: s.turns } : {}),
-              ...(s.failure_kind ? { failureKind: s.failure_kind } : {}),
-            })),
-        };
-      }),
-    queuedGuidance: store
-      .queuedGuidance(runId)
-      .map((g) => ({ author: g.author, source: g.source, excerpt: g.body.slice(0, 200) })),
-    history: passes.map((p) => ({
-      pass: p.number,
-      trigger: p.trigger,
-      by: p.requested_by,
-      outcome: PASS_OUTCOME[p.state],
-      costUsd: store.runCost(runId, p.number),
+    steps: await Promise.all(
+      steps
+        .filter((s) => s.position > 0)
+        .map(async (step) => {
+          const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
+          const lastPass = (await store.stepHistory(step.id)).at(-1);
+          const failedGate = (JSON.parse(step.gates ?? "[]") as { command: string; passed: boolean; output?: string }[]).find(
+            (line) => !line.passed && line.output !== undefined,
+          );
+          return {
+            position: step.position,
+            repo: `${step.owner}/${step.repo}`,
+            branch: step.branch,
+            state: step.state,
+            phase: step.phase,
+            ...(step.pr_url ? { prUrl: step.pr_url } : {}),
+            ...(step.scope ? { scope: step.scope } : {}),
+            ...(gate ? { gate } : {}),
+            ...(failedGate?.output !== undefined
+              ? { lastGateFailure: { command: failedGate.command, output: failedGate.output } }
+              : {}),
+            ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
+              ? { blockReason: lastPass.block_reason }
+              : {}),
+            sessions: (await store.sessions(step.id))
+              .filter((s) => s.pass === run.current_pass)
+              .map((s) => ({
+                iteration: s.iteration,
+                provider: s.provider,
+                ...(s.model ? { model: s.model } : {}),
+                purpose: s.purpose,
+                state: s.state,
+                ...(s.finished_at !== null ? { durationMs: s.finished_at - s.started_at } : {}),
+                costUsd: s.cost_usd,
+                ...(s.turns !== null ? { turns: s.turns } : {}),
+                ...(s.failure_kind ? { failureKind: s.failure_kind } : {}),
+              })),
+          };
+        }),
+    ),
+    queuedGuidance: (await store.queuedGuidance(runId)).map((g) => ({
+      author: g.author,
+      source: g.source,
+      excerpt: g.body.slice(0, 200),
     })),
+    history: await Promise.all(
+      passes.map(async (p) => ({
+        pass: p.number,
+        trigger: p.trigger,
+        by: p.requested_by,
+        outcome: PASS_OUTCOME[p.state],
+        costUsd: await store.runCost(runId, p.number),
+      })),
+    ),
     ...(run.error ? { error: run.error } : {}),
-    notices: store
-      .events(runId)
+    notices: (await store.events(runId))
       .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
       .map((event) => event.detail ?? ""),
     secrets,
@@ -112,18 +116,18 @@ export async function publishTracking(
   failure?: string,
   notice?: string,
 ): Promise<void> {
-  const run = deps.store.run(runId);
+  const run = await deps.store.run(runId);
   if (!run) return;
   try {
-    const stored = trackingView(deps.store, runId, deps.now(), secrets);
+    const stored = await trackingView(deps.store, runId, deps.now(), secrets);
     const view = notice ? { ...stored, notices: [...(stored.notices ?? []), notice] } : stored;
     await writeTracking(deps, gh, run, renderTrackingComment(failure ? failedView(view, failure) : view));
-    if (run.tracking_owed) deps.store.updateRun(runId, { tracking_owed: 0 });
+    if (run.tracking_owed) await deps.store.updateRun(runId, { tracking_owed: 0 });
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
     try {
       // Owed in the store, where every worker (and the next process, after a restart) finds it.
-      deps.store.updateRun(runId, { tracking_owed: 1 });
+      await deps.store.updateRun(runId, { tracking_owed: 1 });
     } catch (marking) {
       // A full data disk: the debt is lost with this process, and the run's next edit pays it.
       if (!isDiskFull(marking)) throw marking;
@@ -142,7 +146,7 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
   const ref = { owner: run.owner, repo: run.repo };
   // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
   const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id);
-  if (id !== run.comment_id) deps.store.updateRun(run.id, { comment_id: id });
+  if (id !== run.comment_id) await deps.store.updateRun(run.id, { comment_id: id });
 }
 
 /** The least time between two edits of a tracking comment while a run executes; the last state is always written. */

@@ -29,18 +29,18 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
   let failedGate: GateResult | undefined;
 
   for (;;) {
-    assertStillRunning(ctx);
+    await assertStillRunning(ctx);
     if (!skipAgent) {
-      const sessions = store.sessions(stepId);
+      const sessions = await store.sessions(stepId);
       const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
-      const step = store.step(stepId);
+      const step = await store.step(stepId);
       if (iteration - step.iteration_base > config.limits.max_iterations) {
         const last = failedGate ? ` The last failure was \`${failedGate.command}\`.` : "";
         throw new BlockedError(
           `The gates still fail after ${config.limits.max_iterations} agent sessions (limits.max_iterations).${last}`,
         );
       }
-      const spent = store.runCost(run.id);
+      const spent = await store.runCost(run.id);
       if (spent >= config.limits.max_cost_usd) {
         throw new BlockedError(
           `The run has spent $${spent.toFixed(2)}, which reaches limits.max_cost_usd ($${config.limits.max_cost_usd}); Lisa stopped invoking agents.`,
@@ -55,19 +55,19 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
             ? "revise"
             : "implement";
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
-      store.updateStep(stepId, { phase: "agent" });
+      await store.updateStep(stepId, { phase: "agent" });
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       // A session ended because Lisa stopped the run is not the agent's failure.
-      assertStillRunning(ctx);
+      await assertStillRunning(ctx);
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
-      store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      await store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
     }
     skipAgent = false;
-    store.updateStep(stepId, { phase: "gates" });
+    await store.updateStep(stepId, { phase: "gates" });
     ctx.publish();
     const results = await runGates(config.gates, {
       cwd: workDir(checkout),
@@ -76,7 +76,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       secrets: ctx.secrets,
       sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
     });
-    assertStillRunning(ctx);
+    await assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
     // A failing gate keeps the tail of its output (redacted by runGates) for the tracking comment:
     // without it, the person reading a blocked step cannot see what failed.
@@ -85,7 +85,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       passed,
       ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
     }));
-    store.updateStep(stepId, { gates: JSON.stringify(lines) });
+    await store.updateStep(stepId, { gates: JSON.stringify(lines) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
@@ -144,28 +144,28 @@ async function buildPrompt(
       ...common,
       pass: String(ctx.pass.number),
       issue,
-      plan_context: step.scope ? planContext(ctx, step) : "",
-      human_commits: humanCommitsNote(ctx, step),
-      guidance: guidanceSection(ctx, step),
-      ledger: ledgerSection(ctx),
+      plan_context: step.scope ? await planContext(ctx, step) : "",
+      human_commits: await humanCommitsNote(ctx, step),
+      guidance: await guidanceSection(ctx, step),
+      ledger: await ledgerSection(ctx),
       resume_note: resumeNote,
     });
   }
   // Notes given with `/lisa fix` in pass 1 reach the agent too.
-  const notes = ctx.deps.store.guidanceFor(ctx.pass.id).length
-    ? `## Guidance from the reviewers\n\n${guidanceSection(ctx, step)}`
+  const notes = (await ctx.deps.store.guidanceFor(ctx.pass.id)).length
+    ? `## Guidance from the reviewers\n\n${await guidanceSection(ctx, step)}`
     : "";
   return renderPrompt(deps.promptsDir, "implement", {
     ...common,
     issue,
-    plan_context: step.scope ? planContext(ctx, step) : "",
+    plan_context: step.scope ? await planContext(ctx, step) : "",
     guidance: notes,
     resume_note: resumeNote,
   });
 }
 
-function humanCommitsNote(ctx: RunContext, step: StepRow): string {
-  const record = ctx.deps.store.stepPass(step.id, ctx.pass.id);
+async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string> {
+  const record = await ctx.deps.store.stepPass(step.id, ctx.pass.id);
   const commits = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
   if (commits.length === 0) return "";
   const lines = commits.map((c) => `- \`${c.sha.slice(0, 7)}\` by ${c.author}: ${c.subject.replace(/\s+/g, " ").slice(0, 120)}`);
@@ -176,8 +176,8 @@ function humanCommitsNote(ctx: RunContext, step: StepRow): string {
 }
 
 /** This pass's guidance as numbered items g1…gk, each fenced as data with its author and place in the diff. */
-function guidanceSection(ctx: RunContext, step: StepRow): string {
-  const items = ctx.deps.store.guidanceFor(ctx.pass.id);
+async function guidanceSection(ctx: RunContext, step: StepRow): Promise<string> {
+  const items = await ctx.deps.store.guidanceFor(ctx.pass.id);
   if (items.length === 0)
     return "No new guidance was given for this pass; improve the change where the issue and the ledger below ask.";
   return items
@@ -200,8 +200,8 @@ function guidanceSection(ctx: RunContext, step: StepRow): string {
 }
 
 /** Guidance of earlier passes: it must still hold (seed 000's signs). */
-function ledgerSection(ctx: RunContext): string {
-  const earlier = ctx.deps.store.guidanceLedger(ctx.run.id).filter((g) => g.pass < ctx.pass.number);
+async function ledgerSection(ctx: RunContext): Promise<string> {
+  const earlier = (await ctx.deps.store.guidanceLedger(ctx.run.id)).filter((g) => g.pass < ctx.pass.number);
   if (earlier.length === 0) return "";
   const lines = earlier.map((g) => `- pass ${g.pass}, ${g.author}: ${g.body.replace(/\s+/g, " ").slice(0, 300)}`);
   return [
@@ -212,8 +212,8 @@ function ledgerSection(ctx: RunContext): string {
 }
 
 /** For a step of a plan: its scope, and what the steps before it delivered. */
-function planContext(ctx: RunContext, step: StepRow): string {
-  const planned = ctx.deps.store.steps(ctx.run.id).filter((s) => s.position > 0);
+async function planContext(ctx: RunContext, step: StepRow): Promise<string> {
+  const planned = (await ctx.deps.store.steps(ctx.run.id)).filter((s) => s.position > 0);
   const earlier = planned
     .filter((s) => s.position < step.position)
     .map((s) => {

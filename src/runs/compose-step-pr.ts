@@ -12,19 +12,21 @@ import type { RunContext } from "./run-context.ts";
  * keeping what people wrote outside Lisa's markers. `delivered` writes the step's running pass as
  * it will read once the step is delivered, for a PR written just before its gate opens.
  */
-export function composeStepPullRequest(
+export async function composeStepPullRequest(
   ctx: RunContext,
   step: StepRow,
   options: { acceptedAfter?: number; delivered?: boolean } = {},
-): { title: string; mergeInto(existing: string | null): string } {
+): Promise<{ title: string; mergeInto(existing: string | null): string }> {
   const { run, deps } = ctx;
   const { store } = deps;
   const manifest = currentManifest(step);
-  const planned = store.steps(run.id).filter((s) => s.position > 0);
+  const planned = (await store.steps(run.id)).filter((s) => s.position > 0);
   // Only one pull request of a plan closes the issue: the one in the issue's repository, else the last.
   const closer = planned.find((s) => isIssueRepo(run, s)) ?? planned.at(-1);
-  const passes: PassRowView[] = store.stepHistory(step.id).map((record) => {
-    const pass = store.pass(run.id, record.number);
+  const sessions = await store.sessions(step.id);
+  const passRows = await store.passes(run.id);
+  const passes: PassRowView[] = (await store.stepHistory(step.id)).map((record) => {
+    const pass = passRows.find((p) => p.number === record.number);
     const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
     // Delivering copies the step's gates into its record of the pass; until then they are the step's.
     const deliveredNow = options.delivered && record.number === ctx.pass.number;
@@ -36,10 +38,7 @@ export function composeStepPullRequest(
       added: files.reduce((sum, f) => sum + f.added, 0),
       deleted: files.reduce((sum, f) => sum + f.deleted, 0),
       gates: gates.length === 0 ? "none" : gates.every((g) => g.passed) ? "green" : "red",
-      costUsd: store
-        .sessions(step.id)
-        .filter((s) => s.pass === record.number)
-        .reduce((sum, s) => sum + s.cost_usd, 0),
+      costUsd: sessions.filter((s) => s.pass === record.number).reduce((sum, s) => sum + s.cost_usd, 0),
       outcome:
         record.state !== "pending" && record.state !== "running"
           ? (record.state as PassRowView["outcome"])

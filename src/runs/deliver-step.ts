@@ -43,23 +43,23 @@ const WORK_ON_DISK: ReadonlySet<string> = new Set(["agent", "gates", "commit", "
 export async function deliverStep(ctx: RunContext, stepId: number): Promise<void> {
   const { deps, gh, pass } = ctx;
   const { store } = deps;
-  let step = store.step(stepId);
+  let step = await store.step(stepId);
   const ref = { owner: step.owner, repo: step.repo };
   if (step.pr_number !== null && step.phase === "workspace" && !(await stillOpen(ctx, step))) return;
-  step = store.step(stepId);
+  step = await store.step(stepId);
 
   // Checked before checkout: a plan never reaches a repository its requester cannot write to.
   if (!(await isWriter(gh, ref, pass.requested_by))) {
     const reason = `@${pass.requested_by} has no write access to ${ref.owner}/${ref.repo}, so Lisa left it out.`;
-    stepChanges.refuseStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, pass.requested_by);
+    await stepChanges.refuseStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, pass.requested_by);
     return;
   }
-  store.moveStep(stepId, "start");
+  await store.moveStep(stepId, "start");
   ctx.publish();
   await syncMirror(deps.workspace, ref, await freshToken(ctx));
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
-  store.updateStep(stepId, { base_branch: base });
-  const record = store.stepPass(stepId, pass.id);
+  await store.updateStep(stepId, { base_branch: base });
+  const record = await store.stepPass(stepId, pass.id);
   // `/lisa fix` resumes from the blocked attempt, which includes what humans pushed to the WIP branch.
   const resumeWip = Boolean(record?.block_reason);
   const worktree = await createWorktree(deps.workspace, ref, {
@@ -69,24 +69,24 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     ...(resumeWip ? { from: wipBranch(step.branch) } : {}),
   });
   const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
-  store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
+  await store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
   if (!worktree.reused && WORK_ON_DISK.has(step.phase) && (await commitsSince(worktree.path, startSha)) === 0) {
     // The step was under way in a worktree that is gone (its worker died on another machine, or
     // the disk budget of stopped runs took it), and none of that work was pushed: the session runs
     // again, from scratch, and the issue is told.
-    store.redoStep(stepId);
-    store.addEvent(ctx.run.id, "work_redone", {
+    await store.redoStep(stepId);
+    await store.addEvent(ctx.run.id, "work_redone", {
       note: `The work of ${ref.owner}/${ref.repo}'s last session was not pushed and its worktree is gone, so the session runs again.`,
     });
     ctx.publish();
   }
   if (record && !record.start_sha) {
-    store.updateStepPass(record.id, {
+    await store.updateStepPass(record.id, {
       start_sha: startSha,
       human_shas: JSON.stringify(await humansSinceLastPass(ctx, step, startSha)),
     });
   }
-  step = store.step(stepId);
+  step = await store.step(stepId);
   if (step.pr_number !== null) {
     await openPackage(ctx, stepId);
     await draftWhileWorking(ctx, step);
@@ -113,76 +113,76 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
 async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<void> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
-  const step = () => store.step(stepId);
+  const step = async () => await store.step(stepId);
   const ref = checkout.ref;
   const dir = () => workDir(checkout);
 
-  if (["workspace", "agent", "gates"].includes(step().phase)) {
-    await buildStep(ctx, step(), checkout);
-    store.updateStep(stepId, { phase: "commit" });
+  if (["workspace", "agent", "gates"].includes((await step()).phase)) {
+    await buildStep(ctx, await step(), checkout);
+    await store.updateStep(stepId, { phase: "commit" });
   }
-  if (step().phase === "commit") {
+  if ((await step()).phase === "commit") {
     const taken = await takeManifest(dir());
-    if (taken.manifest) store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
+    if (taken.manifest) await store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
-    const manifest = currentManifest(step());
+    const manifest = currentManifest(await step());
     const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);
-    await commitPending(dir(), `${title}\n\nMade by Lisa for ${issueRefFor(run, step())}, pass ${pass.number}.`);
+    await commitPending(dir(), `${title}\n\nMade by Lisa for ${issueRefFor(run, await step())}, pass ${pass.number}.`);
     if (taken.manifest?.recommendation === "blocked") {
       const blocked = taken.manifest.blocked;
       throw new BlockedError(
         blocked ? `The agent is blocked: ${blocked.needed} (tried: ${blocked.tried})` : "The agent says it is blocked.",
       );
     }
-    if ((await commitsSince(dir(), step().start_sha ?? base)) === 0) {
+    if ((await commitsSince(dir(), (await step()).start_sha ?? base)) === 0) {
       // A later pass may rightly change nothing here, if the agent says why; otherwise a human must look.
       if (pass.number > 1 && taken.manifest?.no_change_reason) {
-        stepChanges.finishStep(store, { stepId, passId: pass.id }, "unchanged", step().start_sha);
+        await stepChanges.finishStep(store, { stepId, passId: pass.id }, "unchanged", (await step()).start_sha);
         return;
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
-    store.updateStep(stepId, { phase: "push" });
+    await store.updateStep(stepId, { phase: "push" });
     ctx.publish();
   }
-  if (step().phase === "push") {
+  if ((await step()).phase === "push") {
     try {
       await pushReconciling(ctx, stepId, checkout);
     } catch (error) {
       if (!(error instanceof SecretInPushError)) throw error;
       // None of that work may be published, and a retry must not find it again: it is dropped, and
       // the step goes back to its agent, from the last commit that was published.
-      await git(dir(), ["reset", "--hard", "--quiet", step().start_sha ?? base]);
+      await git(dir(), ["reset", "--hard", "--quiet", (await step()).start_sha ?? base]);
       await git(dir(), ["clean", "-fd", "--quiet"]);
-      store.updateStep(stepId, { phase: "agent" });
+      await store.updateStep(stepId, { phase: "agent" });
       throw new SecretInPushError(
         `${error.message} Lisa discarded that work; \`/lisa retry\` runs the agent again from the last published commit.`,
       );
     }
-    store.updateStep(stepId, { phase: "pull_request" });
+    await store.updateStep(stepId, { phase: "pull_request" });
     ctx.publish();
   }
-  if (step().phase === "pull_request") {
-    const start = step().start_sha ?? base;
-    store.updateStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
-    const record = store.stepPass(stepId, pass.id);
+  if ((await step()).phase === "pull_request") {
+    const start = (await step()).start_sha ?? base;
+    await store.updateStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
+    const record = await store.stepPass(stepId, pass.id);
     if (record) {
-      store.updateStepPass(record.id, {
+      await store.updateStepPass(record.id, {
         changed_files: JSON.stringify(await changedFiles(dir(), start)),
         commits: await commitsSince(dir(), start),
       });
     }
     // The pass's last step opens the gate right after it: its PR is written as it will read there,
     // and opens ready for review, instead of a draft marked ready and edited a moment later.
-    const gateNext = !stepsStillOpen(ctx, stepId);
-    const pr = composeStepPullRequest(ctx, step(), { delivered: gateNext });
-    let number = step().pr_number;
-    let url = step().pr_url;
+    const gateNext = !(await stepsStillOpen(ctx, stepId));
+    const pr = await composeStepPullRequest(ctx, await step(), { delivered: gateNext });
+    let number = (await step()).pr_number;
+    let url = (await step()).pr_url;
     if (number === null) {
       // Look before creating: the PR may exist from before a crash. One a human closed stays closed.
-      const existing = await gh.findPullRequest(ref, step().branch, base);
+      const existing = await gh.findPullRequest(ref, (await step()).branch, base);
       if (existing?.state === "closed") {
-        stepChanges.finishStep(store, { stepId, passId: pass.id }, "dropped", step().start_sha, {
+        await stepChanges.finishStep(store, { stepId, passId: pass.id }, "dropped", (await step()).start_sha, {
           pr_number: existing.number,
           pr_url: existing.url,
           pr_state: existing.merged ? "merged" : "closed",
@@ -194,23 +194,23 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
         (await gh.createPullRequest(ref, {
           title: pr.title,
           body: pr.mergeInto(null),
-          head: step().branch,
+          head: (await step()).branch,
           base,
           draft: ctx.config.review.draft_until_review && !gateNext,
         }));
       number = opened.number;
       url = opened.url;
-      store.updateStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
+      await store.updateStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
     }
     const current = await gh.getPullRequest(ref, number);
     // A PR opened a moment ago already says all this: write only what changed.
     const body = pr.mergeInto(current.body);
     if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
-    store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
-    stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
+    await store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
+    await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
-    if (laterSteps(ctx, step().position)) {
+    if (await laterSteps(ctx, (await step()).position)) {
       await checkWaiting(ctx, stepId, current.headSha);
       if (pass.number === 1) await openPackage(ctx, stepId);
     }
@@ -218,8 +218,8 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 }
 
 /** Whether steps after `position` are still to be built in this pass. */
-const laterSteps = (ctx: RunContext, position: number) =>
-  ctx.deps.store.steps(ctx.run.id).some((s) => s.position > position && s.state === "pending");
+const laterSteps = async (ctx: RunContext, position: number) =>
+  (await ctx.deps.store.steps(ctx.run.id)).some((s) => s.position > position && s.state === "pending");
 
 /**
  * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
@@ -227,7 +227,7 @@ const laterSteps = (ctx: RunContext, position: number) =>
  */
 async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
   const { deps } = ctx;
-  const step = deps.store.step(stepId);
+  const step = await deps.store.step(stepId);
   const dir = workDir(checkout);
   try {
     await ownCommits(dir, deps.workspace.author);
@@ -245,7 +245,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
       `Someone pushed to \`${step.branch}\` while Lisa worked, and Lisa's commits conflict with theirs in ${rebased.conflicts.map((c) => `\`${c}\``).join(", ") || "some files"}.`,
     );
   }
-  deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
+  await deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, step.id, checkout);
   await ownCommits(dir, deps.workspace.author);
   await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
@@ -260,7 +260,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
 async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
   const { deps, pass } = ctx;
   const { store } = deps;
-  const step = store.step(stepId);
+  const step = await store.step(stepId);
   const dir = workDir(checkout);
   const wip = wipBranch(step.branch);
   let wipSha: string | null = null;
@@ -280,17 +280,14 @@ async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout,
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
   }
-  stepChanges.blockStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, { wip_sha: wipSha });
+  await stepChanges.blockStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, { wip_sha: wipSha });
 }
 
 /** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
-const stepsStillOpen = (ctx: RunContext, stepId: number) =>
-  ctx.deps.store
-    .steps(ctx.run.id)
-    .some(
-      (s) =>
-        s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
-    );
+const stepsStillOpen = async (ctx: RunContext, stepId: number) =>
+  (await ctx.deps.store.steps(ctx.run.id)).some(
+    (s) => s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
+  );
 
 /** Before a pass works on a known PR: closed unmerged drops the step; merged moves the work to a follow-up branch. */
 async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
@@ -298,7 +295,7 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
   const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number ?? 0);
   if (pr.merged) {
     // Never push to a merged branch: a follow-up branch from the updated base gets a new PR.
-    deps.store.updateStep(step.id, {
+    await deps.store.updateStep(step.id, {
       branch: `${step.branch.replace(/-p\d+$/, "")}-p${pass.number}`,
       pr_number: null,
       pr_url: null,
@@ -306,11 +303,11 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
       start_sha: null,
       head_sha: null,
     });
-    deps.store.addEvent(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
+    await deps.store.addEvent(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
     return true;
   }
   if (pr.state === "closed") {
-    stepChanges.dropStep(deps.store, { stepId: step.id, passId: pass.id });
+    await stepChanges.dropStep(deps.store, { stepId: step.id, passId: pass.id });
     return false;
   }
   return true;
@@ -326,20 +323,17 @@ async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> 
   try {
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
     if (!pr.draft) await ctx.gh.setDraft(pr.nodeId, true);
-    ctx.deps.store.updateStep(step.id, { draft: 1 });
+    await ctx.deps.store.updateStep(step.id, { draft: 1 });
   } catch (error) {
     ctx.deps.log.warn({ err: error, stepId: step.id }, "could not turn the PR into a draft while Lisa works on it");
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
-    await ctx.gh.updatePullRequest(ref, step.pr_number, { body: composeStepPullRequest(ctx, step).mergeInto(pr.body) });
+    await ctx.gh.updatePullRequest(ref, step.pr_number, { body: (await composeStepPullRequest(ctx, step)).mergeInto(pr.body) });
   }
 }
 
 /** Commits people pushed to the branch since Lisa's last pass there. */
 async function humansSinceLastPass(ctx: RunContext, step: StepRow, head: string) {
-  const previous = ctx.deps.store
-    .stepHistory(step.id)
-    .filter((r) => r.pass_id !== ctx.pass.id && r.end_sha)
-    .at(-1);
+  const previous = (await ctx.deps.store.stepHistory(step.id)).filter((r) => r.pass_id !== ctx.pass.id && r.end_sha).at(-1);
   if (!previous?.end_sha || previous.end_sha === head) return [];
   return humanCommits(ctx.deps.workspace, { owner: step.owner, repo: step.repo }, { since: previous.end_sha, until: head });
 }

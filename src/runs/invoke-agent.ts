@@ -43,7 +43,7 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
   // the branch holds earlier passes (or human commits), only Lisa's checkout starts from them.
   if (ctx.pass.number > 1 || step.pr_number !== null) return undefined;
   // Work already done in Lisa's checkout this pass (a fallback provider's, or before a restart) stays there.
-  const thisPass = ctx.deps.store.sessions(step.id).filter((s) => s.iteration > step.iteration_base);
+  const thisPass = (await ctx.deps.store.sessions(step.id)).filter((s) => s.iteration > step.iteration_base);
   if (thisPass.length > 0 && !step.native_worktree) return undefined;
   const version = await installedVersion(ctx.deps.agentBinaries[first.name] ?? provider.defaultBinary);
   if (!version || !isAtLeast(version, provider.nativeWorktree.since)) return undefined;
@@ -78,7 +78,7 @@ export async function invokeAgent(
   let result: AgentResult | undefined;
   for (const choice of config.providers) {
     const provider = providers[choice.name];
-    const sessionId = deps.store.startSession({
+    const sessionId = await deps.store.startSession({
       step_id: stepId,
       pass: ctx.pass.number,
       iteration,
@@ -90,6 +90,8 @@ export async function invokeAgent(
     // The provider that owns the native worktree is run from Lisa's checkout and told its name;
     // any other works directly in whatever directory holds the step's work.
     const native = checkout.native?.provider === provider ? checkout.native : undefined;
+    // Recorded while the session runs, so a Lisa killed meanwhile finds the agent's process group.
+    let pidRecorded: Promise<void> = Promise.resolve();
     result = await runAgent({
       provider,
       binary: deps.agentBinaries[choice.name],
@@ -101,10 +103,14 @@ export async function invokeAgent(
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
       sandbox: { ...deps.sandbox, ...checkout.scope, egress: agentEgress(ctx, stepId, choice.name) },
-      onSpawn: (pid) => deps.store.recordSessionPid(sessionId, pid, processIdentity(pid)),
+      onSpawn: (pid) => {
+        pidRecorded = deps.store.recordSessionPid(sessionId, pid, processIdentity(pid));
+        pidRecorded.catch(() => {}); // seen below, once the session is over
+      },
       prices: deps.tokenPrices,
     });
-    deps.store.finishSession(sessionId, {
+    await pidRecorded;
+    await deps.store.finishSession(sessionId, {
       state: result.ok ? "succeeded" : "failed",
       cost_usd: result.costUsd,
       turns: result.turns ?? null,
@@ -159,5 +165,5 @@ async function settleNativeWorktree(
   // The CLI wrote this worktree's `.git`; Lisa's own git must not follow it elsewhere.
   await assertWorktreeOf(mirrorPath(deps.workspace, checkout.ref), found);
   checkout.nativePath = found;
-  deps.store.updateStep(stepId, { native_worktree: found });
+  await deps.store.updateStep(stepId, { native_worktree: found });
 }

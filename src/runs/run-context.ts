@@ -35,8 +35,8 @@ export class StoppedError extends Error {
  * or Lisa is shutting down and handed it back. Checked between steps and around each session and
  * gate run, so nothing new starts, and nothing is recorded as the agent's doing, once it stopped.
  */
-export function assertStillRunning(ctx: RunContext): void {
-  const run = ctx.deps.store.run(ctx.run.id);
+export async function assertStillRunning(ctx: RunContext): Promise<void> {
+  const run = await ctx.deps.store.run(ctx.run.id);
   if (run?.state !== "running") throw new StoppedError(`the run is ${run?.state} now`);
   // A worker that lost its claim (it froze past its lease) must not go on beside the one that took over.
   if (run.worker !== ctx.deps.workerName) throw new StoppedError(`worker ${run.worker} took the run over`);

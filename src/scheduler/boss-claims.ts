@@ -19,7 +19,7 @@ export interface BossClaimsOptions {
   /** Whether this process claims work (a worker), or only keeps pg-boss's schema up to date (`lisa web`). */
   claims: boolean;
   /** Called when a claim this worker held was lost: another worker may be taking the run over. */
-  onLost(runId: number): void;
+  onLost(runId: number): Promise<void>;
   /** Called when pg-boss's pool lost a connection (its pool opens another at its next statement). */
   onConnectionLost?(): void;
   log: Log;
@@ -133,7 +133,10 @@ export class BossClaims implements WorkClaims {
         const touched = await this.#boss.touch(RUNS, job);
         if ((touched as { affected?: number }).affected === 0 && this.#held.get(runId) === job) {
           this.#held.delete(runId);
-          this.#options.onLost(runId);
+          // Not awaited: stopping the run's sessions must not hold up the renewal of the other claims.
+          this.#options
+            .onLost(runId)
+            .catch((error) => this.#options.log.error({ err: error, runId }, "could not stop a lost run"));
         }
       } catch (error) {
         // A renewal that could not run says nothing of the claim; the next one may. Said once until one runs.

@@ -69,7 +69,7 @@ export class CommandInbox {
    * Handles the stored commands, oldest first, while `open()`: several at once, one at a time per
    * issue (drainInbox).
    */
-  async drain(open: () => boolean): Promise<void> {
+  async drain(open: () => Promise<boolean>): Promise<void> {
     const { store } = this.#deps;
     await drainInbox(
       {
@@ -91,7 +91,7 @@ export class CommandInbox {
     // A run may have failed on a full disk since the pump began: its retry must find it failed.
     await this.#options.beforeEach();
     if (!store.isGenuine(command)) {
-      this.#refuseForged(command);
+      await this.#refuseForged(command);
       return;
     }
     let outcome: string;
@@ -99,10 +99,10 @@ export class CommandInbox {
       const payload = JSON.parse(command.payload);
       // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
       // not write must not make a genuine command count as a repeat either.
-      const earlier = store.gesturesBefore(command.id, RECENT_COMMANDS).filter((row) => store.isGenuine(row));
+      const earlier = (await store.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) => store.isGenuine(row));
       const repeated =
         command.kind === "gesture"
-          ? repeatedCommand(command, earlier, (from, to) =>
+          ? await repeatedCommand(command, earlier, (from, to) =>
               store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
             )
           : undefined;
@@ -115,14 +115,14 @@ export class CommandInbox {
             : `ignored: unknown command kind ${command.kind}`;
     } catch (error) {
       if (error instanceof GitHubError && error.transient && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
-        this.#retryLater(command, error);
+        await this.#retryLater(command, error);
         return;
       }
       outcome = `${FAILED_OUTCOME}${(error as Error).message}`;
       log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
       await this.#tellFailure(command, error);
     }
-    store.finishCommand(command.id, outcome);
+    await store.finishCommand(command.id, outcome);
     log.info({ delivery: command.delivery_id, outcome }, "command handled");
   }
 
@@ -131,20 +131,20 @@ export class CommandInbox {
    * Lisa (or before commands were signed): it is never run, and is marked done so it is not
    * looked at again.
    */
-  #refuseForged(command: CommandRow): void {
+  async #refuseForged(command: CommandRow): Promise<void> {
     const { store, log, metrics } = this.#deps;
     const why = command.mac
       ? "its MAC is wrong"
       : "it has no MAC (inserted by someone else, or written by a Lisa older than signed commands: redo that command)";
     log.error({ commandId: command.id, delivery: command.delivery_id, kind: command.kind }, `command row refused: ${why}`);
     metrics.forgedCommand();
-    store.finishCommand(command.id, `refused: not written by Lisa (${command.mac ? "wrong MAC" : "no MAC"})`);
+    await store.finishCommand(command.id, `refused: not written by Lisa (${command.mac ? "wrong MAC" : "no MAC"})`);
   }
 
   /** Tries a command again after a pause that doubles each time: GitHub's bad minutes usually pass. */
-  #retryLater(command: CommandRow, error: unknown): void {
+  async #retryLater(command: CommandRow, error: unknown): Promise<void> {
     const wait = Math.min(this.#retryMs * 2 ** command.attempts, 60_000);
-    this.#deps.store.retryCommandLater(command.id, this.#deps.now() + wait);
+    await this.#deps.store.retryCommandLater(command.id, this.#deps.now() + wait);
     this.#deps.log.warn(
       { err: error, delivery: command.delivery_id, attempt: command.attempts + 1, retryInMs: wait },
       "GitHub failed; the command will be tried again",

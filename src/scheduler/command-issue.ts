@@ -7,7 +7,7 @@ import type { Store } from "../store/store.ts";
  * A gesture on one of a run's pull requests is about the run's issue, which may be in another
  * repository; a row that cannot be read is about nothing else.
  */
-export function issueOfCommand(store: Store, command: CommandRow): string {
+export async function issueOfCommand(store: Store, command: CommandRow): Promise<string> {
   let payload: Partial<Gesture & LabeledCommand>;
   try {
     payload = JSON.parse(command.payload);
@@ -17,7 +17,7 @@ export function issueOfCommand(store: Store, command: CommandRow): string {
   const { owner, repo } = payload;
   const number = command.kind === "start_run" ? payload.issue?.number : payload.number;
   if (typeof owner !== "string" || typeof repo !== "string" || typeof number !== "number") return `command:${command.id}`;
-  const run = payload.isPullRequest ? store.stepByPullRequest(owner, repo, number)?.run : undefined;
+  const run = payload.isPullRequest ? (await store.stepByPullRequest(owner, repo, number))?.run : undefined;
   return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(owner, repo, number);
 }
 

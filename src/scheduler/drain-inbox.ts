@@ -1,12 +1,12 @@
 /** What the inbox drain needs of its commands: where to find them, whose they are, how to handle one. */
 export interface InboxSource<C extends { id: number }> {
   /** Pending commands that may be handled now, oldest first (those being handled included). */
-  ready(): C[];
+  ready(): Promise<C[]>;
   /** The issue a command is about: commands of one issue are handled one at a time, in order. */
-  issueOf(command: C): string;
+  issueOf(command: C): Promise<string>;
   handle(command: C): Promise<void>;
   /** Whether new commands may still be started (the inbox's lock is held, the worker not stopped). */
-  open(): boolean;
+  open(): Promise<boolean>;
   /** Resolves when a command may have been stored since: the drain looks again. */
   arrival(): Promise<void>;
 }
@@ -21,23 +21,26 @@ export async function drainInbox<C extends { id: number }>(source: InboxSource<C
   const busy = new Map<number, { issue: string; handled: Promise<void> }>();
   // A command's issue is read once (its payload parsed, its pull request looked up), not on every look.
   const issues = new Map<number, string>();
-  const issueOf = (command: C) => {
+  const issueOf = async (command: C) => {
     let issue = issues.get(command.id);
     if (issue === undefined) {
-      issue = source.issueOf(command);
+      issue = await source.issueOf(command);
       issues.set(command.id, issue);
     }
     return issue;
   };
   let failure: { error: unknown } | undefined;
   for (;;) {
-    if (!failure && source.open()) {
+    // Asked for before looking, so a command stored while the drain looks is not missed.
+    const arrived = source.arrival();
+    if (!failure && (await source.open())) {
       // Issues with a command being handled, or an older one waiting: what comes later waits behind it.
       const taken = new Set([...busy.values()].map((entry) => entry.issue));
-      for (const command of source.ready()) {
-        if (busy.size >= limit) break;
+      for (const command of await source.ready()) {
+        // Looking up an issue lets handlers run: one may have failed meanwhile.
+        if (failure || busy.size >= limit) break;
         if (busy.has(command.id)) continue;
-        const issue = issueOf(command);
+        const issue = await issueOf(command);
         if (taken.has(issue)) continue;
         taken.add(issue);
         const handled = source
@@ -53,7 +56,7 @@ export async function drainInbox<C extends { id: number }>(source: InboxSource<C
       }
     }
     if (busy.size === 0) break;
-    await Promise.race([...busy.values()].map((entry) => entry.handled).concat(source.arrival()));
+    await Promise.race([...busy.values()].map((entry) => entry.handled).concat(arrived));
   }
   if (failure) throw failure.error;
 }

@@ -7,14 +7,17 @@ export interface WorkStatus {
   running: { run: number; issue: string; worker: string | null; sinceMs: number }[];
 }
 
-export function workStatus(store: Store, now: number): WorkStatus {
+export async function workStatus(store: Store, now: number): Promise<WorkStatus> {
   const issue = (run: { owner: string; repo: string; issue_number: number }) => `${run.owner}/${run.repo}#${run.issue_number}`;
   return {
-    pendingCommands: store.pendingCommands(),
-    queued: store.runsIn("queued").map((run) => ({ run: run.id, issue: issue(run) })),
-    running: store
-      .runsIn("running")
-      .map((run) => ({ run: run.id, issue: issue(run), worker: run.worker, sinceMs: now - run.updated_at })),
+    pendingCommands: await store.pendingCommands(),
+    queued: (await store.runsIn("queued")).map((run) => ({ run: run.id, issue: issue(run) })),
+    running: (await store.runsIn("running")).map((run) => ({
+      run: run.id,
+      issue: issue(run),
+      worker: run.worker,
+      sinceMs: now - run.updated_at,
+    })),
   };
 }
 

@@ -133,11 +133,11 @@ export class Worker {
   }
 
   /** This worker's claim on a run lapsed: another worker may take it over, so its agents stop here. */
-  claimLost(runId: number): void {
+  async claimLost(runId: number): Promise<void> {
     this.#deps.log.error({ runId }, "this worker's claim on the run lapsed; another worker takes it over");
     // Whoever takes it over runs it now: this worker hands nothing back for it.
     this.#cutShort.delete(runId);
-    this.stopSessions(runId);
+    await this.stopSessions(runId);
     this.#onClaimLost?.(runId);
   }
 
@@ -145,7 +145,7 @@ export class Worker {
   async recover(): Promise<void> {
     const recovering = {
       claims: this.#claims,
-      stopSessions: (runId: number) => this.stopSessions(runId),
+      stopSessions: async (runId: number) => await this.stopSessions(runId),
       trimKept: () => this.#trimKept(),
     };
     await (this.#claims.shared ? recoverShared(this.#deps, recovering) : recoverAlone(this.#deps, recovering));
@@ -164,22 +164,25 @@ export class Worker {
    * mid-pass): those on this machine, known by more than their pid (another worker's pid may be
    * anyone's here). A session on another worker stops at that worker's next check of the run.
    */
-  stopSessions(runId: number, stepId?: number): void {
-    for (const session of this.#deps.store.runningSessions(runId)) {
+  async stopSessions(runId: number, stepId?: number): Promise<void> {
+    for (const session of await this.#deps.store.runningSessions(runId)) {
       if (stepId !== undefined && session.step_id !== stepId) continue;
       if (!session.pid) continue;
       const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;
       if (here || !this.#claims.shared) killGroup(session.pid, "SIGKILL");
     }
+    // A run stopped while it was not running here leaves its worktrees to the unheld sweep: soon.
+    this.#unheldSweepAt = 0;
+    this.#again = true;
   }
 
   /** A 👀 on its way: the commands and runs after it go on, and idle() and stop() wait for it. */
   acknowledge(write: Promise<void>): void {
     const tracked: Promise<void> = write
       .catch(() => undefined)
-      .finally(() => {
+      .finally(async () => {
         this.#acknowledgements.delete(tracked);
-        this.#settleIdle();
+        await this.#settleIdle();
       });
     this.#acknowledgements.add(tracked);
   }
@@ -197,8 +200,8 @@ export class Worker {
   }
 
   /** Resolves once nothing is pending, queued or running. */
-  idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
+  async idle(): Promise<void> {
+    if (await this.#isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -235,8 +238,8 @@ export class Worker {
       : "Lisa is shutting down; the run resumes when it starts again";
     let sessions = 0;
     for (const runId of handedBack) {
-      store.transitionRun(runId, "interrupt", { note });
-      sessions += store.interruptRunSessions(runId, "Lisa stopped during this session").length;
+      await store.transitionRun(runId, "interrupt", { note });
+      sessions += (await store.interruptRunSessions(runId, "Lisa stopped during this session")).length;
     }
     killAllAgents();
     log.info({ runs: handedBack, sessions }, "shutting down: runs handed back to resume");
@@ -246,14 +249,14 @@ export class Worker {
     await this.#claims.offer(handedBack);
   }
 
-  #isIdle(): boolean {
+  async #isIdle(): Promise<boolean> {
     const { store } = this.#deps;
     return (
       this.#active.size === 0 &&
       this.#cutShort.size === 0 &&
       this.#acknowledgements.size === 0 &&
       !this.#pumping &&
-      (this.#stopped || (store.pendingCommands() === 0 && store.runsIn("queued").length === 0))
+      (this.#stopped || ((await store.pendingCommands()) === 0 && (await store.runsIn("queued")).length === 0))
     );
   }
 
@@ -274,7 +277,7 @@ export class Worker {
         await this.#handBack();
         await this.#sweepUnheld();
         // One worker at a time handles the commands, in order: those on one issue must not race.
-        if (this.#deps.store.pendingCommands() > 0)
+        if ((await this.#deps.store.pendingCommands()) > 0)
           await this.#deps.store.exclusively("inbox", (held) => this.#drainCommands(held));
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
@@ -287,19 +290,19 @@ export class Worker {
       else throw error;
     } finally {
       this.#pumping = false;
-      this.#settleIdle();
+      await this.#settleIdle();
     }
   }
 
   /** Handles the stored commands for as long as this worker `held` the inbox's lock (CommandInbox). */
-  #drainCommands(held: () => boolean): Promise<void> {
-    return this.#inbox.drain(() => !this.#stopped && held());
+  #drainCommands(held: () => Promise<boolean>): Promise<void> {
+    return this.#inbox.drain(async () => !this.#stopped && (await held()));
   }
 
   async #claimRuns(): Promise<void> {
     const { store } = this.#deps;
     if (this.#stopped || this.#active.size >= this.#concurrency) return;
-    if (this.#claims.shared) await this.#claims.offer(store.runsIn("queued").map((run) => run.id));
+    if (this.#claims.shared) await this.#claims.offer((await store.runsIn("queued")).map((run) => run.id));
     const taken = await this.#claims.take(this.#concurrency - this.#active.size);
     for (const [index, runId] of taken.entries()) {
       let run: RunRow | undefined;
@@ -315,7 +318,7 @@ export class Worker {
         continue;
       }
       const execution = executeRun(this.#deps, run.id)
-        .catch((error) => {
+        .catch(async (error) => {
           if (isDatabaseUnavailable(error)) throw error;
           if (error instanceof DiskFullError) {
             this.#unrecorded.set(run.id, error.failure);
@@ -324,11 +327,11 @@ export class Worker {
           // executeRun reports its own failures; this is one before it could, e.g. no installation token.
           this.#deps.log.error({ err: error, runId: run.id }, "run crashed");
           const message = (error as Error).message;
-          this.#record({ runId: run.id, stepId: undefined, detail: message, message });
+          await this.#record({ runId: run.id, stepId: undefined, detail: message, message });
         })
         .then(async () => {
           // A run that stopped failed or blocked keeps its worktrees: the budget may be over now.
-          const state = this.#deps.store.run(run.id)?.state;
+          const state = (await this.#deps.store.run(run.id))?.state;
           if (state === "failed" || state === "blocked") await this.#trimKept();
           // A run handed back at shutdown is offered again once it has left (see shutdown).
           await this.#claims
@@ -341,10 +344,10 @@ export class Worker {
           this.#deps.log.warn({ err: error, runId: run.id }, "the database went away during the run; it resumes once it is back");
           this.#cutShort.set(run.id, this.#deps.workerName);
         })
-        .finally(() => {
+        .finally(async () => {
           this.#active.delete(run.id);
           this.notify();
-          this.#settleIdle();
+          await this.#settleIdle();
         });
       this.#active.set(run.id, execution);
     }
@@ -357,7 +360,7 @@ export class Worker {
    */
   async #adopt(runId: number): Promise<RunRow | undefined> {
     const { store, workerName } = this.#deps;
-    const run = store.run(runId);
+    const run = await store.run(runId);
     if (run?.state === "running" && this.#claims.shared) {
       if (run.restarts >= MAX_RESTARTS) {
         await abandonRun(this.#deps, run.id, tooManyRestarts(run.restarts)).catch((error) =>
@@ -369,7 +372,7 @@ export class Worker {
         run.worker === workerName
           ? `Worker ${workerName} restarted during this run and resumes it.`
           : `Worker ${run.worker ?? "unknown"} stopped renewing its claim on this run; worker ${workerName} took it over.`;
-      store.takeOverRun(runId, note);
+      await store.takeOverRun(runId, note);
       this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
     }
     return store.claimRun(workerName, runId);
@@ -396,24 +399,24 @@ export class Worker {
     const { store, log } = this.#deps;
     // Each part may be done again: the database may go away again before the last.
     for (const [runId, runner] of [...this.#cutShort]) {
-      this.stopSessions(runId);
+      await this.stopSessions(runId);
       // A run this worker was running that another took over during a long outage is that one's now.
-      const takenOver = runner !== undefined && store.run(runId)?.worker !== runner;
-      if (store.run(runId)?.state === "running" && !takenOver) {
-        store.interruptRunSessions(runId, "the database connection was lost during this session");
-        store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
+      const takenOver = runner !== undefined && (await store.run(runId))?.worker !== runner;
+      if ((await store.run(runId))?.state === "running" && !takenOver) {
+        await store.interruptRunSessions(runId, "the database connection was lost during this session");
+        await store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
       }
       await this.#claims.release(runId);
-      if (store.run(runId)?.state === "queued") await this.#claims.offer([runId]);
+      if ((await store.run(runId))?.state === "queued") await this.#claims.offer([runId]);
       this.#cutShort.delete(runId);
       log.info({ runId }, "a run the database's loss cut short was queued again");
     }
   }
 
   /** Writes a run's failure to the store, or keeps it for later while the data disk is full. */
-  #record(failure: RunFailure): void {
+  async #record(failure: RunFailure): Promise<void> {
     try {
-      recordFailure(this.#deps.store, failure);
+      await recordFailure(this.#deps.store, failure);
     } catch (error) {
       if (!isDiskFull(error)) throw error;
       this.#deps.log.error(
@@ -442,16 +445,16 @@ export class Worker {
     for (let next = this.#unrecorded.entries().next(); !next.done; next = this.#unrecorded.entries().next()) {
       const [runId, failure] = next.value;
       await this.#active.get(runId)?.catch(() => undefined);
-      const run = store.run(runId);
+      const run = await store.run(runId);
       // Another worker took the run over meanwhile (this one froze past its lease): it is that one's to end.
-      if (run?.state === "running" && run.worker === workerName) recordFailure(store, failure);
+      if (run?.state === "running" && run.worker === workerName) await recordFailure(store, failure);
       this.#unrecorded.delete(runId);
       log.info({ runId }, "recorded a run's failure that the full data disk had kept from the store");
     }
   }
 
-  #settleIdle(): void {
-    if (!this.#idleWaiters.length || !this.#isIdle()) return;
+  async #settleIdle(): Promise<void> {
+    if (!this.#idleWaiters.length || !(await this.#isIdle())) return;
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
     for (const resolve of waiters) resolve();

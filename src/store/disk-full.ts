@@ -57,7 +57,7 @@ export class DiskFullError extends Error {
 }
 
 /** Writes `failure` to the store; throws what the store threw (a full disk: nothing of it was written). */
-export function recordFailure(store: Store, failure: RunFailure): void {
+export async function recordFailure(store: Store, failure: RunFailure): Promise<void> {
   const steps = failure.stepId === undefined ? [] : [{ id: failure.stepId, error: failure.detail }];
-  failRun(store, failure.runId, failure.message, steps);
+  await failRun(store, failure.runId, failure.message, steps);
 }

@@ -1,4 +1,4 @@
-import type { PostgresDriver } from "./postgres-driver.ts";
+import type pg from "pg";
 
 /**
  * The PostgreSQL schema as numbered migrations, recorded in `lisa_schema`. The first is the
@@ -216,24 +216,25 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
 ];
 
 /** Brings the schema up to the latest migration, one transaction each, under the store's write lock. */
-export function migratePostgres(driver: PostgresDriver, writeLock: string): void {
+export async function migratePostgres(client: pg.ClientBase, writeLock: string): Promise<void> {
   for (;;) {
-    driver.script(`BEGIN; SELECT ${writeLock}; CREATE TABLE IF NOT EXISTS lisa_schema (version INTEGER NOT NULL)`);
-    const current = driver.get<{ version: number }>("SELECT version FROM lisa_schema", [])?.version ?? 0;
+    await client.query(`BEGIN; SELECT ${writeLock}; CREATE TABLE IF NOT EXISTS lisa_schema (version INTEGER NOT NULL)`);
+    const { rows } = await client.query<{ version: number }>("SELECT version FROM lisa_schema");
+    const current = rows[0]?.version ?? 0;
     const version = current + 1;
     const migration = POSTGRES_MIGRATIONS[current];
     if (migration === undefined) {
-      driver.script("COMMIT");
+      await client.query("COMMIT");
       return;
     }
     try {
-      driver.script(migration);
-      driver.script(
+      await client.query(migration);
+      await client.query(
         current === 0 ? `INSERT INTO lisa_schema VALUES (${version})` : `UPDATE lisa_schema SET version = ${version}`,
       );
-      driver.script("COMMIT");
+      await client.query("COMMIT");
     } catch (error) {
-      driver.script("ROLLBACK");
+      await client.query("ROLLBACK");
       throw new Error(`Lisa's PostgreSQL schema could not be migrated to version ${version}: ${(error as Error).message}`, {
         cause: error,
       });

@@ -10,45 +10,45 @@ import type { NewGuidance, Store } from "./store.ts";
 type Cause = { actor?: string; note?: string };
 
 /** The pass stopped at blocked steps: it and the run wait for `/lisa fix` or `/lisa skip`. */
-export function blockRun(store: Store, runId: number, passId: number): RunRow | undefined {
-  return store.atomically(() => {
-    store.transitionPass(passId, "block");
+export async function blockRun(store: Store, runId: number, passId: number): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    await store.transitionPass(passId, "block");
     return store.transitionRun(runId, "block");
   });
 }
 
 /** A multi-repository plan waits for `/lisa proceed` (`review.plan`). */
-export function awaitPlanReview(store: Store, runId: number, passId: number): RunRow | undefined {
-  return store.atomically(() => {
-    store.transitionPass(passId, "plan_ready");
+export async function awaitPlanReview(store: Store, runId: number, passId: number): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    await store.transitionPass(passId, "plan_ready");
     return store.transitionRun(runId, "plan_ready");
   });
 }
 
 /** `/lisa redirect` on a plan waiting for review: the same pass plans again, with `guidance`. */
-export function replanRun(
+export async function replanRun(
   store: Store,
   change: { runId: number; passId: number; passNumber: number; planningStepId: number; guidance: NewGuidance[] },
   cause: Cause,
-): RunRow | undefined {
-  return store.atomically(() => {
-    store.addGuidance(change.runId, change.guidance, change.passId);
-    store.transitionPass(change.passId, "replan");
-    store.replanStep(change.planningStepId, change.passNumber);
+): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    await store.addGuidance(change.runId, change.guidance, change.passId);
+    await store.transitionPass(change.passId, "replan");
+    await store.replanStep(change.planningStepId, change.passNumber);
     return store.transitionRun(change.runId, "replan", cause);
   });
 }
 
 /** `/lisa fix`: the blocked steps go again in the same pass, each with a fresh budget, with `guidance`. */
-export function fixBlocked(
+export async function fixBlocked(
   store: Store,
   change: { runId: number; passId: number; stepIds: number[]; guidance: NewGuidance[] },
   cause: Cause,
-): RunRow | undefined {
-  return store.atomically(() => {
-    if (change.guidance.length > 0) store.addGuidance(change.runId, change.guidance, change.passId);
-    for (const id of change.stepIds) store.freshBudget(id);
-    store.transitionPass(change.passId, "fix");
+): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    if (change.guidance.length > 0) await store.addGuidance(change.runId, change.guidance, change.passId);
+    for (const id of change.stepIds) await store.freshBudget(id);
+    await store.transitionPass(change.passId, "fix");
     return store.transitionRun(change.runId, "fix", cause);
   });
 }
@@ -57,68 +57,78 @@ export function fixBlocked(
  * `/lisa skip`: the blocked steps `stepIds` are skipped; once none is left blocked, the pass goes on
  * to review. "still blocked" when others are (the skipped ones are written).
  */
-export function skipBlocked(
+export async function skipBlocked(
   store: Store,
   change: { runId: number; passId: number | undefined; stepIds: number[] },
   cause: Cause,
-): RunRow | "still blocked" | undefined {
-  return store.atomically(() => {
-    for (const id of change.stepIds) store.moveStep(id, "skip");
-    if (store.steps(change.runId).some((s) => s.state === "blocked")) return "still blocked";
-    if (change.passId !== undefined) store.transitionPass(change.passId, "skip");
+): Promise<RunRow | "still blocked" | undefined> {
+  return store.atomically(async () => {
+    for (const id of change.stepIds) await store.moveStep(id, "skip");
+    if ((await store.steps(change.runId)).some((s) => s.state === "blocked")) return "still blocked";
+    if (change.passId !== undefined) await store.transitionPass(change.passId, "skip");
     return store.transitionRun(change.runId, "skip", cause);
   });
 }
 
 /** `/lisa proceed`: the plan that waited for review is built as it is. */
-export function proceedWithPlan(store: Store, runId: number, passId: number | undefined, cause: Cause): RunRow | undefined {
-  return store.atomically(() => {
-    if (passId !== undefined) store.transitionPass(passId, "planned");
+export async function proceedWithPlan(
+  store: Store,
+  runId: number,
+  passId: number | undefined,
+  cause: Cause,
+): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    if (passId !== undefined) await store.transitionPass(passId, "planned");
     return store.transitionRun(runId, "proceed", cause);
   });
 }
 
 /** `/lisa abort`: the run and its pass stop, and the steps not done are skipped. */
-export function abortRun(store: Store, runId: number, passId: number | undefined, cause: Cause): RunRow | undefined {
-  return store.atomically(() => {
-    const run = store.transitionRun(runId, "abort", cause);
+export async function abortRun(
+  store: Store,
+  runId: number,
+  passId: number | undefined,
+  cause: Cause,
+): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    const run = await store.transitionRun(runId, "abort", cause);
     if (!run) return undefined;
-    if (passId !== undefined) store.transitionPass(passId, "abort");
-    for (const step of store.steps(runId)) {
-      if (step.state === "running" || step.state === "pending" || step.state === "blocked") store.moveStep(step.id, "skip");
+    if (passId !== undefined) await store.transitionPass(passId, "abort");
+    for (const step of await store.steps(runId)) {
+      if (step.state === "running" || step.state === "pending" || step.state === "blocked") await store.moveStep(step.id, "skip");
     }
     return run;
   });
 }
 
 /** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
-export function withdrawRun(store: Store, runId: number, cause: Cause): RunRow | undefined {
-  return store.atomically(() => {
-    const run = store.transitionRun(runId, "withdraw", cause);
-    const pass = run && store.currentPass(runId);
-    if (pass) store.transitionPass(pass.id, "withdraw");
+export async function withdrawRun(store: Store, runId: number, cause: Cause): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    const run = await store.transitionRun(runId, "withdraw", cause);
+    const pass = run && (await store.currentPass(runId));
+    if (pass) await store.transitionPass(pass.id, "withdraw");
     return run;
   });
 }
 
 /** The run failed with `message`; `steps` are the ones that failed with it, each with its own error. */
-export function failRun(
+export async function failRun(
   store: Store,
   runId: number,
   message: string,
   steps: { id: number; error: string }[],
-): RunRow | undefined {
-  return store.atomically(() => {
-    for (const step of steps) store.moveStep(step.id, "fail", { error: step.error });
-    store.updateRun(runId, { error: message });
+): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    for (const step of steps) await store.moveStep(step.id, "fail", { error: step.error });
+    await store.updateRun(runId, { error: message });
     return store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
   });
 }
 
 /** A run this process had under way when it stopped is queued to resume, a restart counted. */
-export function interruptRun(store: Store, runId: number, restarts: number): RunRow | undefined {
-  return store.atomically(() => {
-    store.updateRun(runId, { restarts: restarts + 1 });
+export async function interruptRun(store: Store, runId: number, restarts: number): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    await store.updateRun(runId, { restarts: restarts + 1 });
     return store.transitionRun(runId, "interrupt");
   });
 }

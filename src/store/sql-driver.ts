@@ -1,31 +1,42 @@
+import type { Sql } from "./sql.ts";
+
 /** A value a statement binds: Lisa's rows hold text, numbers and nulls only. */
 export type SqlValue = string | number | null;
 
 /**
- * What the store needs of a database: synchronous statements written in SQLite's dialect with `?`
- * parameters, and transactions that serialize writers. SQLite (embedded, the default) and
- * PostgreSQL (`DATABASE_URL`, shared by web and worker processes) each provide one, so the store has
- * one code path for both.
+ * The store's statements (sql.ts), written in the SQL both databases read, run on a connection or
+ * inside a transaction.
  */
-export interface SqlDriver {
-  get<T>(sql: string, params: readonly SqlValue[]): T | undefined;
-  all<T>(sql: string, params: readonly SqlValue[]): T[];
-  /** Runs a write; `id` is the new row's id for an INSERT that added one. */
-  run(sql: string, params: readonly SqlValue[]): { id: number; changes: number };
-  /** Starts a transaction that holds the database's write lock until `commit` or `rollback`. */
-  begin(): void;
-  commit(): void;
-  rollback(): void;
-  isUniqueViolation(error: unknown): boolean;
+export interface SqlStatements {
+  /** A read: the rows it selected. */
+  all<T>(query: Sql): Promise<T[]>;
+  /** A write: how many rows it changed, and the rows its RETURNING clause gave back. */
+  run<T = Record<string, unknown>>(query: Sql): Promise<{ changes: number; rows: T[] }>;
+}
+
+/**
+ * What the store needs of a database: asynchronous statements, and transactions that serialize
+ * writers. SQLite (embedded, the default) and PostgreSQL (`DATABASE_URL`, shared by web and worker
+ * processes) each provide one, so the store has one code path for both.
+ */
+export interface SqlDriver extends SqlStatements {
   /**
-   * Takes the named lock for this connection if no other holds it, without waiting; it is released
-   * by `unlock`, or when the connection ends (a process killed). One process needs none: true.
+   * Runs `work` in a transaction that holds the database's write lock: its statements go through
+   * `tx`, and it is committed when `work` resolves, rolled back when it throws.
    */
-  tryLock(name: string): boolean;
-  /** Whether this process still holds the named lock: a lost connection took its locks with it. */
-  holds(name: string): boolean;
-  unlock(name: string): void;
-  close(): void;
+  transaction<T>(work: (tx: SqlStatements) => Promise<T>): Promise<T>;
+  isUniqueViolation(error: unknown): boolean;
+  /** Resolves once the database is reachable and its schema migrated (a server's store only). */
+  ready?(): Promise<void>;
+  /**
+   * Takes the named lock for this store if no other holds it, without waiting; it is released by
+   * `unlock`, or when the connection ends (a process killed). One process needs none: true.
+   */
+  tryLock(name: string): Promise<boolean>;
+  /** Whether this store still holds the named lock: a lost connection took its locks with it. */
+  holds(name: string): Promise<boolean>;
+  unlock(name: string): Promise<void>;
+  close(): Promise<void>;
   /** Called when the connection to a database server is lost, and when it is back (PostgreSQL only). */
   onConnection?(listener: (event: ConnectionChange) => void): void;
 }

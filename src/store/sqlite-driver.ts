@@ -2,61 +2,99 @@ import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { migrate } from "./migrations.ts";
-import type { SqlDriver, SqlValue } from "./sql-driver.ts";
+import { render, type Sql } from "./sql.ts";
+import type { SqlDriver, SqlStatements } from "./sql-driver.ts";
 
-/** The embedded store: one SQLite file in the data directory, in WAL mode. */
+/**
+ * The transaction open on each database file in this process: it settles when that transaction
+ * ends. Stores on one file in one process (tests, a CLI beside the App) share it, since one
+ * connection's BEGIN IMMEDIATE waiting for another's lock would block the only thread that could
+ * let the other finish.
+ */
+const openOn = new Map<string, Promise<void>>();
+let inMemory = 0;
+
+/**
+ * The embedded store: one SQLite file in the data directory, in WAL mode. SQLite answers at once;
+ * the one thing asynchrony changes is that other callers can run between a transaction's statements,
+ * so while one is open on the file, its statements run alone and everything else waits for its end.
+ */
 export class SqliteDriver implements SqlDriver {
   readonly #db: DatabaseSync;
+  /** Where this store's transactions are kept in `openOn`: a file's path, or a key of its own in memory. */
+  readonly #file: string;
 
   constructor(file: string) {
     if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
+    this.#file = file === ":memory:" ? `:memory:${++inMemory}` : path.resolve(file);
     this.#db = new DatabaseSync(file);
     this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
     migrate(this.#db);
   }
 
-  get<T>(sql: string, params: readonly SqlValue[]): T | undefined {
-    return this.#db.prepare(sql).get(...(params as SQLInputValue[])) as T | undefined;
+  readonly #direct: SqlStatements = {
+    all: async <T>(query: Sql) => this.#rows<T>(query),
+    run: async <T>(query: Sql) => {
+      const rows = this.#rows<T>(query);
+      const { n } = this.#db.prepare("SELECT changes() AS n").get() as { n: number };
+      return { changes: Number(n), rows };
+    },
+  };
+
+  #rows<T>(query: Sql): T[] {
+    return this.#db.prepare(render(query, () => "?")).all(...(query.values as SQLInputValue[])) as T[];
   }
 
-  all<T>(sql: string, params: readonly SqlValue[]): T[] {
-    return this.#db.prepare(sql).all(...(params as SQLInputValue[])) as T[];
+  // Each waits for the open transaction inline: the statement must run in the same turn the wait
+  // ends in, or another caller could open a transaction in between.
+  async all<T>(query: Sql): Promise<T[]> {
+    while (openOn.has(this.#file)) await openOn.get(this.#file);
+    return this.#direct.all<T>(query);
   }
 
-  run(sql: string, params: readonly SqlValue[]): { id: number; changes: number } {
-    const result = this.#db.prepare(sql).run(...(params as SQLInputValue[]));
-    return { id: Number(result.lastInsertRowid), changes: Number(result.changes) };
+  async run<T>(query: Sql): Promise<{ changes: number; rows: T[] }> {
+    while (openOn.has(this.#file)) await openOn.get(this.#file);
+    return this.#direct.run<T>(query);
   }
 
-  begin(): void {
-    this.#db.exec("BEGIN IMMEDIATE");
-  }
-
-  commit(): void {
-    this.#db.exec("COMMIT");
-  }
-
-  rollback(): void {
-    // SQLite rolls a transaction back by itself after some errors (a full disk among them); a second
-    // ROLLBACK would throw in place of the error that caused it.
-    if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+  async transaction<T>(work: (tx: SqlStatements) => Promise<T>): Promise<T> {
+    while (openOn.has(this.#file)) await openOn.get(this.#file);
+    let end = () => {};
+    openOn.set(this.#file, new Promise((resolve) => (end = resolve)));
+    try {
+      this.#db.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await work(this.#direct);
+        this.#db.exec("COMMIT");
+        return result;
+      } catch (error) {
+        // SQLite rolls a transaction back by itself after some errors (a full disk among them); a
+        // second ROLLBACK would throw in place of the error that caused it.
+        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        throw error;
+      }
+    } finally {
+      openOn.delete(this.#file);
+      end();
+    }
   }
 
   isUniqueViolation(error: unknown): boolean {
     return (error as { errcode?: number }).errcode === 2067; // SQLITE_CONSTRAINT_UNIQUE
   }
 
-  tryLock(): boolean {
+  async tryLock(): Promise<boolean> {
     return true;
   }
 
-  holds(): boolean {
+  async holds(): Promise<boolean> {
     return true;
   }
 
-  unlock(): void {}
+  async unlock(): Promise<void> {}
 
-  close(): void {
+  async close(): Promise<void> {
+    while (openOn.has(this.#file)) await openOn.get(this.#file);
     this.#db.close();
   }
 }

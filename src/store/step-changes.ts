@@ -7,17 +7,17 @@ import type { Store } from "./store.ts";
 type StepFields = Parameters<Store["updateStep"]>[1];
 
 /** The pass's requester cannot write to the step's repository: it is left out of the pass. */
-export function refuseStep(
+export async function refuseStep(
   store: Store,
   at: { runId: number; stepId: number; passId: number },
   reason: string,
   actor: string,
-): void {
-  store.atomically(() => {
-    const record = store.stepPass(at.stepId, at.passId);
-    if (record) store.updateStepPass(record.id, { state: "skipped", block_reason: reason });
-    store.moveStep(at.stepId, "skip", { error: reason });
-    store.addEvent(at.runId, "step_refused", { actor, note: reason });
+): Promise<void> {
+  await store.atomically(async () => {
+    const record = await store.stepPass(at.stepId, at.passId);
+    if (record) await store.updateStepPass(record.id, { state: "skipped", block_reason: reason });
+    await store.moveStep(at.stepId, "skip", { error: reason });
+    await store.addEvent(at.runId, "step_refused", { actor, note: reason });
     return true;
   });
 }
@@ -26,19 +26,19 @@ export function refuseStep(
  * The step's work in this pass is over: delivered, left unchanged, or dropped (its pull request was
  * closed). The pass's record keeps what the step ended with.
  */
-export function finishStep(
+export async function finishStep(
   store: Store,
   at: { stepId: number; passId: number },
   outcome: "delivered" | "unchanged" | "dropped",
   endSha: string | null,
   fields: StepFields = {},
-): boolean {
+): Promise<boolean> {
   return (
-    store.atomically(() => {
-      const step = store.step(at.stepId);
-      const record = store.stepPass(at.stepId, at.passId);
+    (await store.atomically(async () => {
+      const step = await store.step(at.stepId);
+      const record = await store.stepPass(at.stepId, at.passId);
       if (record) {
-        store.updateStepPass(record.id, {
+        await store.updateStepPass(record.id, {
           state: outcome,
           end_sha: endSha,
           gates: step.gates,
@@ -47,43 +47,43 @@ export function finishStep(
         });
       }
       const event = outcome === "delivered" ? "deliver" : outcome === "unchanged" ? "leave_unchanged" : "drop";
-      return store.moveStep(at.stepId, event, { ...fields, phase: "done" }) || undefined;
-    }) ?? false
+      return (await store.moveStep(at.stepId, event, { ...fields, phase: "done" })) || undefined;
+    })) ?? false
   );
 }
 
 /** The step needs a human (`/lisa fix` or `/lisa skip`); the pass's record keeps why and the attempt's branch head. */
-export function blockStep(
+export async function blockStep(
   store: Store,
   at: { runId: number; stepId: number; passId: number },
   reason: string,
   record: Pick<StepPassRow, "wip_sha">,
-): boolean {
+): Promise<boolean> {
   return (
-    store.atomically(() => {
-      const step = store.step(at.stepId);
-      const row = store.stepPass(at.stepId, at.passId);
+    (await store.atomically(async () => {
+      const step = await store.step(at.stepId);
+      const row = await store.stepPass(at.stepId, at.passId);
       if (row)
-        store.updateStepPass(row.id, {
+        await store.updateStepPass(row.id, {
           state: "blocked",
           block_reason: reason,
           wip_sha: record.wip_sha,
           gates: step.gates,
           manifest: step.manifest,
         });
-      if (!store.moveStep(at.stepId, "block", { error: reason })) return undefined;
-      store.addEvent(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
+      if (!(await store.moveStep(at.stepId, "block", { error: reason }))) return undefined;
+      await store.addEvent(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
       return true;
-    }) ?? false
+    })) ?? false
   );
 }
 
 /** The step's pull request was closed unmerged before this pass worked on it: the step is dropped. */
-export function dropStep(store: Store, at: { stepId: number; passId: number }): void {
-  store.atomically(() => {
-    store.moveStep(at.stepId, "drop", { pr_state: "closed" });
-    const record = store.stepPass(at.stepId, at.passId);
-    if (record) store.updateStepPass(record.id, { state: "dropped" });
+export async function dropStep(store: Store, at: { stepId: number; passId: number }): Promise<void> {
+  await store.atomically(async () => {
+    await store.moveStep(at.stepId, "drop", { pr_state: "closed" });
+    const record = await store.stepPass(at.stepId, at.passId);
+    if (record) await store.updateStepPass(record.id, { state: "dropped" });
     return true;
   });
 }

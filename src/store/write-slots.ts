@@ -1,4 +1,5 @@
-import type { SqlDriver } from "./sql-driver.ts";
+import { sql } from "./sql.ts";
+import type { SqlStatements } from "./sql-driver.ts";
 
 /**
  * GitHub's documented limits on an installation's writes (REST API best practices and secondary
@@ -45,12 +46,11 @@ export type SlotAnswer = ({ at: number } | { retryAt: number }) & SlotLoad;
  * take slots closer than the spacing. Creating writes are reserved in time order, so counting the
  * budgets over the window that ends at the slot is exact; other writes may fill a gap between slots.
  */
-export function reserveWriteSlot(db: SqlDriver, now: number, request: SlotRequest): SlotAnswer {
+export async function reserveWriteSlot(db: SqlStatements, now: number, request: SlotRequest): Promise<SlotAnswer> {
   // Slots older than an hour count against nothing any more.
-  db.run("DELETE FROM write_slots WHERE at <= ?", [now - HOUR_MS]);
-  const slots = db.all<{ at: number; creates: number }>(
-    "SELECT at, creates FROM write_slots WHERE installation_id = ? ORDER BY at",
-    [request.installationId],
+  await db.run(sql`DELETE FROM write_slots WHERE at <= ${now - HOUR_MS}`);
+  const slots = await db.all<{ at: number; creates: number }>(
+    sql`SELECT at, creates FROM write_slots WHERE installation_id = ${request.installationId} ORDER BY at`,
   );
   const creating = slots.filter((s) => s.creates === 1).map((s) => Number(s.at));
   let at = request.creates ? Math.max(now, creating.at(-1) ?? now) : now;
@@ -81,11 +81,9 @@ export function reserveWriteSlot(db: SqlDriver, now: number, request: SlotReques
   }
   const counted = { ...(load ?? { minute: 0, hour: 0 }), ...(limitedBy ? { limitedBy } : {}) };
   if (!request.priority && at > now + request.horizonMs) return { retryAt: at - request.horizonMs, ...counted };
-  db.run("INSERT INTO write_slots (installation_id, at, creates) VALUES (?, ?, ?)", [
-    request.installationId,
-    at,
-    request.creates ? 1 : 0,
-  ]);
+  await db.run(
+    sql`INSERT INTO write_slots (installation_id, at, creates) VALUES (${request.installationId}, ${at}, ${request.creates ? 1 : 0})`,
+  );
   return { at, ...counted };
 }
 

@@ -421,7 +421,10 @@ export async function listWorktrees(options: WorkspaceOptions): Promise<string[]
  * crash can leave both behind. `keep` is asked about each folder as it comes, so a folder made
  * meanwhile (by a run under way) is asked about too.
  */
-export async function sweepWorktrees(options: WorkspaceOptions, keep: Pick<ReadonlySet<string>, "has">): Promise<string[]> {
+export async function sweepWorktrees(
+  options: WorkspaceOptions,
+  keep: { has(folder: string): boolean | Promise<boolean> },
+): Promise<string[]> {
   const removed: string[] = [];
   const folders = await worktreeFolders(options);
   for (const { mirror } of folders) {
@@ -431,7 +434,7 @@ export async function sweepWorktrees(options: WorkspaceOptions, keep: Pick<Reado
   for (const { folder, mirror } of folders) {
     for (const entry of existsSync(folder) ? await readdir(folder) : []) {
       const full = path.join(folder, entry);
-      if (keep.has(full)) continue;
+      if (await keep.has(full)) continue;
       // The agent writes the mirror's `.claude/`: a link there (or in its place) leads out of Lisa's folders.
       if (!isOwnWorkDir(full, { dataDir: options.dataDir, roots: [folder] })) continue;
       // CLIs lock the worktrees they make; a forced removal unlocks them.

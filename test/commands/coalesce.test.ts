@@ -42,39 +42,39 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
   };
 }
 
-const restless = () => false;
+const restless = async () => false;
 
 describe("repeatedCommand", () => {
   const first = row(gesture(), T0 + 100, T0 + 900);
 
-  it("joins the same words by the same person on the same issue, written within 10 s", () => {
+  it("joins the same words by the same person on the same issue, written within 10 s", async () => {
     const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 3_000).toISOString() }), T0 + 3_100, null);
-    expect(repeatedCommand(again, [first], restless)).toBe(first);
+    expect(await repeatedCommand(again, [first], restless)).toBe(first);
   });
 
-  it("joins a repeat that arrived before the first was answered, whatever happened since", () => {
+  it("joins a repeat that arrived before the first was answered, whatever happened since", async () => {
     const pending = row(gesture(), T0 + 100, null);
     const again = row(gesture({ commentId: 2 }), T0 + 200, null);
-    expect(repeatedCommand(again, [pending], () => true)).toBe(pending);
+    expect(await repeatedCommand(again, [pending], async () => true)).toBe(pending);
   });
 
-  it("keeps the same words said again once the run came to rest after the first answer (the pass it started ended)", () => {
+  it("keeps the same words said again once the run came to rest after the first answer (the pass it started ended)", async () => {
     const again = row(gesture({ commentId: 2, createdAt: new Date(T0 + 1_000).toISOString() }), T0 + 1_200, null);
     const seen: [number, number][] = [];
-    const rested = (from: number, to: number) => {
+    const rested = async (from: number, to: number) => {
       seen.push([from, to]);
       return true;
     };
-    expect(repeatedCommand(again, [first], rested)).toBeUndefined();
+    expect(await repeatedCommand(again, [first], rested)).toBeUndefined();
     expect(seen).toEqual([[T0 + 900, T0 + 1_200]]);
   });
 
-  it("keeps the same words said again after the first failed and said so, and joins those sent before that", () => {
+  it("keeps the same words said again after the first failed and said so, and joins those sent before that", async () => {
     const failed = { ...row(gesture(), T0 + 100, T0 + 900), outcome: `${FAILED_OUTCOME}disk I/O error` };
     const afterward = row(gesture({ commentId: 2, createdAt: new Date(T0 + 2_000).toISOString() }), T0 + 2_100, null);
-    expect(repeatedCommand(afterward, [failed], restless)).toBeUndefined();
+    expect(await repeatedCommand(afterward, [failed], restless)).toBeUndefined();
     const flood = row(gesture({ commentId: 3 }), T0 + 200, null);
-    expect(repeatedCommand(flood, [failed], restless)).toBe(failed);
+    expect(await repeatedCommand(flood, [failed], restless)).toBe(failed);
   });
 
   it.each([
@@ -83,19 +83,19 @@ describe("repeatedCommand", () => {
     ["in another repository", gesture({ repo: "web" })],
     ["another command", gesture({}, "status")],
     ["written more than 10 s later", gesture({ createdAt: new Date(T0 + 10_001).toISOString() })],
-  ])("keeps a command %s", (_what, payload) => {
-    expect(repeatedCommand(row(payload, T0 + 500, null), [first], restless)).toBeUndefined();
+  ])("keeps a command %s", async (_what, payload) => {
+    expect(await repeatedCommand(row(payload, T0 + 500, null), [first], restless)).toBeUndefined();
   });
 
-  it("keeps a redirect with other guidance", () => {
+  it("keeps a redirect with other guidance", async () => {
     const redirect = (text: string) => gesture({ command: { name: "redirect", word: "redirect", text } });
     const earlier = row(redirect("use v2"), T0, null);
-    expect(repeatedCommand(row(redirect("use v3"), T0 + 10, null), [earlier], restless)).toBeUndefined();
-    expect(repeatedCommand(row(redirect("use v2"), T0 + 10, null), [earlier], restless)).toBe(earlier);
+    expect(await repeatedCommand(row(redirect("use v3"), T0 + 10, null), [earlier], restless)).toBeUndefined();
+    expect(await repeatedCommand(row(redirect("use v2"), T0 + 10, null), [earlier], restless)).toBe(earlier);
   });
 
-  it("never joins a label or a review: only commands repeat", () => {
+  it("never joins a label or a review: only commands repeat", async () => {
     const labeled: CommandRow = { ...first, id: 99, kind: "start_run", payload: "{}" };
-    expect(repeatedCommand(labeled, [first], restless)).toBeUndefined();
+    expect(await repeatedCommand(labeled, [first], restless)).toBeUndefined();
   });
 });

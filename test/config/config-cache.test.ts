@@ -8,36 +8,36 @@ import { tempDir } from "../support/git-fixtures.ts";
 const T0 = 1_000_000;
 const label = (name: string) => ({ installationId: 2, owner: "acme", repo: "api", label: name });
 
-function storeWithConfig(lisaLabel: string | null) {
+async function storeWithConfig(lisaLabel: string | null) {
   const store = new Store(testDatabaseUrl(tempDir("config-cache")) ?? ":memory:");
   const file = { installation_id: 2, owner: "acme", repo: "api", path: CONFIG_PATH, etag: 'W/"1"', content: "label: lisa\n" };
-  store.saveConfigFile({ ...file, label: lisaLabel, validated_at: T0 });
+  await store.saveConfigFile({ ...file, label: lisaLabel, validated_at: T0 });
   return store;
 }
 
 describe("foreignLabels, the web process's check of an issues.labeled", () => {
-  it("names the Lisa label of a repository a worker read in the last minute, for any other label", () => {
-    const foreign = foreignLabels(storeWithConfig("lisa"));
-    expect(foreign(label("bug"), T0 + 10)).toBe("lisa");
-    expect(foreign(label("lisa"), T0 + 20)).toBeUndefined();
+  it("names the Lisa label of a repository a worker read in the last minute, for any other label", async () => {
+    const foreign = foreignLabels(await storeWithConfig("lisa"));
+    expect(await foreign(label("bug"), T0 + 10)).toBe("lisa");
+    expect(await foreign(label("lisa"), T0 + 20)).toBeUndefined();
     // Stale: stored again, for a worker to read the config afresh.
-    expect(foreign(label("bug"), T0 + CONFIG_FRESH_MS + 1)).toBeUndefined();
+    expect(await foreign(label("bug"), T0 + CONFIG_FRESH_MS + 1)).toBeUndefined();
   });
 
-  it("stores every label of a repository no worker has read yet", () => {
+  it("stores every label of a repository no worker has read yet", async () => {
     const store = new Store(testDatabaseUrl(tempDir("config-cache")) ?? ":memory:");
     const foreign = foreignLabels(store);
-    expect(foreign(label("bug"), T0)).toBeUndefined();
-    expect(foreign(label("area-1"), T0 + 1)).toBeUndefined();
+    expect(await foreign(label("bug"), T0)).toBeUndefined();
+    expect(await foreign(label("area-1"), T0 + 1)).toBeUndefined();
   });
 
-  it("reads the store once a second during a flood, not once a delivery", () => {
-    const store = storeWithConfig("lisa");
+  it("reads the store once a second during a flood, not once a delivery", async () => {
+    const store = await storeWithConfig("lisa");
     const reads = vi.spyOn(store, "configFile");
     const foreign = foreignLabels(store);
-    for (let i = 0; i < 500; i++) expect(foreign(label(`area-${i}`), T0 + i)).toBe("lisa");
+    for (let i = 0; i < 500; i++) expect(await foreign(label(`area-${i}`), T0 + i)).toBe("lisa");
     expect(reads).toHaveBeenCalledTimes(1);
-    foreign(label("bug"), T0 + EDGE_ROW_MS + 1);
+    await foreign(label("bug"), T0 + EDGE_ROW_MS + 1);
     expect(reads).toHaveBeenCalledTimes(2);
   });
 });

@@ -126,14 +126,18 @@ async function scaledOut(options: { firstSessionMs: number; port?: number }) {
   const expectDelivered = async (numbers: number[], reconnects: number) => {
     const store = new Store(databaseUrl);
     try {
-      await waitFor("both runs to reach review", () => store.runsIn("review").length === numbers.length || undefined, 120_000);
-      const runs = store.runsIn("review");
+      await waitFor(
+        "both runs to reach review",
+        async () => (await store.runsIn("review")).length === numbers.length || undefined,
+        120_000,
+      );
+      const runs = await store.runsIn("review");
       expect(runs.map((run) => [run.issue_number, run.restarts, run.worker])).toEqual(
         expect.arrayContaining(numbers.map((number) => [number, 0, "w1"])),
       );
       expect(emulator.pulls(REPO)).toHaveLength(numbers.length);
     } finally {
-      store.close();
+      await store.close();
     }
     expect(children.map((child) => [child.pid, child.exitCode, child.signalCode])).toEqual(pids.map((pid) => [pid, null, null]));
     for (const child of [web, worker]) {
@@ -201,11 +205,11 @@ describe("lisa web and a lisa worker when the PostgreSQL server is gone for a fe
       // was queued again as it stood, not counted as a restart, and its session ran again.
       const store = new Store(lisa.databaseUrl);
       try {
-        const run = store.runsIn("review").find((r) => r.issue_number === first.number);
-        const notes = store.events(run?.id ?? 0).map((event) => event.detail ?? "");
+        const run = (await store.runsIn("review")).find((r) => r.issue_number === first.number);
+        const notes = (await store.events(run?.id ?? 0)).map((event) => event.detail ?? "");
         expect(notes.some((note) => note.includes("The database connection was lost during the run"))).toBe(true);
       } finally {
-        store.close();
+        await store.close();
       }
     } finally {
       await relay.stop();

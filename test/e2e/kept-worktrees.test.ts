@@ -31,15 +31,15 @@ describe("the worktrees of failed runs", () => {
     github.addCollaborator(REPO, "ann", "write");
     const first = await github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     const second = await github.createIssue(REPO, { title: "Add a status page", body: "", user: "ann" });
-    const worktreeOf = (issue: number) => {
-      const run = lisa.store.runsIn("failed").find((r) => r.issue_number === issue);
-      return run ? (lisa.store.steps(run.id)[0]?.worktree ?? "") : "";
+    const worktreeOf = async (issue: number) => {
+      const run = (await lisa.store.runsIn("failed")).find((r) => r.issue_number === issue);
+      return run ? ((await lisa.store.steps(run.id))[0]?.worktree ?? "") : "";
     };
     const tracking = (issue: number) => trackingBody(github, REPO, issue);
 
     await github.labelIssue(REPO, first.number, "lisa", "ann");
     await env.settle();
-    const firstWorktree = worktreeOf(first.number);
+    const firstWorktree = await worktreeOf(first.number);
     expect(existsSync(firstWorktree)).toBe(true);
     // One failed run's worktree fits the budget; two do not.
     const size = await diskUsage(firstWorktree);
@@ -48,7 +48,7 @@ describe("the worktrees of failed runs", () => {
 
     await github.labelIssue(REPO, second.number, "lisa", "ann");
     await env.settle();
-    expect(existsSync(worktreeOf(second.number))).toBe(true);
+    expect(existsSync(await worktreeOf(second.number))).toBe(true);
     expect(existsSync(firstWorktree)).toBe(false);
     expect(tracking(first.number)).toContain("LISA_KEPT_WORKTREES_MB");
     expect(tracking(second.number)).not.toContain("LISA_KEPT_WORKTREES_MB");

@@ -42,7 +42,7 @@ async function blockedRun(context: { skip: (note: string) => never }) {
   const issue = await github.createIssue(REPO, { title: "Add a health check", body: "", user: "ann" });
   await github.labelIssue(REPO, issue.number, "lisa", "ann");
   await env.settle();
-  const run = lisa.store.latestRunFor("acme", "api", issue.number);
+  const run = await lisa.store.latestRunFor("acme", "api", issue.number);
   if (!run) throw new Error("no run");
   expect(run.state).toBe("blocked");
   const db = new DatabaseSync(path.join(dataDir, "lisa.db"));
@@ -50,10 +50,10 @@ async function blockedRun(context: { skip: (note: string) => never }) {
     agent,
     issue,
     /** What the store holds of the run, its pass and its steps. */
-    held: () => ({
-      run: lisa.store.run(run.id)?.state,
-      pass: lisa.store.currentPass(run.id)?.state,
-      steps: lisa.store.steps(run.id).map((s) => s.state),
+    held: async () => ({
+      run: (await lisa.store.run(run.id))?.state,
+      pass: (await lisa.store.currentPass(run.id))?.state,
+      steps: (await lisa.store.steps(run.id)).map((s) => s.state),
     }),
     refuseRunWrites(on: boolean) {
       db.exec(
@@ -71,19 +71,19 @@ describe("a change of run, pass and steps the store refuses half-way", () => {
     const { held, refuseRunWrites, close, issue, agent } = await blockedRun(context);
     const github = env?.github;
     if (!github || !env) throw new Error("no emulator");
-    const before = held();
+    const before = await held();
     expect(before).toEqual({ run: "blocked", pass: "blocked", steps: ["blocked"] });
 
     refuseRunWrites(true);
     await github.commentOnIssue(REPO, issue.number, "/lisa fix the status codes are 200 and 204", "ann");
     await env.settle();
-    expect(held()).toEqual(before);
+    expect(await held()).toEqual(before);
 
     refuseRunWrites(false);
     close();
     await github.commentOnIssue(REPO, issue.number, "/lisa fix the status codes are 200 and 204", "ann");
     await env.settle();
-    expect(held()).toEqual({ run: "review", pass: "at_gate", steps: ["delivered"] });
+    expect(await held()).toEqual({ run: "review", pass: "at_gate", steps: ["delivered"] });
     expect(agent.calls()).toHaveLength(2);
     expect(github.pulls(REPO)).toHaveLength(1);
   }, 120_000);
@@ -92,17 +92,17 @@ describe("a change of run, pass and steps the store refuses half-way", () => {
     const { held, refuseRunWrites, close, issue } = await blockedRun(context);
     const github = env?.github;
     if (!github || !env) throw new Error("no emulator");
-    const before = held();
+    const before = await held();
 
     refuseRunWrites(true);
     await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
     await env.settle();
-    expect(held()).toEqual(before);
+    expect(await held()).toEqual(before);
 
     refuseRunWrites(false);
     close();
     await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
     await env.settle();
-    expect(held()).toMatchObject({ run: "review", steps: ["skipped"] });
+    expect(await held()).toMatchObject({ run: "review", steps: ["skipped"] });
   }, 120_000);
 });

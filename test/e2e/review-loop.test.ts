@@ -74,8 +74,8 @@ async function twoRepos(invocations: FakeInvocation[], config = TWO_REPOS) {
   return { agent, e, issue };
 }
 
-const runOf = (e: EmulatedLisa) => {
-  const [run] = e.lisa.store.runsIn(...RUN_STATES);
+const runOf = async (e: EmulatedLisa) => {
+  const [run] = await e.lisa.store.runsIn(...RUN_STATES);
   if (!run) throw new Error("no run");
   return run;
 };
@@ -87,7 +87,7 @@ const remote = (e: EmulatedLisa) => e.github.gitDir(REPO);
 describe("the review loop", () => {
   it("E2E-1: a writer's approval at the head accepts the pass: final report, PR ready, lisa:accepted", async () => {
     const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     // The pass's only step opened its PR as the gate opened: ready for review, never a draft.
     expect(pull.draft).toBe(false);
     expect(packages(e, pull.number)).toHaveLength(1);
@@ -97,7 +97,7 @@ describe("the review loop", () => {
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "LGTM", user: "ann" });
     await e.settle();
 
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
     expect(github.comments(REPO, issue.number).filter((c) => c.body.includes("<!-- lisa:report run="))).toHaveLength(1);
     expect(github.pulls(REPO)[0]?.draft).toBe(false);
     expect(github.labels(REPO, issue.number)).toContain("lisa:accepted");
@@ -131,16 +131,16 @@ describe("the review loop", () => {
     // Pass 2's commit sits on top of pass 1's: nothing was rewritten.
     expect(gitIn(remote(e), "merge-base", "--is-ancestor", firstHead, secondHead)).toBe("");
     expect(packages(e, pull.number)).toHaveLength(2);
-    expect(runOf(e).current_pass).toBe(2);
+    expect((await runOf(e)).current_pass).toBe(2);
 
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann", commitId: firstHead });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     expect(github.comments(REPO, pull.number).some((c) => c.body.includes("Approve again to accept it"))).toBe(true);
 
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
   });
 
   it("E2E-3: a changes-requested review with inline comments guides pass 2, and each thread gets a reply", async () => {
@@ -186,10 +186,10 @@ describe("the review loop", () => {
         .sort(),
     ).toEqual(["ann", "bob"]);
     // Bob's change request still stands until he approves: the gate waits.
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
   });
 
   it("E2E-9c: /lisa redirect as an inline comment guides pass 2 with its place in the diff, and gets 👀 and a reply", async () => {
@@ -229,7 +229,7 @@ describe("the review loop", () => {
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await e.settle();
     expect(agent.calls()).toHaveLength(1);
-    expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(1);
+    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(1);
     const reply = github.comments(REPO, issue.number).find((c) => c.body.includes("is still open (review, pass 1)"));
     expect(reply?.body).toContain("/lisa redirect");
   });
@@ -241,7 +241,7 @@ describe("the review loop", () => {
     await e.settle();
     expect(agent.calls()).toHaveLength(1);
     expect(github.comments(REPO, pull.number).some((c) => c.body.includes("@bob, what should change?"))).toBe(true);
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
   });
 
   it("rule 11: /lisa continue runs the agent's proposed refinements, and says so when there are none", async () => {
@@ -258,7 +258,7 @@ describe("the review loop", () => {
     await e.settle();
     expect(agent.calls()).toHaveLength(2);
     expect(agent.calls()[1]?.prompt).toContain("cache the health answer for 5 s");
-    expect(runOf(e).current_pass).toBe(2);
+    expect((await runOf(e)).current_pass).toBe(2);
 
     await github.commentOnIssue(REPO, issue.number, "/lisa continue", "ann");
     await e.settle();
@@ -272,10 +272,10 @@ describe("the review loop", () => {
     const { github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.commentOnIssue(REPO, issue.number, "/lisa accept", "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
     const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run="));
     expect(report?.body).toContain("/lisa accept");
-    expect(e.lisa.store.passes(runOf(e).id)[0]).toMatchObject({
+    expect((await e.lisa.store.passes((await runOf(e)).id))[0]).toMatchObject({
       decision: "accept",
       decided_via: "/lisa accept",
       decided_by: "ann",
@@ -294,7 +294,7 @@ describe("the review loop", () => {
     const pids = await waitFor("pass 2's agent to start", () => agent.hangingPids());
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("stopped");
+    expect((await runOf(e)).state).toBe("stopped");
     expect(pids.filter(isAlive)).toEqual([]);
     expect(github.comments(REPO, issue.number).some((c) => c.body.includes("Stopped pass 2."))).toBe(true);
     // The PR stays at pass 1's verified head.
@@ -316,7 +316,7 @@ describe("the review loop", () => {
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "dependabot[bot]" });
     await e.settle();
 
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     expect(agent.calls()).toHaveLength(1);
     const replies = github.comments(REPO, pull.number).filter((c) => c.body.includes("lisa:reply"));
     expect(replies).toHaveLength(1);
@@ -328,11 +328,11 @@ describe("the review loop", () => {
     const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
 
     await github.pushCommit(REPO, pull.head.ref, { files: { "NOTES.md": "typo fixed\n" }, message: "Fix a typo", user: "bob" });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     expect(github.labels(REPO, issue.number)).toContain("lisa:review");
     // An ordinary push adds to the history: nothing to note.
     expect(github.comments(REPO, pull.number).some((c) => c.body.includes("rewrote this branch"))).toBe(false);
@@ -398,7 +398,7 @@ describe("the review loop", () => {
     const prompt = calls[1]?.prompt ?? "";
     expect(prompt.indexOf("first: log each call")).toBeGreaterThan(-1);
     expect(prompt.indexOf("second: add a test")).toBeGreaterThan(prompt.indexOf("first: log each call"));
-    expect(e.lisa.store.passes(runOf(e).id).map((p) => p.number)).toEqual([1, 2]);
+    expect((await e.lisa.store.passes((await runOf(e)).id)).map((p) => p.number)).toEqual([1, 2]);
     expect(e.github.comments(REPO, issue.number).some((c) => c.body.includes("Queued for pass 2"))).toBe(true);
   });
 
@@ -410,16 +410,16 @@ describe("the review loop", () => {
       issue,
       env: e,
     } = await passOneBlocked([red], "label: lisa\ngates:\n  - test -f health.ts\nlimits:\n  max_iterations: 2\n");
-    expect(runOf(e).state).toBe("blocked");
+    expect((await runOf(e)).state).toBe("blocked");
     expect(agent.calls()).toHaveLength(2);
     expect(github.labels(REPO, issue.number)).toContain("lisa:blocked");
     expect(tracking(e, issue.number)).toContain("The gates still fail after 2 agent sessions");
-    const wip = `${e.lisa.store.steps(runOf(e).id)[0]?.branch}--wip`;
+    const wip = `${(await e.lisa.store.steps((await runOf(e)).id))[0]?.branch}--wip`;
     expect(await github.readFile(REPO, "other.ts", wip)).toBe("x\n");
 
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("stopped");
+    expect((await runOf(e)).state).toBe("stopped");
     expect(agent.calls()).toHaveLength(2);
   });
 
@@ -431,11 +431,11 @@ describe("the review loop", () => {
       issue,
       env: e,
     } = await passOneBlocked([red], "label: lisa\ngates:\n  - test -f health.ts\nlimits:\n  max_iterations: 1\n");
-    expect(runOf(e).state).toBe("blocked");
+    expect((await runOf(e)).state).toBe("blocked");
     await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("review");
-    expect(e.lisa.store.steps(runOf(e).id)[0]?.state).toBe("skipped");
+    expect((await runOf(e)).state).toBe("review");
+    expect((await e.lisa.store.steps((await runOf(e)).id))[0]?.state).toBe("skipped");
     expect(agent.calls()).toHaveLength(1);
     expect(github.labels(REPO, issue.number)).toContain("lisa:review");
   });
@@ -451,12 +451,12 @@ describe("the review loop", () => {
       [red, red, change("health.ts", "Add GET /health")],
       "label: lisa\ngates:\n  - test -f health.ts\nlimits:\n  max_iterations: 2\n",
     );
-    expect(runOf(e).state).toBe("blocked");
+    expect((await runOf(e)).state).toBe("blocked");
     await github.commentOnIssue(REPO, issue.number, "/lisa fix the file is health.ts", "ann");
     await e.settle();
     expect(agent.calls()).toHaveLength(3);
     expect(agent.calls()[2]?.prompt).toContain("the file is health.ts");
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     expect(github.pulls(REPO)).toHaveLength(1);
   });
 
@@ -464,10 +464,10 @@ describe("the review loop", () => {
     const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.closePull(REPO, pull.number, "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("closed");
+    expect((await runOf(e)).state).toBe("closed");
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("closed");
+    expect((await runOf(e)).state).toBe("closed");
   });
 
   it("E2E-14: a merged PR ends the run as merged", async () => {
@@ -475,18 +475,18 @@ describe("the review loop", () => {
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
     await github.mergePull(REPO, pull.number, { user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("merged");
+    expect((await runOf(e)).state).toBe("merged");
   });
 
   it("E2E-15: an approval dismissed after accept sends the run back to review", async () => {
     const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     const approval = await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
     const reviewId = (approval.payload.review as { id: number }).id;
     await github.dismissReview(REPO, pull.number, reviewId, { user: "bob", message: "not yet" });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
   });
 
   it("review.accept: github waits for GitHub's own rule (two approvals) as well as Lisa's", async () => {
@@ -506,10 +506,10 @@ describe("the review loop", () => {
     const [pull] = e.github.pulls(REPO);
     await e.github.submitReview(REPO, pull?.number ?? 0, { state: "APPROVED", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     await e.github.submitReview(REPO, pull?.number ?? 0, { state: "APPROVED", user: "bob" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
   });
 
   it("E2E-19: an approval whose webhook was lost counts at the next event, read again from GitHub", async () => {
@@ -520,11 +520,11 @@ describe("the review loop", () => {
     await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
     github.setWebhookUrl(webhookUrl);
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
 
     await github.commentOnIssue(REPO, issue.number, "/lisa status", "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
   });
 
   it("review.on_accept: merge merges the approved head and the run ends merged", async () => {
@@ -537,7 +537,7 @@ describe("the review loop", () => {
     await e.settle();
     expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
     expect(await github.readFile(REPO, "health.ts")).toBe("Add GET /health\n");
-    expect(runOf(e).state).toBe("merged");
+    expect((await runOf(e)).state).toBe("merged");
   });
 
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {
@@ -565,7 +565,7 @@ describe("the review loop", () => {
     await github.redeliver(review.id);
     await e.settle();
     expect(agent.calls()).toHaveLength(2);
-    expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(2);
+    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(2);
   });
 });
 
@@ -586,7 +586,7 @@ describe("the review loop across two repositories (E2E-4)", () => {
 
     await e.github.submitReview("acme/api", api.number, { state: "APPROVED", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     const issueTracking = () => trackingBody(e.github, "acme/api", issue.number);
     expect(issueTracking()).toMatch(/acme\/api#\d+\]\([^)]*\) ✅/);
 
@@ -597,11 +597,11 @@ describe("the review loop across two repositories (E2E-4)", () => {
     expect(agent.calls()[3]?.prompt).toContain("This is pass 2");
     expect(e.github.pulls("acme/api")[0]?.head.sha).toBe(api.head.sha);
     expect(e.github.pulls("acme/web")[0]?.head.sha).not.toBe(web.head.sha);
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
 
     await e.github.submitReview("acme/web", web.number, { state: "APPROVED", user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("accepted");
+    expect((await runOf(e)).state).toBe("accepted");
   });
 });
 
@@ -622,7 +622,7 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     expect(calls[1]?.prompt).toContain("the API only, please");
     expect(e.github.pulls("acme/web")).toEqual([]);
     expect(e.github.pulls("acme/api")).toHaveLength(1);
-    expect(e.lisa.store.passes(runOf(e).id)).toHaveLength(1);
+    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(1);
     expect(e.github.comments("acme/api", issue.number).some((c) => c.body.includes("the plan will include it"))).toBe(true);
   });
 
@@ -634,7 +634,7 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
     const planTracking = () => trackingBody(e.github, "acme/api", issue.number);
-    expect(runOf(e).state).toBe("plan_review");
+    expect((await runOf(e)).state).toBe("plan_review");
     expect(planTracking()).toContain("Plan ready for review");
     expect(agent.calls()).toHaveLength(1);
 
@@ -642,12 +642,12 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     await e.settle();
     expect(agent.calls()).toHaveLength(2);
     expect(agent.calls()[1]?.prompt).toContain("leave the web alone");
-    expect(runOf(e).state).toBe("plan_review");
+    expect((await runOf(e)).state).toBe("plan_review");
 
     await e.github.commentOnIssue("acme/api", issue.number, "/lisa proceed", "ann");
     await e.settle();
     expect(agent.calls()).toHaveLength(3);
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     expect(e.github.pulls("acme/api")).toHaveLength(1);
     expect(e.github.pulls("acme/web")).toEqual([]);
   });
@@ -666,13 +666,13 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     await e.github.submitReview("acme/api", api?.number ?? 0, { state: "APPROVED", user: "ann" });
     await e.settle();
     // The closed PR no longer holds the gate: the API's approval accepts the run.
-    expect(runOf(e).state).toBe("accepted");
-    expect(e.lisa.store.steps(runOf(e).id).find((s) => s.repo === "web")?.state).toBe("dropped");
+    expect((await runOf(e)).state).toBe("accepted");
+    expect((await e.lisa.store.steps((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("dropped");
 
     await e.github.reopenPull("acme/web", web?.number ?? 0, "ann");
     await e.settle();
-    expect(runOf(e).state).toBe("review");
-    expect(e.lisa.store.steps(runOf(e).id).find((s) => s.repo === "web")?.state).toBe("delivered");
+    expect((await runOf(e)).state).toBe("review");
+    expect((await e.lisa.store.steps((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("delivered");
   });
 
   it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {
@@ -688,7 +688,7 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     expect(note?.body).toContain("Show health in acme/mobile");
     expect(note?.body).toContain("`repos` in `.github/lisa.yml`");
     expect(e.github.pulls("acme/api")).toHaveLength(1);
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
   });
 });
 
@@ -708,7 +708,7 @@ describe("a merged pull request (E2E-14)", () => {
 
     await e.github.mergePull("acme/api", api.number, { user: "ann" });
     await e.settle();
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
     await e.github.commentOnIssue("acme/api", issue.number, "/lisa redirect the API needs a v2 too", "ann");
     await e.settle();
 
@@ -743,12 +743,12 @@ describe("a human push while Lisa works on the pass (E2E-8)", () => {
     expect(gitIn(remote(e), "merge-base", "--is-ancestor", sha, head)).toBe("");
     expect(await e.github.readFile(REPO, "health.ts", pull.head.ref)).toBe("Serve v2\n");
     expect(await e.github.readFile(REPO, "NOTES.md", pull.head.ref)).toBe("by bob\n");
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
   });
 
   it("blocks the step when Lisa's commit conflicts with the human's, and keeps the human's", async () => {
     const { pull, e, sha } = await pushDuringPass2({ "health.ts": "bob's version\n" });
-    expect(runOf(e).state).toBe("blocked");
+    expect((await runOf(e)).state).toBe("blocked");
     expect(headOf(e, pull.number)).toBe(sha);
     expect(await e.github.readFile(REPO, "health.ts", pull.head.ref)).toBe("bob's version\n");
     expect(tracking(e, 1)).toContain("conflict");
@@ -837,7 +837,7 @@ describe("drafts (E2E-20)", () => {
     expect(opened?.pull_request.body).toContain("🚧 Pass 1 in progress");
     // At the gate the line is gone.
     expect(e.github.pulls("acme/api")[0]?.body).not.toContain("in progress");
-    expect(runOf(e).state).toBe("review");
+    expect((await runOf(e)).state).toBe("review");
   });
 });
 

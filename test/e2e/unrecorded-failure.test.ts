@@ -75,6 +75,6 @@ describe("a failure the full data disk kept from the store", () => {
     );
     expect(agent.calls()).toHaveLength(2);
     expect(github.pulls(REPO)).toHaveLength(1);
-    expect(lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await lisa.store.runsIn("review")).toHaveLength(1);
   }, 120_000);
 });

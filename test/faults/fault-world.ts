@@ -243,7 +243,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       duplicateComments: duplicateComments(github, repos),
       orphans: await orphansOf(dataDir, agent),
       staleWorktrees: stale.length,
-      githubBehind: githubBehind(github, storeLocation(), (line) =>
+      githubBehind: await githubBehind(github, storeLocation(), (line) =>
         console.log(`${scenario.name}: GitHub behind the store: ${line}`),
       ),
     };
@@ -288,7 +288,7 @@ const CATCH_UP_MS = 30_000;
 export async function caughtUp(github: GitHubEmulator, storeLocation: string | (() => string)): Promise<void> {
   const where = typeof storeLocation === "string" ? () => storeLocation : storeLocation;
   const deadline = Date.now() + CATCH_UP_MS;
-  while (githubBehind(github, where()) > 0 && Date.now() < deadline) {
+  while ((await githubBehind(github, where())) > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
   }
 }

@@ -13,11 +13,24 @@ import { trackingBody } from "../support/tracking-body.ts";
  * merge of a run accepted with `on_accept: merge` (or one the store has as merged), and a check run
  * still in progress on a run at rest. Each run counts once, with what lags written to `why`.
  */
-export function githubBehind(github: GitHubEmulator, storeLocation: string, why: (line: string) => void = () => {}): number {
+export async function githubBehind(
+  github: GitHubEmulator,
+  storeLocation: string,
+  why: (line: string) => void = () => {},
+): Promise<number> {
   const store = new Store(storeLocation);
   let behind = 0;
   try {
-    for (const run of store.runsIn("plan_review", "blocked", "review", "accepted", "stopped", "failed", "merged", "closed")) {
+    for (const run of await store.runsIn(
+      "plan_review",
+      "blocked",
+      "review",
+      "accepted",
+      "stopped",
+      "failed",
+      "merged",
+      "closed",
+    )) {
       const issue = `${run.owner}/${run.repo}`;
       const lags: string[] = [];
       const stateLabels = github
@@ -31,8 +44,8 @@ export function githubBehind(github: GitHubEmulator, storeLocation: string, why:
       const comments = github.comments(issue, run.issue_number);
       if ((run.state === "accepted" || run.state === "merged") && !comments.some((c) => c.body.includes(reportMarker(run.id))))
         lags.push("no final report");
-      const mergeOnAccept = readConfigOf(store, run.id).review.on_accept === "merge";
-      for (const step of store.steps(run.id)) {
+      const mergeOnAccept = (await readConfigOf(store, run.id)).review.on_accept === "merge";
+      for (const step of await store.steps(run.id)) {
         if (step.pr_number === null) continue;
         const repo = `${step.owner}/${step.repo}`;
         const pull = github.pulls(repo).find((p) => p.number === step.pr_number);
@@ -50,7 +63,7 @@ export function githubBehind(github: GitHubEmulator, storeLocation: string, why:
       }
     }
   } finally {
-    store.close();
+    await store.close();
   }
   return behind;
 }

@@ -285,7 +285,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       duplicateComments: duplicateComments(github, [REPO]),
       orphans: await orphansOf(root, agent),
       staleWorktrees: stale.length,
-      githubBehind: githubBehind(github, databaseUrl, (line) =>
+      githubBehind: await githubBehind(github, databaseUrl, (line) =>
         console.log(`${scenario.name}: GitHub behind the store: ${line}`),
       ),
     };

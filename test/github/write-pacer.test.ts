@@ -13,8 +13,8 @@ let clock = T0;
 
 useStrictNock();
 const stores: Store[] = [];
-afterEach(() => {
-  for (const store of stores.splice(0)) store.close();
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
   clock = T0;
 });
 
@@ -26,14 +26,25 @@ function processes(count: number): Store[] {
   return made;
 }
 
-/** Sleepers woken in time order, the clock set to each one's time: no real waiting. */
+/**
+ * Sleepers woken in time order, the clock set to each one's time: no real waiting. The clock moves
+ * only once every write under way is asleep or done, since the store answers in its own time (a
+ * round trip to PostgreSQL).
+ */
 function virtualTime() {
   const timers: { at: number; wake: () => void }[] = [];
   return {
     sleep: (ms: number) => new Promise<void>((wake) => timers.push({ at: clock + ms, wake })),
-    async run() {
+    async run(writes: readonly Promise<unknown>[]) {
+      let done = 0;
+      for (const write of writes)
+        write.then(
+          () => (done += 1),
+          () => (done += 1),
+        );
       for (;;) {
-        await new Promise((resolve) => setImmediate(resolve));
+        while (timers.length + done < writes.length) await new Promise((resolve) => setTimeout(resolve, 1));
+        if (done === writes.length) return;
         timers.sort((a, b) => a.at - b.at);
         const next = timers.shift();
         if (!next) return;
@@ -54,7 +65,7 @@ describe("createWritePacer", () => {
       pace({ creates: true, priority }).then((at) => sent.push([name, (at - T0) / 1000]));
     const writes = [1, 2, 3, 4, 5, 6].map((i) => write(`comment ${i}`, false));
     writes.push(write("pull request", true));
-    await time.run();
+    await time.run(writes);
     await Promise.all(writes);
     expect(sent.sort((a, b) => a[1] - b[1])).toEqual([
       ["comment 1", 0],
@@ -71,7 +82,7 @@ describe("createWritePacer", () => {
   it("says once that a write waits on a content budget, with the writes that fill it", async () => {
     const [store] = processes(1);
     for (let i = 0; i < 500; i++) {
-      (store as Store).reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
+      await (store as Store).reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
       clock += 7_000;
     }
     const waits: LongWait[] = [];
@@ -85,7 +96,7 @@ describe("createWritePacer", () => {
     });
     const started = clock;
     const slot = pace({ creates: true, priority: false });
-    await time.run();
+    await time.run([slot]);
     expect(await slot).toBe(T0 + 3_600_000);
     expect(waits).toEqual([
       {
@@ -104,7 +115,7 @@ describe("paceWrites", () => {
   it("sends an installation's writes at the slots the store gave them, after another process's, and its reads at once", async () => {
     const [mine, other] = processes(2) as [Store, Store];
     // Another Lisa process took the installation's first slot.
-    expect(other.reserveWriteSlot({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject({
+    expect(await other.reserveWriteSlot({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject({
       at: T0,
     });
     const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });

@@ -37,11 +37,11 @@ describe("a failed run across a restart", () => {
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
     await emulator.waitForWebhooks();
-    const worktree = await waitFor("the run to fail", () => {
+    const worktree = await waitFor("the run to fail", async () => {
       const store = new Store(testStoreLocation(dataDir));
-      const [failed] = store.runsIn("failed");
-      const dir = failed ? store.steps(failed.id)[0]?.worktree : undefined;
-      store.close();
+      const [failed] = await store.runsIn("failed");
+      const dir = failed ? (await store.steps(failed.id))[0]?.worktree : undefined;
+      await store.close();
       return dir ?? undefined;
     });
     expect(existsSync(worktree)).toBe(true);

@@ -5,6 +5,7 @@ import { testStoreLocation } from "../../dev/test-database.ts";
 import type { GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { CONFIG_FRESH_MS } from "../../src/config/config-cache.ts";
 import { PostgresDriver } from "../../src/store/postgres-driver.ts";
+import { sql } from "../../src/store/sql.ts";
 import { isPostgresUrl } from "../../src/store/sql-driver.ts";
 import { SqliteDriver } from "../../src/store/sqlite-driver.ts";
 import { gitIn } from "../support/git-fixtures.ts";
@@ -47,13 +48,13 @@ async function label(e: EmulatedLisa, name: string, sender = OWNER): Promise<voi
 }
 
 /** The commands stored, read from the store as another process would. */
-function storedCommands(e: EmulatedLisa): { kind: string; outcome: string | null }[] {
+async function storedCommands(e: EmulatedLisa): Promise<{ kind: string; outcome: string | null }[]> {
   const location = testStoreLocation(e.dataDir);
   const db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
   try {
-    return db.all("SELECT kind, outcome FROM commands ORDER BY id", []);
+    return await db.all(sql`SELECT kind, outcome FROM commands ORDER BY id`);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -86,7 +87,7 @@ describe("labels that are not the repository's Lisa label", () => {
     await label(e, "lisa");
     await e.settle();
 
-    expect(storedCommands(e)).toEqual([
+    expect(await storedCommands(e)).toEqual([
       { kind: "start_run", outcome: "ignored: another label" },
       { kind: "start_run", outcome: "queued run 1" },
     ]);
@@ -120,7 +121,7 @@ describe("labels that are not the repository's Lisa label", () => {
     await label(e, "bot");
     await e.settle();
 
-    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "queued run 1"]);
+    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual(["ignored: another label", "queued run 1"]);
     expect(agent.calls()).toHaveLength(1);
     // The second read held the first's ETag; the file had changed, so GitHub sent it whole.
     expect(configReads(e.github).map((read) => [read.ifNoneMatch !== undefined, read.status])).toEqual([
@@ -158,7 +159,7 @@ describe("labels that are not the repository's Lisa label", () => {
     await e.settle();
 
     expect(await dropped(e)).toEqual({ foreign_label: 1 });
-    expect(storedCommands(e).map((c) => c.kind)).toEqual(["start_run", "gesture", "gesture"]);
+    expect((await storedCommands(e)).map((c) => c.kind)).toEqual(["start_run", "gesture", "gesture"]);
     const lisaRoutes = routesTaken(e.github, setup);
     const answered = [TOKEN_ROUTE, CONFIG_ROUTE, PERMISSION_ROUTE, ...COMMENT_ROUTES, `POST ${R}/issues/comments/:id/reactions`];
     expect(answered).toEqual(expect.arrayContaining(lisaRoutes));
@@ -181,7 +182,7 @@ describe("reading .github/lisa.yml", () => {
     expect(first?.status).toBe(200);
     expect(second?.ifNoneMatch).toMatch(/^W\/"[0-9a-f]{40}"$/);
     expect(second?.status).toBe(304);
-    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "ignored: another label"]);
+    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual(["ignored: another label", "ignored: another label"]);
     // The label the copy names vouches again: a third label within the window is dropped.
     await label(e, "duplicate");
     expect(await dropped(e)).toEqual({ foreign_label: 1 });
@@ -211,7 +212,7 @@ describe("reading .github/lisa.yml", () => {
       "GET /repos/Codertocat/.github/contents/.github/lisa.yml",
       "GET /repos/Codertocat/Hello-World/contents/.github/lisa.yml",
     ]);
-    expect(storedCommands(e).map((c) => c.outcome)).toEqual(["ignored: another label", "denied: octocat has role read"]);
+    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual(["ignored: another label", "denied: octocat has role read"]);
     expectRoutesWithin(e, [TOKEN_ROUTE, CONFIG_ROUTE, PERMISSION_ROUTE, ...COMMENT_ROUTES]);
   });
 });

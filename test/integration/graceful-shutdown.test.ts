@@ -42,9 +42,9 @@ describe("SIGTERM during an agent session", () => {
     expect(code).toBe(0);
     expect(pids.filter(isAlive)).toEqual([]);
     const handedBack = new Store(testStoreLocation(dataDir));
-    const [run] = handedBack.runsIn("queued");
+    const [run] = await handedBack.runsIn("queued");
     expect(run).toMatchObject({ restarts: 0 });
-    handedBack.close();
+    await handedBack.close();
 
     await lisa.start(options);
     const tracking = () => trackingBody(emulator, REPO, issue.number);
@@ -54,13 +54,13 @@ describe("SIGTERM during an agent session", () => {
 
     expect(emulator.pulls(REPO)).toHaveLength(1);
     const store = new Store(testStoreLocation(dataDir));
-    const [done] = store.runsIn("review");
+    const [done] = await store.runsIn("review");
     expect(done?.restarts).toBe(0);
-    const sessions = store.sessions(store.steps(done?.id ?? 0)[0]?.id ?? 0);
+    const sessions = await store.sessions((await store.steps(done?.id ?? 0))[0]?.id ?? 0);
     expect(sessions.map((s) => [s.purpose, s.state])).toEqual([
       ["implement", "interrupted"],
       ["resume", "succeeded"],
     ]);
-    store.close();
+    await store.close();
   });
 });

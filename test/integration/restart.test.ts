@@ -84,9 +84,9 @@ describe("a run interrupted by Lisa stopping", () => {
     env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
     await env.settle();
 
-    const [run] = env.lisa.store.runsIn("review");
+    const [run] = await env.lisa.store.runsIn("review");
     expect(run?.restarts).toBe(1);
-    const sessions = env.lisa.store.sessions(env.lisa.store.steps(run?.id ?? 0)[0]?.id ?? 0);
+    const sessions = await env.lisa.store.sessions((await env.lisa.store.steps(run?.id ?? 0))[0]?.id ?? 0);
     expect(sessions.map((s) => [s.iteration, s.purpose, s.state])).toEqual([
       [1, "implement", "interrupted"],
       [2, "resume", "succeeded"],
@@ -140,7 +140,7 @@ describe("a run interrupted by Lisa stopping", () => {
     // the kernel has finished it: an orphan is reaped by init).
     await waitFor("the old gate to end", () => !isAlive(gate), 3_000);
     await env.settle();
-    expect(env.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await env.lisa.store.runsIn("review")).toHaveLength(1);
     expect(gh.pulls(HELLO_WORLD)).toHaveLength(1);
     expect(RESUMED_ROUTES).toEqual(expect.arrayContaining(routesTaken(gh, from)));
   });
@@ -155,7 +155,7 @@ describe("a run interrupted by Lisa stopping", () => {
     const dataDir = path.join(tempDir("data"), "lisa");
     mkdirSync(dataDir, { recursive: true });
     const store = new Store(testStoreLocation(dataDir));
-    const run = store.createRun(
+    const run = await store.createRun(
       {
         installation_id: 1,
         owner: OWNER,
@@ -168,16 +168,16 @@ describe("a run interrupted by Lisa stopping", () => {
       },
       [{ position: 1, owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master", scope: null }],
     );
-    store.transitionRun(run?.id ?? 0, "claim");
-    store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: tracked?.id ?? 0 });
-    store.close();
+    await store.transitionRun(run?.id ?? 0, "claim");
+    await store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: tracked?.id ?? 0 });
+    await store.close();
 
     const from = gh.requests().length;
     env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
     await env.settle();
 
     expect(agent.calls()).toEqual([]);
-    expect(env.lisa.store.runsIn("failed")).toHaveLength(1);
+    expect(await env.lisa.store.runsIn("failed")).toHaveLength(1);
     expect(gh.labels(HELLO_WORLD, ISSUE)).toEqual(["lisa:failed"]);
     expect(gh.comments(HELLO_WORLD, ISSUE)[0]?.body).toContain("Lisa stopped during this run 3 times, so it gave up");
     expect(routesTaken(gh, from)).toEqual(

@@ -54,8 +54,8 @@ describe("a run killed while git held its locks", () => {
     await waitFor("the agent to die with Lisa", () => (pids.some(isAlive) ? undefined : true), 10_000);
 
     const store = new Store(testStoreLocation(dataDir));
-    const worktree = store.steps(store.runsIn("running")[0]?.id ?? 0)[0]?.worktree ?? "";
-    store.close();
+    const worktree = (await store.steps((await store.runsIn("running"))[0]?.id ?? 0))[0]?.worktree ?? "";
+    await store.close();
     const mirror = path.join(dataDir, "mirrors", "acme", "api.git");
     // Someone pushed meanwhile, so the resumed run's fetch moves `main`: the ref a killed fetch left locked.
     await emulator.pushCommit(REPO, "main", { files: { "NOTES.md": "notes\n" }, message: "Notes", user: "ann" });
@@ -81,11 +81,11 @@ describe("a run killed while git held its locks", () => {
     await lisa.start(options);
     await waitFor(
       "the resumed run's pull request",
-      () => {
+      async () => {
         const check = new Store(testStoreLocation(dataDir));
-        const failed = check.runsIn("failed")[0];
-        const error = failed ? check.run(failed.id)?.error : undefined;
-        check.close();
+        const failed = (await check.runsIn("failed"))[0];
+        const error = failed ? (await check.run(failed.id))?.error : undefined;
+        await check.close();
         if (error) throw new Error(`the run failed: ${error}`);
         return emulator.pulls(REPO).length > 0 || undefined;
       },

@@ -37,7 +37,7 @@ describe("followWriteWaits", () => {
 describe("publishTracking", () => {
   it("puts the notice it is given on the tracking comment", async () => {
     const store = new Store(":memory:");
-    const run = store.createRun(newRun(1), oneStep(1));
+    const run = await store.createRun(newRun(1), oneStep(1));
     const bodies: string[] = [];
     const gh = {
       findComment: async () => undefined,
@@ -51,6 +51,6 @@ describe("publishTracking", () => {
     await publishTracking(deps, gh, run?.id ?? 0, [], undefined, "Waiting for GitHub's content limit: 80 writes this minute.");
     expect(bodies).toHaveLength(1);
     expect(bodies[0]).toContain("> Waiting for GitHub's content limit: 80 writes this minute.");
-    store.close();
+    await store.close();
   });
 });

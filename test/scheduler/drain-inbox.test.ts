@@ -25,9 +25,9 @@ function inbox(commands: Command[]) {
       running.get(id)?.();
     },
     source: {
-      ready: () => pending.slice(),
-      issueOf: (command: Command) => command.issue,
-      open: () => true,
+      ready: async () => pending.slice(),
+      issueOf: async (command: Command) => command.issue,
+      open: async () => true,
       arrival: () =>
         new Promise<void>((resolve) => {
           arrive = resolve;
@@ -93,9 +93,9 @@ describe("drainInbox", () => {
     let finishOther = () => {};
     const started: number[] = [];
     const source = {
-      ready: () => [1, 2, 3].filter((id) => !started.includes(id)).map((id) => ({ id })),
-      issueOf: (command: { id: number }) => String(command.id),
-      open: () => true,
+      ready: async () => [1, 2, 3].filter((id) => !started.includes(id)).map((id) => ({ id })),
+      issueOf: async (command: { id: number }) => String(command.id),
+      open: async () => true,
       arrival: () => new Promise<void>(() => {}),
       handle: async (command: { id: number }) => {
         started.push(command.id);

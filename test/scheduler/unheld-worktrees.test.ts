@@ -14,12 +14,12 @@ const ref = { owner: "acme", repo: "api" };
 const quiet = { info: () => {}, warn: () => {}, error: () => {} };
 
 /** A store of runs 1 to 4 on issues 1 to 4, each claimed by the worker named for it. */
-function runsClaimedBy(workers: string[]): Store {
+async function runsClaimedBy(workers: string[]): Promise<Store> {
   const store = new Store(testDatabaseUrl(tempDir("store")) ?? ":memory:");
   for (const [index, worker] of workers.entries()) {
     const issue = index + 1;
-    const run = store.createRun(newRun(issue), oneStep(issue));
-    store.claimRun(worker, run?.id);
+    const run = await store.createRun(newRun(issue), oneStep(issue));
+    await store.claimRun(worker, run?.id);
   }
   return store;
 }
@@ -41,8 +41,8 @@ describe("sweepUnheldWorktrees", () => {
   it("removes the worktrees and branches of runs another worker claimed, never those of runs under way here or its own", async () => {
     const { workspace, mirror } = await mirrored();
     // Run 1 went to w2 (its folder and the CLI's own), run 2 too but it is under way here again, run 3 is w1's, run 4 failed on w2.
-    const store = runsClaimedBy(["w2", "w2", "w1", "w2"]);
-    store.transitionRun(4, "fail");
+    const store = await runsClaimedBy(["w2", "w2", "w1", "w2"]);
+    await store.transitionRun(4, "fail");
     const folders = [];
     for (const run of [1, 2, 3, 4]) {
       const worktree = await createWorktree(workspace, ref, {
@@ -76,10 +76,29 @@ describe("sweepUnheldWorktrees", () => {
     expect(await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, (run) => run === 2)).toEqual([]);
   });
 
+  it("removes the worktrees of its own runs that came to rest while not running here, and keeps those a retry or fix resumes", async () => {
+    const { workspace } = await mirrored();
+    // All three are w1's: run 1 was aborted after a restart, run 2 failed, run 3 waits to be resumed here.
+    const store = await runsClaimedBy(["w1", "w1", "w1"]);
+    await store.transitionRun(1, "abort");
+    await store.transitionRun(2, "fail");
+    const folders = [];
+    for (const run of [1, 2, 3]) {
+      folders.push(
+        (await createWorktree(workspace, ref, { branch: `lisa/${run}-title`, base: "main", dir: `run-${run}-step-1` })).path,
+      );
+    }
+
+    const removed = await sweepUnheldWorktrees({ store, workspace, workerName: "w1", log: quiet }, () => false);
+
+    expect(removed).toEqual([folders[0]]);
+    for (const kept of [folders[1], folders[2]]) expect(existsSync(kept as string)).toBe(true);
+  });
+
   it("drops the branch a removal cut short left on this disk, though its folder is gone already", async () => {
     const { workspace, mirror } = await mirrored();
     // Run 1 was taken over by w2 after this worker froze; run 2 is under way here.
-    const store = runsClaimedBy(["w2", "w1"]);
+    const store = await runsClaimedBy(["w2", "w1"]);
     const taken = await createWorktree(workspace, ref, { branch: "lisa/1-title", base: "main", dir: "run-1-step-1" });
     await createWorktree(workspace, ref, { branch: "lisa/2-title", base: "main", dir: "run-2-step-1" });
     // The removal of run 1's worktree was killed after its folder went and before its branch did.

@@ -9,19 +9,19 @@ import { tempDir } from "../support/git-fixtures.ts";
 const KEY = commandKey("the-webhook-secret-of-this-lisa");
 
 describe("command rows carry a MAC", () => {
-  it("that Lisa gives each row it writes and finds valid again", () => {
+  it("that Lisa gives each row it writes and finds valid again", async () => {
     const store = new Store(":memory:", Date.now, KEY);
-    store.addCommand("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
-    const [row] = store.readyCommands();
+    await store.addCommand("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
+    const [row] = await store.readyCommands();
     expect(row?.mac).toMatch(/^[0-9a-f]{64}$/);
     expect(row && store.isGenuine(row)).toBe(true);
-    store.close();
+    await store.close();
   });
 
-  it("that no longer fits once a signed field changes, and that another key does not make", () => {
+  it("that no longer fits once a signed field changes, and that another key does not make", async () => {
     const store = new Store(":memory:", Date.now, KEY);
-    store.addCommand("d-1", "gesture", { body: "/lisa fix" });
-    const [row] = store.readyCommands();
+    await store.addCommand("d-1", "gesture", { body: "/lisa fix" });
+    const [row] = await store.readyCommands();
     if (!row) throw new Error("no row");
     expect(store.isGenuine({ ...row, payload: JSON.stringify({ body: "/lisa approve" }) })).toBe(false);
     expect(store.isGenuine({ ...row, kind: "start_run" })).toBe(false);
@@ -31,10 +31,10 @@ describe("command rows carry a MAC", () => {
     expect(store.isGenuine({ ...row, mac: "not hex" })).toBe(false);
     expect(hasValidMac(commandKey("another-secret-of-another-lisa"), row)).toBe(false);
     expect(hasValidMac(KEY, { ...row, mac: commandMac(KEY, row) })).toBe(true);
-    store.close();
+    await store.close();
   });
 
-  it("which rows written before the migration lack: they are not blessed, so they count as not Lisa's", () => {
+  it("which rows written before the migration lack: they are not blessed, so they count as not Lisa's", async () => {
     const file = path.join(tempDir("v7"), "lisa.db");
     const db = new DatabaseSync(file);
     db.exec("PRAGMA journal_mode = WAL;");
@@ -43,9 +43,9 @@ describe("command rows carry a MAC", () => {
     db.prepare("INSERT INTO commands (delivery_id, kind, payload, created_at) VALUES ('old', 'start_run', '{}', 1)").run();
     db.close();
     const store = new Store(file, Date.now, KEY);
-    const [row] = store.readyCommands();
+    const [row] = await store.readyCommands();
     expect(row).toMatchObject({ delivery_id: "old", mac: null });
     expect(row && store.isGenuine(row)).toBe(false);
-    store.close();
+    await store.close();
   });
 });

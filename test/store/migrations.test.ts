@@ -100,16 +100,18 @@ describe("migrate", () => {
     expect(MIGRATIONS).toHaveLength(11);
   });
 
-  it("opens a database of the first release and brings it to user_version 11", () => {
+  it("opens a database of the first release and brings it to user_version 11", async () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
-    new Store(file).close();
+    await new Store(file).close();
     expect(userVersion(file)).toBe(11);
   });
 
-  it("keeps every run, and closes the older run of an issue that has a newer one", () => {
+  it("keeps every run, and closes the older run of an issue that has a newer one", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.runsIn("queued", "running", "review", "failed", "closed").map((r) => [r.id, r.issue_number, r.state])).toEqual([
+    expect(
+      (await store.runsIn("queued", "running", "review", "failed", "closed")).map((r) => [r.id, r.issue_number, r.state]),
+    ).toEqual([
       [1, 10, "review"],
       [2, 11, "failed"],
       [3, 12, "closed"],
@@ -117,25 +119,25 @@ describe("migrate", () => {
       [5, 13, "failed"],
       [6, 14, "failed"],
     ]);
-    expect(store.run(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
-    store.close();
+    expect(await store.run(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
+    await store.close();
   });
 
-  it("counts the runs of an older release as shown on GitHub: none is published again on upgrade", () => {
+  it("counts the runs of an older release as shown on GitHub: none is published again on upgrade", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.runsBehindOnGitHub()).toEqual([]);
-    store.close();
+    expect(await store.runsBehindOnGitHub()).toEqual([]);
+    await store.close();
   });
 
-  it("keeps a run that waits for review open: it is no longer finished", () => {
+  it("keeps a run that waits for review open: it is no longer finished", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.run(1)).toMatchObject({ state: "review", finished_at: null, report_comment_id: null });
-    store.close();
+    expect(await store.run(1)).toMatchObject({ state: "review", finished_at: null, report_comment_id: null });
+    await store.close();
   });
 
-  it("gives every run its first pass, in the state the run stood", () => {
+  it("gives every run its first pass, in the state the run stood", async () => {
     const store = new Store(firstReleaseDatabase());
-    const firstPasses = [1, 2, 3, 4, 5, 6].map((id) => store.currentPass(id));
+    const firstPasses = await Promise.all([1, 2, 3, 4, 5, 6].map((id) => store.currentPass(id)));
     expect(firstPasses.map((p) => [p?.run_id, p?.number, p?.trigger, p?.requested_by, p?.state])).toEqual([
       [1, 1, "initial", "alice", "at_gate"],
       [2, 1, "initial", "alice", "building"],
@@ -144,84 +146,90 @@ describe("migrate", () => {
       [5, 1, "initial", "alice", "planning"],
       [6, 1, "initial", "alice", "building"],
     ]);
-    expect(store.currentPass(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
-    expect(store.currentPass(6)?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
-    store.close();
+    expect(await store.currentPass(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
+    expect((await store.currentPass(6))?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
+    await store.close();
   });
 
-  it("marks steps with a pull request open and records them in pass 1", () => {
+  it("marks steps with a pull request open and records them in pass 1", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.steps(1)).toEqual([
+    expect(await store.steps(1)).toEqual([
       expect.objectContaining({ id: 1, state: "delivered", pr_number: 5, pr_state: "open", pass: 1, draft: 0, head_sha: null }),
     ]);
-    expect(store.steps(2)[0]).toMatchObject({ pr_number: null, pr_state: null });
-    const pass = store.currentPass(1);
-    expect(store.stepPass(1, pass?.id ?? 0)).toMatchObject({
+    expect((await store.steps(2))[0]).toMatchObject({ pr_number: null, pr_state: null });
+    const pass = await store.currentPass(1);
+    expect(await store.stepPass(1, pass?.id ?? 0)).toMatchObject({
       state: "delivered",
       start_sha: "aaa111",
       gates: '[{"command":"npm test","passed":true}]',
       summary: "Did it",
     });
-    expect(store.stepHistory(7).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
-    store.close();
+    expect((await store.stepHistory(7)).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
+    await store.close();
   });
 
-  it("records each repository step in pass 1, and never the planning step", () => {
+  it("records each repository step in pass 1, and never the planning step", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.stepPasses(store.currentPass(6)?.id ?? 0).map((r) => [r.step_id, r.state, r.scope])).toEqual([
+    expect((await store.stepPasses((await store.currentPass(6))?.id ?? 0)).map((r) => [r.step_id, r.state, r.scope])).toEqual([
       [7, "delivered", "add the endpoint"],
       [8, "failed", "call it"],
     ]);
-    expect(store.stepPasses(store.currentPass(5)?.id ?? 0)).toEqual([]);
-    store.close();
+    expect(await store.stepPasses((await store.currentPass(5))?.id ?? 0)).toEqual([]);
+    await store.close();
   });
 
-  it("keeps sessions and their cost, as sessions of pass 1", () => {
+  it("keeps sessions and their cost, as sessions of pass 1", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.sessions(1)).toEqual([expect.objectContaining({ pass: 1, cost_usd: 0.5, state: "succeeded" })]);
-    expect(store.runCost(1, 1)).toBe(0.5);
-    store.close();
+    expect(await store.sessions(1)).toEqual([expect.objectContaining({ pass: 1, cost_usd: 0.5, state: "succeeded" })]);
+    expect(await store.runCost(1, 1)).toBe(0.5);
+    await store.close();
   });
 
-  it("allows one open run per issue, now including runs that wait for review or failed", () => {
+  it("allows one open run per issue, now including runs that wait for review or failed", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.createRun(newRun(10), oneStep(10))).toBeUndefined();
-    expect(store.createRun(newRun(11), oneStep(11))).toBeUndefined();
-    expect(store.createRun(newRun(12), oneStep(12))).toBeUndefined();
-    expect(store.createRun(newRun(15), oneStep(15))?.id).toBe(7);
-    store.close();
+    expect(await store.createRun(newRun(10), oneStep(10))).toBeUndefined();
+    expect(await store.createRun(newRun(11), oneStep(11))).toBeUndefined();
+    expect(await store.createRun(newRun(12), oneStep(12))).toBeUndefined();
+    expect((await store.createRun(newRun(15), oneStep(15)))?.id).toBe(7);
+    await store.close();
   });
 
-  it("resumes a failed plan by planning again: /lisa retry of run 5 re-runs its planning step", () => {
+  it("resumes a failed plan by planning again: /lisa retry of run 5 re-runs its planning step", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(store.retryRun(5, "{}", "alice")?.state).toBe("queued");
-    expect(store.currentPass(5)?.state).toBe("planning");
-    expect(store.steps(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
-    store.close();
+    expect((await store.retryRun(5, "{}", "alice"))?.state).toBe("queued");
+    expect((await store.currentPass(5))?.state).toBe("planning");
+    expect(await store.steps(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
+    await store.close();
   });
 
-  it("is a no-op when the database is opened again", () => {
+  it("is a no-op when the database is opened again", async () => {
     const file = firstReleaseDatabase();
-    new Store(file).close();
+    await new Store(file).close();
     const snapshot = (store: Store) =>
-      [1, 2, 3, 4, 5, 6].map((id) => ({
-        run: store.run(id),
-        passes: store.passes(id),
-        steps: store.steps(id),
-        stepPasses: store.passes(id).flatMap((p) => store.stepPasses(p.id)),
-      }));
+      Promise.all(
+        [1, 2, 3, 4, 5, 6].map(async (id) => {
+          const passes = await store.passes(id);
+          return {
+            run: await store.run(id),
+            passes,
+            steps: await store.steps(id),
+            stepPasses: (await Promise.all(passes.map((p) => store.stepPasses(p.id)))).flat(),
+          };
+        }),
+      );
     const first = new Store(file);
-    const before = snapshot(first);
-    first.close();
+    const before = await snapshot(first);
+    await first.close();
     const again = new Store(file);
-    expect(snapshot(again)).toEqual(before);
-    again.close();
+    expect(await snapshot(again)).toEqual(before);
+    expect(before[0]?.passes.length).toBeGreaterThan(0);
+    await again.close();
     expect(userVersion(file)).toBe(11);
   });
 
-  it("creates a fresh database at the latest version", () => {
+  it("creates a fresh database at the latest version", async () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
-    new Store(file).close();
+    await new Store(file).close();
     expect(userVersion(file)).toBe(11);
   });
 });
@@ -229,7 +237,7 @@ describe("migrate", () => {
 describe("migratePostgres", () => {
   it("gives PostgreSQL the tables and columns SQLite's migrations give, and runs again as a no-op", async () => {
     const sqliteFile = path.join(tempDir("shape"), "lisa.db");
-    new Store(sqliteFile).close();
+    await new Store(sqliteFile).close();
     const sqlite = new DatabaseSync(sqliteFile);
     const sqliteShape: Record<string, string[]> = {};
     for (const { name } of sqlite.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[]) {
@@ -241,8 +249,8 @@ describe("migratePostgres", () => {
     const base = await requirePostgres();
     const url = new URL(base);
     url.searchParams.set("schema", schema);
-    new Store(url.toString()).close();
-    new Store(url.toString()).close();
+    await new Store(url.toString()).close();
+    await new Store(url.toString()).close();
 
     const client = new pg.Client({ connectionString: base });
     await client.connect();

@@ -4,6 +4,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { PostgresDriver } from "../../src/store/postgres-driver.ts";
+import { sql } from "../../src/store/sql.ts";
 import { type ConnectionChange, isDatabaseUnavailable } from "../../src/store/sql-driver.ts";
 import { Store } from "../../src/store/store.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
@@ -37,9 +38,9 @@ async function throughProxy() {
   return { proxy, url: url.toString() };
 }
 
-function thrown(work: () => unknown): unknown {
+async function thrown(work: () => Promise<unknown>): Promise<unknown> {
   try {
-    work();
+    await work();
   } catch (error) {
     return error;
   }
@@ -53,14 +54,14 @@ describe("the PostgreSQL store when its connection is lost", () => {
     cleanups.push(() => store.close());
     const changes: ConnectionChange["kind"][] = [];
     store.onConnection((change) => changes.push(change.kind));
-    expect(store.addCommand("before", "gesture", {})).toBe(true);
+    expect(await store.addCommand("before", "gesture", {})).toBe(true);
 
     await proxy.cut();
     await proxy.restore();
 
-    expect(store.pendingCommands()).toBe(1);
-    expect(store.addCommand("after", "gesture", {})).toBe(true);
-    expect(store.pendingCommands()).toBe(2);
+    expect(await store.pendingCommands()).toBe(1);
+    expect(await store.addCommand("after", "gesture", {})).toBe(true);
+    expect(await store.pendingCommands()).toBe(2);
     await waitFor("the return to be said", () => changes.length === 2 || undefined);
     expect(changes).toEqual(["lost", "restored"]);
   });
@@ -69,23 +70,28 @@ describe("the PostgreSQL store when its connection is lost", () => {
     const { proxy, url } = await throughProxy();
     const driver = new PostgresDriver(url);
     cleanups.push(() => driver.close());
-    driver.script("CREATE TABLE written (id SERIAL PRIMARY KEY, n INTEGER)");
+    await driver.script("CREATE TABLE written (id SERIAL PRIMARY KEY, n INTEGER)");
 
-    driver.begin();
-    driver.run("INSERT INTO written (n) VALUES (?)", [1]);
-    await proxy.cut();
-    await proxy.restore();
-    const error = thrown(() => driver.run("INSERT INTO written (n) VALUES (?)", [2]));
-    expect(isDatabaseUnavailable(error), String(error)).toBe(true);
-    expect(() => driver.commit()).toThrow(/connection this transaction ran on was lost/);
-    driver.rollback();
+    const failure = await driver
+      .transaction(async (tx) => {
+        await tx.run(sql`INSERT INTO written (n) VALUES (${1})`);
+        await proxy.cut();
+        await proxy.restore();
+        const error = await thrown(() => tx.run(sql`INSERT INTO written (n) VALUES (${2})`));
+        expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+        expect(String(error)).toMatch(/connection this transaction ran on was lost/);
+        // Its caller may catch that and go on: the commit still fails, and nothing was written.
+      })
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(String(failure)).toMatch(/connection this transaction ran on was lost/);
 
-    expect(driver.all("SELECT n FROM written", [])).toEqual([]);
-    // The next transaction runs on the new connection.
-    driver.begin();
-    driver.run("INSERT INTO written (n) VALUES (?)", [3]);
-    driver.commit();
-    expect(driver.all("SELECT n FROM written", [])).toEqual([{ n: 3 }]);
+    expect(await driver.all(sql`SELECT n FROM written`)).toEqual([]);
+    // The next transaction runs on a new connection.
+    await driver.transaction((tx) => tx.run(sql`INSERT INTO written (n) VALUES (${3})`));
+    expect(await driver.all(sql`SELECT n FROM written`)).toEqual([{ n: 3 }]);
   });
 
   it("loses a named lock with the connection that held it: held() says so, and another process takes the lock", async () => {
@@ -98,12 +104,15 @@ describe("the PostgreSQL store when its connection is lost", () => {
     cleanups.push(() => other.close());
 
     const seen = await store.exclusively("inbox", async (held) => {
-      const before = held();
+      const before = await held();
       expect(await other.exclusively("inbox", async () => "taken")).toBeUndefined();
       await proxy.cut();
       await proxy.restore();
-      const after = held();
-      const taken = await waitFor("the other store to take the lock", () => other.exclusively("inbox", async () => "taken"));
+      const after = await held();
+      const taken = await waitFor(
+        "the other store to take the lock",
+        async () => await other.exclusively("inbox", async () => "taken"),
+      );
       return { before, after, taken };
     });
     expect(seen).toEqual({ before: true, after: false, taken: "taken" });
@@ -113,11 +122,11 @@ describe("the PostgreSQL store when its connection is lost", () => {
     const { proxy, url } = await throughProxy();
     const store = new Store(url);
     cleanups.push(() => store.close());
-    store.addCommand("before", "gesture", {});
+    await store.addCommand("before", "gesture", {});
 
     await proxy.cut();
     const started = Date.now();
-    const error = thrown(() => store.pendingCommands());
+    const error = await thrown(() => store.pendingCommands());
     expect(isDatabaseUnavailable(error), String(error)).toBe(true);
     // Not the 30 s a statement may wait for its answer: a web process answers 503 meanwhile.
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -126,9 +135,9 @@ describe("the PostgreSQL store when its connection is lost", () => {
     // Reconnection backs off (up to 5 s between attempts) while the server is gone.
     const pending = await waitFor(
       "the store to answer again",
-      () => {
+      async () => {
         try {
-          return store.pendingCommands();
+          return await store.pendingCommands();
         } catch (error) {
           if (isDatabaseUnavailable(error)) return undefined;
           throw error;

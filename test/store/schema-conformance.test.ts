@@ -136,14 +136,14 @@ describe("the schema SQLite's migrations give and PostgreSQL's", () => {
 
   it("are one schema: columns with their types, nullability and defaults, uniqueness rules with their predicates, indexes", async () => {
     const file = path.join(tempDir("conformance"), "lisa.db");
-    new Store(file).close();
+    await new Store(file).close();
     const lite = sorted(sqliteShape(file));
 
     const base = await requirePostgres();
     const schema = `shape_${process.pid}_${Date.now().toString(36)}`;
     const url = new URL(base);
     url.searchParams.set("schema", schema);
-    new Store(url.toString()).close();
+    await new Store(url.toString()).close();
     const client = new pg.Client({ connectionString: base });
     await client.connect();
     try {

@@ -8,52 +8,54 @@ import { tempDir } from "../support/git-fixtures.ts";
 import { newRun, oneStep } from "../support/store-fixtures.ts";
 
 /** A run whose one step is being built in pass 1, on a store in `dir`. */
-function stepUnderWay(dir: string) {
+async function stepUnderWay(dir: string) {
   const store = new Store(testDatabaseUrl(dir) ?? path.join(dir, "lisa.db"));
-  const run = store.createRun(newRun(1), oneStep(1));
+  const run = await store.createRun(newRun(1), oneStep(1));
   if (!run) throw new Error("no run");
-  const pass = store.currentPass(run.id);
-  const [step] = store.steps(run.id);
+  const pass = await store.currentPass(run.id);
+  const [step] = await store.steps(run.id);
   if (!pass || !step) throw new Error("no pass or step");
-  expect(store.moveStep(step.id, "start")).toBe(true);
-  const held = () => ({ step: store.step(step.id).state, record: store.stepPass(step.id, pass.id)?.state });
+  expect(await store.moveStep(step.id, "start")).toBe(true);
+  const held = async () => ({ step: (await store.step(step.id)).state, record: (await store.stepPass(step.id, pass.id))?.state });
   return { store, runId: run.id, stepId: step.id, passId: pass.id, held };
 }
 
 describe("the changes of a step and its record for the pass", () => {
-  it("moves a step along its table only, as a compare-and-set", () => {
-    const { store, stepId, held } = stepUnderWay(tempDir("steps"));
-    expect(store.moveStep(stepId, "deliver", { phase: "done" })).toBe(true);
-    expect(store.moveStep(stepId, "block", { error: "late" })).toBe(false);
-    expect(store.step(stepId)).toMatchObject({ state: "delivered", phase: "done", error: null });
-    expect(held().step).toBe("delivered");
+  it("moves a step along its table only, as a compare-and-set", async () => {
+    const { store, stepId, held } = await stepUnderWay(tempDir("steps"));
+    expect(await store.moveStep(stepId, "deliver", { phase: "done" })).toBe(true);
+    expect(await store.moveStep(stepId, "block", { error: "late" })).toBe(false);
+    expect(await store.step(stepId)).toMatchObject({ state: "delivered", phase: "done", error: null });
+    expect((await held()).step).toBe("delivered");
   });
 
-  it("writes a finished step and its pass record together", () => {
-    const { store, stepId, passId, held } = stepUnderWay(tempDir("steps"));
-    store.updateStep(stepId, { gates: '[{"name":"test","ok":true}]' });
-    expect(finishStep(store, { stepId, passId }, "delivered", "abc123")).toBe(true);
-    expect(held()).toEqual({ step: "delivered", record: "delivered" });
-    expect(store.stepPass(stepId, passId)).toMatchObject({ end_sha: "abc123", gates: '[{"name":"test","ok":true}]' });
+  it("writes a finished step and its pass record together", async () => {
+    const { store, stepId, passId, held } = await stepUnderWay(tempDir("steps"));
+    await store.updateStep(stepId, { gates: '[{"name":"test","ok":true}]' });
+    expect(await finishStep(store, { stepId, passId }, "delivered", "abc123")).toBe(true);
+    expect(await held()).toEqual({ step: "delivered", record: "delivered" });
+    expect(await store.stepPass(stepId, passId)).toMatchObject({ end_sha: "abc123", gates: '[{"name":"test","ok":true}]' });
   });
 
-  it("writes neither when the store refuses the step's half (SQLite: another connection's trigger)", (context) => {
+  it("writes neither when the store refuses the step's half (SQLite: another connection's trigger)", async (context) => {
     if (testDatabaseUrl(tempDir("probe"))) context.skip();
     const dir = tempDir("steps");
-    const { store, runId, stepId, passId, held } = stepUnderWay(dir);
+    const { store, runId, stepId, passId, held } = await stepUnderWay(dir);
     const db = new DatabaseSync(path.join(dir, "lisa.db"));
     db.exec(
       "CREATE TRIGGER refuse_step_ends BEFORE UPDATE OF state ON steps WHEN NEW.state IN ('delivered', 'blocked') BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END",
     );
-    const before = held();
-    expect(() => finishStep(store, { stepId, passId }, "delivered", "abc123")).toThrow(/disk I\/O error/);
-    expect(held()).toEqual(before);
-    expect(() => blockStep(store, { runId, stepId, passId }, "gates failed twice", { wip_sha: null })).toThrow(/disk I\/O error/);
-    expect(held()).toEqual(before);
-    expect(store.events(runId).map((e) => e.kind)).not.toContain("step_blocked");
+    const before = await held();
+    await expect(finishStep(store, { stepId, passId }, "delivered", "abc123")).rejects.toThrow(/disk I\/O error/);
+    expect(await held()).toEqual(before);
+    await expect(blockStep(store, { runId, stepId, passId }, "gates failed twice", { wip_sha: null })).rejects.toThrow(
+      /disk I\/O error/,
+    );
+    expect(await held()).toEqual(before);
+    expect((await store.events(runId)).map((e) => e.kind)).not.toContain("step_blocked");
     db.exec("DROP TRIGGER refuse_step_ends");
     db.close();
-    expect(blockStep(store, { runId, stepId, passId }, "gates failed twice", { wip_sha: null })).toBe(true);
-    expect(held()).toEqual({ step: "blocked", record: "blocked" });
+    expect(await blockStep(store, { runId, stepId, passId }, "gates failed twice", { wip_sha: null })).toBe(true);
+    expect(await held()).toEqual({ step: "blocked", record: "blocked" });
   });
 });

@@ -6,8 +6,8 @@ const [location = "", count = "0"] = process.argv.slice(2);
 const store = new Store(location);
 const slots: number[] = [];
 for (let i = 0; i < Number(count); i++) {
-  const answer = store.reserveWriteSlot({ installationId: 7, creates: i % 2 === 0, priority: false, horizonMs: 1e12 });
+  const answer = await store.reserveWriteSlot({ installationId: 7, creates: i % 2 === 0, priority: false, horizonMs: 1e12 });
   if ("at" in answer) slots.push(answer.at);
 }
-store.close();
+await store.close();
 process.stdout.write(JSON.stringify(slots));

@@ -13,15 +13,15 @@ let repo: string;
 let issueNumber: number;
 let pullNumber: number;
 
-const runCount = () => world.env.lisa.store.runsIn(...RUN_STATES).length;
-const run = () => world.env.lisa.store.latestRunFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", issueNumber);
+const runCount = async () => (await world.env.lisa.store.runsIn(...RUN_STATES)).length;
+const run = async () => await world.env.lisa.store.latestRunFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", issueNumber);
 
 /** Runs and sessions `act` started. */
 async function started(act: () => Promise<unknown>): Promise<number> {
-  const before = runCount() + world.agent.calls().length;
+  const before = (await runCount()) + world.agent.calls().length;
   await act();
   await world.env.settle();
-  return runCount() + world.agent.calls().length - before;
+  return (await runCount()) + world.agent.calls().length - before;
 }
 
 /** A new issue in a new repository, not labeled. */
@@ -38,7 +38,7 @@ export const authorizationGroup: HostileGroup = {
     repo = await world.repo("authz");
     issueNumber = await world.labeledIssue(repo);
     const [pull] = world.env.github.pulls(repo);
-    if (!pull || run()?.state !== "review") throw new Error("the honest run did not reach review");
+    if (!pull || (await run())?.state !== "review") throw new Error("the honest run did not reach review");
     pullNumber = pull.number;
   },
   async teardown() {
@@ -89,7 +89,7 @@ export const authorizationGroup: HostileGroup = {
       run: async () => {
         await world.env.github.commentOnIssue(repo, issueNumber, "/lisa accept", "rita");
         await world.env.settle();
-        return breachIf(run()?.state !== "review", "unauthorizedRuns");
+        return breachIf((await run())?.state !== "review", "unauthorizedRuns");
       },
     },
     {
@@ -99,7 +99,7 @@ export const authorizationGroup: HostileGroup = {
         const head = world.env.github.pulls(repo).find((p) => p.number === pullNumber)?.head.sha ?? "";
         await world.env.github.submitReview(repo, pullNumber, { user: "rita", state: "APPROVED", commitId: head, body: "LGTM" });
         await world.env.settle();
-        return breachIf(run()?.state !== "review", "unauthorizedRuns");
+        return breachIf((await run())?.state !== "review", "unauthorizedRuns");
       },
     },
     {

@@ -5,6 +5,7 @@ import { testStoreLocation } from "../../../dev/test-database.ts";
 import { commandKey, commandMac } from "../../../src/store/command-mac.ts";
 import { PostgresDriver } from "../../../src/store/postgres-driver.ts";
 import type { CommandRow } from "../../../src/store/rows.ts";
+import { sql } from "../../../src/store/sql.ts";
 import { isPostgresUrl } from "../../../src/store/sql-driver.ts";
 import { SqliteDriver } from "../../../src/store/sqlite-driver.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
@@ -100,7 +101,7 @@ export async function forgeCommandRow(mac: "none" | "valid"): Promise<ForgedRow>
     const location = testStoreLocation(world.env.dataDir);
     const db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
     try {
-      const genuine = db.get<CommandRow>("SELECT * FROM commands WHERE kind = 'start_run' ORDER BY id LIMIT 1", []);
+      const [genuine] = await db.all<CommandRow>(sql`SELECT * FROM commands WHERE kind = 'start_run' ORDER BY id LIMIT 1`);
       if (!genuine) throw new Error("no genuine command row to copy");
       const payload = JSON.parse(genuine.payload);
       payload.issue = { number: target.number, title: target.title, body: target.body };
@@ -112,22 +113,17 @@ export async function forgeCommandRow(mac: "none" | "valid"): Promise<ForgedRow>
         created_at: Date.now(),
       };
       const signature = mac === "valid" ? commandMac(commandKey(EMULATED_WEBHOOK_SECRET), row) : null;
-      db.run("INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (?, ?, ?, ?, ?, ?)", [
-        row.delivery_id,
-        row.event_key,
-        row.kind,
-        row.payload,
-        row.created_at,
-        signature,
-      ]);
+      await db.run(
+        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${signature})`,
+      );
       world.env.lisa.worker.notify();
       await world.env.settle();
       const metrics = await (await fetch(`${new URL(world.env.webhookUrl).origin}/metrics`)).text();
       const counted = parsePrometheusText(metrics).samples.find((s) => s.name === "lisa_forged_commands_total")?.value ?? -1;
-      const stored = db.get<CommandRow>("SELECT * FROM commands WHERE delivery_id = ?", [row.delivery_id]);
+      const [stored] = await db.all<CommandRow>(sql`SELECT * FROM commands WHERE delivery_id = ${row.delivery_id}`);
       return { ran: trackingBody(github, repo, target.number) !== "", counted, outcome: stored?.outcome ?? null };
     } finally {
-      db.close();
+      await db.close();
     }
   });
 }
