@@ -23,13 +23,14 @@ const PROBE_MAX_MS = 5_000;
 const STATEMENT_WAIT_MS = 1_000;
 
 /**
- * Writers take one advisory lock for the length of their transaction, as SQLite's BEGIN IMMEDIATE
- * does, so the store's read-then-write transactions keep their meaning with many processes. It is
- * keyed on the schema too: stores in different schemas of one database do not wait on each other.
+ * Lisa's advisory locks, each keyed on the schema too: stores in different schemas of one database
+ * do not wait on each other. Migrations take the schema's own lock; transactions take the keys the
+ * store names (a run, an installation's write slots), so only those on the same run wait for each
+ * other; named locks (tryLock) are held for a session.
  */
 const LOCKS = 0x4c697361; // "Lisa": the advisory-lock space Lisa's keys live in
-const WRITE_LOCK = `pg_advisory_xact_lock(${LOCKS}, hashtext(current_schema()))`;
-/** The key of a named lock (tryLock), also per schema; its name is the statement's parameter. */
+const MIGRATION_LOCK = `pg_advisory_xact_lock(${LOCKS}, hashtext(current_schema()))`;
+/** The key of a lock, per schema; its name is the statement's parameter. */
 const NAMED_LOCK = `${LOCKS}, hashtext(current_schema() || ':' || $1)`;
 
 // Ids and times (milliseconds) are BIGINT and sums NUMERIC: all fit a double, and rows must look as SQLite's do.
@@ -101,7 +102,7 @@ export class PostgresDriver implements SqlDriver {
         // Two processes creating the schema at once: one of them meets the other's row.
         if (!["23505", "42P06"].includes((error as { code?: string }).code ?? "")) throw error;
       }
-      await migratePostgres(client, WRITE_LOCK);
+      await migratePostgres(client, MIGRATION_LOCK);
     } finally {
       client.release();
     }
@@ -162,10 +163,12 @@ export class PostgresDriver implements SqlDriver {
     const tx: SqlStatements = {
       all: async <R>(query: Sql) => on(async () => (await this.#statement(client, text(query), query.values, true)).rows as R[]),
       run: <R>(query: Sql) => on(() => this.#written<R>(client, query)),
+      lock: async (key: string) => {
+        await on(() => this.#statement(client, `SELECT pg_advisory_xact_lock(${NAMED_LOCK})`, [key], false));
+      },
     };
     try {
-      // Nothing is done before the lock is taken: a BEGIN whose connection was lost fails whole.
-      await on(() => this.#statement(client, `BEGIN; SELECT ${WRITE_LOCK}`, undefined, false));
+      await on(() => this.#statement(client, "BEGIN", undefined, false));
       const result = await work(tx);
       await on(() => this.#statement(client, "COMMIT", undefined, false));
       return result;

@@ -14,7 +14,7 @@ export async function blockRun(store: Store, runId: number, passId: number): Pro
   return store.atomically(async () => {
     await store.transitionPass(passId, "block");
     return store.transitionRun(runId, "block");
-  });
+  }, runId);
 }
 
 /** A multi-repository plan waits for `/lisa proceed` (`review.plan`). */
@@ -22,7 +22,7 @@ export async function awaitPlanReview(store: Store, runId: number, passId: numbe
   return store.atomically(async () => {
     await store.transitionPass(passId, "plan_ready");
     return store.transitionRun(runId, "plan_ready");
-  });
+  }, runId);
 }
 
 /** `/lisa redirect` on a plan waiting for review: the same pass plans again, with `guidance`. */
@@ -36,7 +36,7 @@ export async function replanRun(
     await store.transitionPass(change.passId, "replan");
     await store.replanStep(change.planningStepId, change.passNumber);
     return store.transitionRun(change.runId, "replan", cause);
-  });
+  }, change.runId);
 }
 
 /** `/lisa fix`: the blocked steps go again in the same pass, each with a fresh budget, with `guidance`. */
@@ -50,7 +50,7 @@ export async function fixBlocked(
     for (const id of change.stepIds) await store.freshBudget(id);
     await store.transitionPass(change.passId, "fix");
     return store.transitionRun(change.runId, "fix", cause);
-  });
+  }, change.runId);
 }
 
 /**
@@ -67,7 +67,7 @@ export async function skipBlocked(
     if ((await store.steps(change.runId)).some((s) => s.state === "blocked")) return "still blocked";
     if (change.passId !== undefined) await store.transitionPass(change.passId, "skip");
     return store.transitionRun(change.runId, "skip", cause);
-  });
+  }, change.runId);
 }
 
 /** `/lisa proceed`: the plan that waited for review is built as it is. */
@@ -80,7 +80,7 @@ export async function proceedWithPlan(
   return store.atomically(async () => {
     if (passId !== undefined) await store.transitionPass(passId, "planned");
     return store.transitionRun(runId, "proceed", cause);
-  });
+  }, runId);
 }
 
 /** `/lisa abort`: the run and its pass stop, and the steps not done are skipped. */
@@ -98,7 +98,7 @@ export async function abortRun(
       if (step.state === "running" || step.state === "pending" || step.state === "blocked") await store.moveStep(step.id, "skip");
     }
     return run;
-  });
+  }, runId);
 }
 
 /** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
@@ -108,7 +108,7 @@ export async function withdrawRun(store: Store, runId: number, cause: Cause): Pr
     const pass = run && (await store.currentPass(runId));
     if (pass) await store.transitionPass(pass.id, "withdraw");
     return run;
-  });
+  }, runId);
 }
 
 /** The run failed with `message`; `steps` are the ones that failed with it, each with its own error. */
@@ -122,7 +122,7 @@ export async function failRun(
     for (const step of steps) await store.moveStep(step.id, "fail", { error: step.error });
     await store.updateRun(runId, { error: message });
     return store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
-  });
+  }, runId);
 }
 
 /** A run this process had under way when it stopped is queued to resume, a restart counted. */
@@ -130,5 +130,5 @@ export async function interruptRun(store: Store, runId: number, restarts: number
   return store.atomically(async () => {
     await store.updateRun(runId, { restarts: restarts + 1 });
     return store.transitionRun(runId, "interrupt");
-  });
+  }, runId);
 }

@@ -12,6 +12,11 @@ export interface SqlStatements {
   all<T>(query: Sql): Promise<T[]>;
   /** A write: how many rows it changed, and the rows its RETURNING clause gave back. */
   run<T = Record<string, unknown>>(query: Sql): Promise<{ changes: number; rows: T[] }>;
+  /**
+   * Inside a transaction: waits until no other transaction holds `key`, then holds it until this
+   * one ends. What two transactions read and then write under one key cannot interleave.
+   */
+  lock?(key: string): Promise<void>;
 }
 
 /**
@@ -21,8 +26,8 @@ export interface SqlStatements {
  */
 export interface SqlDriver extends SqlStatements {
   /**
-   * Runs `work` in a transaction that holds the database's write lock: its statements go through
-   * `tx`, and it is committed when `work` resolves, rolled back when it throws.
+   * Runs `work` in a transaction: its statements go through `tx`, and it is committed when `work`
+   * resolves, rolled back when it throws.
    */
   transaction<T>(work: (tx: SqlStatements) => Promise<T>): Promise<T>;
   isUniqueViolation(error: unknown): boolean;

@@ -19,7 +19,7 @@ export async function refuseStep(
     await store.moveStep(at.stepId, "skip", { error: reason });
     await store.addEvent(at.runId, "step_refused", { actor, note: reason });
     return true;
-  });
+  }, at.runId);
 }
 
 /**
@@ -74,7 +74,7 @@ export async function blockStep(
       if (!(await store.moveStep(at.stepId, "block", { error: reason }))) return undefined;
       await store.addEvent(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
       return true;
-    })) ?? false
+    }, at.runId)) ?? false
   );
 }
 

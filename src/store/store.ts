@@ -122,26 +122,43 @@ export class Store {
    */
   readonly #transaction = new AsyncLocalStorage<SqlStatements>();
 
-  /** Runs `work` in one immediate transaction: all of it is written, or none. Nested calls join the outer one. */
-  async #tx<T>(work: () => Promise<T>): Promise<T> {
-    if (this.#transaction.getStore()) return work();
-    return this.#db.transaction((tx) => this.#transaction.run(tx, work));
+  /**
+   * Runs `work` in one transaction: all of it is written, or none. Nested calls join the outer one.
+   * `lock`: the key (a run's, an installation's slots') that what `work` reads and then writes
+   * depends on; transactions on other keys go on beside it (PostgreSQL; SQLite has one writer).
+   */
+  async #tx<T>(work: () => Promise<T>, lock?: string): Promise<T> {
+    const open = this.#transaction.getStore();
+    if (open) {
+      if (lock) await open.lock?.(lock);
+      return work();
+    }
+    return this.#db.transaction((tx) =>
+      this.#transaction.run(tx, async () => {
+        if (lock) await tx.lock?.(lock);
+        return work();
+      }),
+    );
   }
 
   /**
    * Runs `work` as one transaction, and returns undefined with nothing written when it returns
    * undefined (a run's compare-and-set lost): the changes of run-changes.ts, each all or nothing.
-   * Not to be nested in another transaction, whose writes it could not take back.
+   * Not to be nested in another transaction, whose writes it could not take back. `runId`: the run
+   * whose rows it reads before it writes, locked for its length.
    */
-  async atomically<T>(work: () => Promise<T | undefined>): Promise<T | undefined> {
+  async atomically<T>(work: () => Promise<T | undefined>, runId?: number): Promise<T | undefined> {
     if (this.#transaction.getStore()) throw new Error("Store.atomically is a transaction of its own, not a part of another");
     const refused = Symbol("refused");
     try {
-      return await this.#tx(async () => {
-        const result = await work();
-        if (result === undefined) throw refused;
-        return result;
-      });
+      return await this.#tx(
+        async () => {
+          const result = await work();
+          if (result === undefined) throw refused;
+          return result;
+        },
+        runId === undefined ? undefined : runLock(runId),
+      );
     } catch (error) {
       if (error === refused) return undefined;
       throw error;
@@ -328,7 +345,7 @@ export class Store {
       await this.#update("runs", runId, { restarts: run.restarts + 1 });
       await this.addEvent(runId, "taken_over", { note });
       return this.transitionRun(runId, "interrupt", { note });
-    });
+    }, runLock(runId));
   }
 
   /**
@@ -353,7 +370,7 @@ export class Store {
       if (changes === 0) return undefined;
       await this.#event(runId, run.current_pass, event, run.state, to, detail.actor ?? null, detail.note ?? null);
       return this.run(runId);
-    });
+    }, runLock(runId));
   }
 
   /**
@@ -375,7 +392,7 @@ export class Store {
         decided_at: this.#now(),
       });
       return run;
-    });
+    }, runLock(runId));
   }
 
   /** The id of the run's last state change, which its GitHub side must show (see markPublished). */
@@ -433,7 +450,7 @@ export class Store {
       if (pass) await this.#update("passes", pass.id, { config });
       await this.#update("runs", runId, { error: null, restarts: 0, config });
       return this.transitionRun(runId, "retry", { actor });
-    });
+    }, runLock(runId));
   }
 
   async #lastIteration(stepId: number): Promise<number> {
@@ -506,7 +523,7 @@ export class Store {
         throw new Error(`run ${runId} could not start pass ${number}`);
       }
       return this.pass(runId, number);
-    });
+    }, runLock(runId));
   }
 
   /** Moves a pass along the pass table; false when the table refuses the event from its state. */
@@ -633,7 +650,7 @@ export class Store {
           await this.#insertStepPass(id, pass.id, step.scope);
         }
       }
-    });
+    }, runLock(runId));
   }
 
   async steps(runId: number): Promise<StepRow[]> {
@@ -828,7 +845,7 @@ export class Store {
   async addGuidance(runId: number, items: NewGuidance[], joinPass: number | undefined): Promise<void> {
     await this.#tx(async () => {
       for (const item of items) await this.#insertGuidance(runId, joinPass ?? null, item);
-    });
+    }, runLock(runId));
   }
 
   async guidanceFor(passId: number): Promise<GuidanceRow[]> {
@@ -881,10 +898,13 @@ export class Store {
 
   /** Takes an installation's next write slot GitHub's limits allow, in one transaction (write-slots.ts). */
   async reserveWriteSlot(request: SlotRequest): Promise<SlotAnswer> {
-    return this.#tx(async () => await reserveWriteSlot(this.#statements(), this.#now(), request));
+    return this.#tx(() => reserveWriteSlot(this.#statements(), this.#now(), request), `slots:${request.installationId}`);
   }
 }
 
 /** `column = value, …` for an UPDATE: the columns are the store's own names, the values bound. */
 const assignments = (entries: readonly [string, SqlValue][]) =>
   join(entries.map(([column, value]) => sql`${raw(column)} = ${value}`));
+
+/** The lock key of a run's rows: its run, passes, steps and guidance. */
+const runLock = (runId: number) => `run:${runId}`;
