@@ -223,18 +223,15 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     }
     await accept(context, "start_run", triage);
   });
-  app.on("issue_comment.created", async (context) => await accept(context, "gesture", onIssueComment(context.payload)));
-  app.on(
-    ["pull_request_review.submitted", "pull_request_review.dismissed"],
-    async (context) => await accept(context, "gesture", onPullRequestReview(context.payload as never)),
+  app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
+  app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], (context) =>
+    accept(context, "gesture", onPullRequestReview(context.payload as never)),
   );
-  app.on(
-    "pull_request_review_comment.created",
-    async (context) => await accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
+  app.on("pull_request_review_comment.created", (context) =>
+    accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
   );
-  app.on(
-    ["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"],
-    async (context) => await accept(context, "gesture", onPullRequest(context.payload as never)),
+  app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], (context) =>
+    accept(context, "gesture", onPullRequest(context.payload as never)),
   );
 
   let operatorServer: Server | undefined;
@@ -263,7 +260,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await reportSandbox(deps);
       await worker.start();
     },
-    idle: async () => await worker.idle(),
+    idle: () => worker.idle(),
     httpHandler: async (request, response) =>
       !options.metricsAddress && serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
     metricsAddress: () => (operatorServer?.address() as AddressInfo | null) ?? undefined,

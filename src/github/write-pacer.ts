@@ -55,11 +55,21 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
   const sleep = options.sleep ?? ((ms: number) => delay(ms));
   const horizonMs = options.horizonMs ?? 2_000;
   const longWaitMs = options.longWaitMs ?? 30_000;
+  // This process's writes ask for their slots one after another, in the order they came: the store
+  // answers each in its own time, and writes asked for together must not overtake one another.
+  let asked: Promise<unknown> = Promise.resolve();
+  const reserve = (kind: WriteKind) => {
+    const answer = asked.then(() =>
+      options.store.reserveWriteSlot({ installationId: options.installationId, horizonMs, ...kind }),
+    );
+    asked = answer.catch(() => undefined);
+    return answer;
+  };
   return async (kind) => {
     const started = now();
     let told = false;
     for (;;) {
-      const answer = await options.store.reserveWriteSlot({ installationId: options.installationId, horizonMs, ...kind });
+      const answer = await reserve(kind);
       const until = "at" in answer ? answer.at : answer.retryAt;
       if (!told && answer.limitedBy && until - started >= longWaitMs) {
         told = true;

@@ -113,7 +113,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
 async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<void> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
-  const step = async () => await store.step(stepId);
+  const step = () => store.step(stepId);
   const ref = checkout.ref;
   const dir = () => workDir(checkout);
 

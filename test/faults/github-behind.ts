@@ -21,16 +21,8 @@ export async function githubBehind(
   const store = new Store(storeLocation);
   let behind = 0;
   try {
-    for (const run of await store.runsIn(
-      "plan_review",
-      "blocked",
-      "review",
-      "accepted",
-      "stopped",
-      "failed",
-      "merged",
-      "closed",
-    )) {
+    const atRest = ["plan_review", "blocked", "review", "accepted", "stopped", "failed", "merged", "closed"] as const;
+    for (const run of await store.runsIn(...atRest)) {
       const issue = `${run.owner}/${run.repo}`;
       const lags: string[] = [];
       const stateLabels = github

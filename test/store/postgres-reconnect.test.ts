@@ -109,10 +109,7 @@ describe("the PostgreSQL store when its connection is lost", () => {
       await proxy.cut();
       await proxy.restore();
       const after = await held();
-      const taken = await waitFor(
-        "the other store to take the lock",
-        async () => await other.exclusively("inbox", async () => "taken"),
-      );
+      const taken = await waitFor("the other store to take the lock", () => other.exclusively("inbox", async () => "taken"));
       return { before, after, taken };
     });
     expect(seen).toEqual({ before: true, after: false, taken: "taken" });
