@@ -16,7 +16,8 @@
 // scale       Throughput of claimed runs with 1, 2 and 4 `lisa worker`s on PostgreSQL (issue 9).
 // flood       2,000 deliveries that cannot concern Lisa, 20 at a time, to Lisa on SQLite and `lisa web`
 //             on PostgreSQL against bare Probot, then a `lisa` label. Goals: ≥ 0.8× Probot's
-//             throughput on both stores; 👀 < 2 s after the flood.
+//             throughput on both stores; 👀 < 2 s after the flood; then `lisa web` and a worker in
+//             processes of their own: each one's event-loop delay p99 < 10 ms.
 // minute      Content-creating requests in the busiest minute of 3 workers taking 12 issues to
 //             review as deployed, one installation. Goal: ≤ 80 (GitHub's secondary limit).
 

@@ -4,12 +4,12 @@ import path from "node:path";
 import pg from "pg";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres, startThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 
 // `lisa web` and a `lisa worker` on PostgreSQL lose every connection they hold, three times in a

@@ -5,13 +5,13 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { staleWorktreesIn } from "../faults/fault-world.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // Two `lisa worker`s and a `lisa web` on PostgreSQL. A worker told to stop (a deploy) hands its

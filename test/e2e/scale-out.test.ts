@@ -3,12 +3,12 @@ import { randomUUID } from "node:crypto";
 import path from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // Lisa scaled out as the README's "Running at scale" describes it: one `lisa web` and three

@@ -5,11 +5,11 @@ import path from "node:path";
 import pg from "pg";
 import { assertAllRouted } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { UNHELD_SWEEP_MS } from "../../src/scheduler/worker.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 import {

@@ -3,13 +3,13 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it, type TestContext } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { mountSmallDisk, type SmallDisk } from "../support/small-disk.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 

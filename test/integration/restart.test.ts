@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { startLisaChild } from "../../dev/lisa-process.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
@@ -19,7 +20,6 @@ import {
   REPO,
   routesTaken,
 } from "../support/hello-world.ts";
-import { startLisaChild } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
 
 const CONFIG = "label: bug\ngates:\n  - grep -q 'Hello World' README.md\n";

@@ -3,12 +3,13 @@
 // Usage: node emulated-lisa-process.ts '<json options>'; writes the webhook port to `portFile`.
 import { renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
-import { sandboxFor } from "../../dev/emulated-lisa.ts";
-import { testDatabaseUrl } from "../../dev/test-database.ts";
-import { createTestProbot } from "../../dev/test-probot.ts";
-import { createLisa, type LisaRole } from "../../src/app.ts";
-import { serveLisa } from "../../src/http/serve-lisa.ts";
-import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { createLisa, type LisaRole } from "../src/app.ts";
+import { serveLisa } from "../src/http/serve-lisa.ts";
+import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
+import { sandboxFor } from "./emulated-lisa.ts";
+import { testDatabaseUrl } from "./test-database.ts";
+import { createTestProbot } from "./test-probot.ts";
 
 const options = JSON.parse(process.argv[2] ?? "{}") as {
   emulatorUrl: string;
@@ -29,8 +30,11 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   concurrency?: number;
   /** The agents' and gates' sandbox; the default (bubblewrap) unless said. */
   sandbox?: SandboxSettings;
+  /** Where this process writes its event-loop delay (p99 and max, ms) every 100 ms; SIGUSR2 starts it afresh (the bench). */
+  loopDelayFile?: string;
 };
 const databaseUrl = options.databaseUrl ?? testDatabaseUrl(options.dataDir);
+if (options.loopDelayFile) reportLoopDelay(options.loopDelayFile);
 
 const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl, retries: options.githubRetries });
 const lisa = createLisa(probot, {
@@ -65,3 +69,14 @@ renameSync(`${options.portFile}.tmp`, options.portFile);
 process.once("SIGTERM", () => {
   void lisa.shutdown(options.shutdownGraceMs ?? 8_000, () => served.close()).then(() => process.exit(0));
 });
+
+/** The main thread's event-loop delay, measured here as `npm run bench` measures its own. */
+function reportLoopDelay(file: string): void {
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  process.on("SIGUSR2", () => delay.reset());
+  setInterval(() => {
+    writeFileSync(`${file}.tmp`, JSON.stringify({ p99Ms: delay.percentile(99) / 1e6, maxMs: delay.max / 1e6 }));
+    renameSync(`${file}.tmp`, file);
+  }, 100).unref();
+}
