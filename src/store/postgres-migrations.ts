@@ -215,7 +215,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `,
 ];
 
-/** Brings the schema up to the latest migration, one transaction each, under the store's write lock. */
+/** Brings the schema up to the latest migration, one transaction each, under the schema's own lock. */
 export async function migratePostgres(client: pg.ClientBase, writeLock: string): Promise<void> {
   for (;;) {
     await client.query(`BEGIN; SELECT ${writeLock}; CREATE TABLE IF NOT EXISTS lisa_schema (version INTEGER NOT NULL)`);
