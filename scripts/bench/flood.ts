@@ -37,19 +37,10 @@ async function flood(kind: "probot" | "lisa" | "web") {
     github.addCollaborator("bench/app", "alice", "write");
     // As deployed, a worker has read the repository's config (lisa web alone never calls GitHub).
     if (databaseUrl) await workerReadConfig(databaseUrl, github.installationId);
-    const issues: number[] = [];
-    for (let i = 0; i < ISSUES; i++)
-      issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
+    const issues = await createIssues(github);
     const delay = monitorEventLoopDelay({ resolution: 1 });
     delay.enable();
-    const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: AT_ONCE }, async () => {
-        for (let i = next++; i < FLOOD; i = next++) await deliver(github, issues, i);
-      }),
-    );
-    const floodMs = performance.now() - started;
+    const floodMs = await sendFlood(github, issues);
     delay.disable();
     let eyesMs: number | undefined;
     if (kind === "lisa") {
@@ -95,20 +86,11 @@ async function floodProcesses(): Promise<{ perSecond: number; webP99Ms: number; 
         }),
       );
     }
-    const issues: number[] = [];
-    for (let i = 0; i < ISSUES; i++)
-      issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
+    const issues = await createIssues(github);
     // Each process measures afresh from here; their files are rewritten every 100 ms.
     for (const child of children) child.kill("SIGUSR2");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    const started = performance.now();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: AT_ONCE }, async () => {
-        for (let i = next++; i < FLOOD; i = next++) await deliver(github, issues, i);
-      }),
-    );
-    const floodMs = performance.now() - started;
+    const floodMs = await sendFlood(github, issues);
     await new Promise((resolve) => setTimeout(resolve, 300));
     const p99 = (role: string) => (JSON.parse(readFileSync(delayFile(role), "utf8")) as { p99Ms: number }).p99Ms;
     return { perSecond: FLOOD / (floodMs / 1000), webP99Ms: p99("web"), workerP99Ms: p99("worker") };
@@ -122,12 +104,32 @@ async function floodProcesses(): Promise<{ perSecond: number; webP99Ms: number; 
   }
 }
 
-/** Delivery `i` of the flood: a label other than Lisa's, or a comment without `/lisa`, on one of `issues`. */
-function deliver(github: GitHubEmulator, issues: number[], i: number) {
-  const issue = issues[i % ISSUES] ?? 0;
-  return i % 2 === 0
-    ? github.labelIssue("bench/app", issue, `topic-${Math.floor(i / ISSUES)}`, "alice")
-    : github.commentOnIssue("bench/app", issue, `A thought, number ${i}, for whoever reads it.`, "alice");
+/** The issues the flood lands on, in bench/app. */
+async function createIssues(github: GitHubEmulator): Promise<number[]> {
+  const issues: number[] = [];
+  for (let i = 0; i < ISSUES; i++)
+    issues.push((await github.createIssue("bench/app", { title: `Issue ${i}`, user: "alice" })).number);
+  return issues;
+}
+
+/**
+ * Sends the flood, AT_ONCE at a time: labels other than Lisa's and comments without `/lisa`, in
+ * turn, on `issues`. Resolves with how long it took, in ms.
+ */
+async function sendFlood(github: GitHubEmulator, issues: number[]): Promise<number> {
+  const started = performance.now();
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: AT_ONCE }, async () => {
+      for (let i = next++; i < FLOOD; i = next++) {
+        const issue = issues[i % ISSUES] ?? 0;
+        await (i % 2 === 0
+          ? github.labelIssue("bench/app", issue, `topic-${Math.floor(i / ISSUES)}`, "alice")
+          : github.commentOnIssue("bench/app", issue, `A thought, number ${i}, for whoever reads it.`, "alice"));
+      }
+    }),
+  );
+  return performance.now() - started;
 }
 
 async function workerReadConfig(databaseUrl: string, installationId: number): Promise<void> {

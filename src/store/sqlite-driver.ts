@@ -33,16 +33,20 @@ export class SqliteDriver implements SqlDriver {
   }
 
   readonly #direct: SqlStatements = {
-    all: async <T>(query: Sql) => this.#rows<T>(query),
+    all: async <T>(query: Sql) => this.#prepare(query).all(...(query.values as SQLInputValue[])) as T[],
     run: async <T>(query: Sql) => {
-      const rows = this.#rows<T>(query);
-      const { n } = this.#db.prepare("SELECT changes() AS n").get() as { n: number };
-      return { changes: Number(n), rows };
+      const statement = this.#prepare(query);
+      // A RETURNING clause gives one row per row it changed; without one, SQLite counts them itself.
+      if (statement.columns().length > 0) {
+        const rows = statement.all(...(query.values as SQLInputValue[])) as T[];
+        return { changes: rows.length, rows };
+      }
+      return { changes: Number(statement.run(...(query.values as SQLInputValue[])).changes), rows: [] };
     },
   };
 
-  #rows<T>(query: Sql): T[] {
-    return this.#db.prepare(render(query, () => "?")).all(...(query.values as SQLInputValue[])) as T[];
+  #prepare(query: Sql) {
+    return this.#db.prepare(render(query, () => "?"));
   }
 
   // Each waits for the open transaction inline: the statement must run in the same turn the wait
