@@ -41,7 +41,7 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
   const ref = { owner: run.owner, repo: run.repo };
   const body = renderFinalReport(await reportView(store, runId, decision, deps.heldSecrets));
   const id = await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
-  if (id !== run.report_comment_id) await store.updateRun(runId, { report_comment_id: id });
+  if (id !== run.report_comment_id) await store.recordReportComment(runId, id);
 }
 
 /**
@@ -55,7 +55,7 @@ export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: n
     if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
     if (pr.draft) await gh.setDraft(pr.nodeId, false);
-    await store.updateStep(step.id, { draft: 0 });
+    await store.recordStep(step.id, { draft: 0 });
   }
   if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
@@ -83,7 +83,7 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
       );
       return;
     }
-    await store.updateStep(step.id, { pr_state: "merged" });
+    await store.recordStep(step.id, { pr_state: "merged" });
     await store.addEvent(runId, "merged_by_lisa", {
       note: `${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha.slice(0, 7)}`,
     });

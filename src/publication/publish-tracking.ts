@@ -122,12 +122,12 @@ export async function publishTracking(
     const stored = await trackingView(deps.store, runId, deps.now(), secrets);
     const view = notice ? { ...stored, notices: [...(stored.notices ?? []), notice] } : stored;
     await writeTracking(deps, gh, run, renderTrackingComment(failure ? failedView(view, failure) : view));
-    if (run.tracking_owed) await deps.store.updateRun(runId, { tracking_owed: 0 });
+    if (run.tracking_owed) await deps.store.oweTracking(runId, false);
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
     try {
       // Owed in the store, where every worker (and the next process, after a restart) finds it.
-      await deps.store.updateRun(runId, { tracking_owed: 1 });
+      await deps.store.oweTracking(runId, true);
     } catch (marking) {
       // A full data disk: the debt is lost with this process, and the run's next edit pays it.
       if (!isDiskFull(marking)) throw marking;
@@ -146,7 +146,7 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
   const ref = { owner: run.owner, repo: run.repo };
   // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
   const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id);
-  if (id !== run.comment_id) await deps.store.updateRun(run.id, { comment_id: id });
+  if (id !== run.comment_id) await deps.store.recordTrackingComment(run.id, id);
 }
 
 /** The least time between two edits of a tracking comment while a run executes; the last state is always written. */

@@ -68,7 +68,7 @@ export async function refreshGate(
         : prState === "open" && step.state === "dropped"
           ? "reopen"
           : undefined;
-    if (!event || !(await store.moveStep(step.id, event, seen))) await store.updateStep(step.id, seen);
+    if (!event || !(await store.moveStep(step.id, event, seen))) await store.recordStep(step.id, seen);
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);

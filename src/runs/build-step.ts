@@ -55,7 +55,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
             ? "revise"
             : "implement";
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
-      await store.updateStep(stepId, { phase: "agent" });
+      await store.enterPhase(stepId, "agent");
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
@@ -64,10 +64,10 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
-      await store.updateStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      await store.recordStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
     }
     skipAgent = false;
-    await store.updateStep(stepId, { phase: "gates" });
+    await store.enterPhase(stepId, "gates");
     ctx.publish();
     const results = await runGates(config.gates, {
       cwd: workDir(checkout),
@@ -85,7 +85,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       passed,
       ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
     }));
-    await store.updateStep(stepId, { gates: JSON.stringify(lines) });
+    await store.recordStep(stepId, { gates: JSON.stringify(lines) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");

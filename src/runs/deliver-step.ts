@@ -58,7 +58,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   ctx.publish();
   await syncMirror(deps.workspace, ref, await freshToken(ctx));
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
-  await store.updateStep(stepId, { base_branch: base });
+  await store.recordStep(stepId, { base_branch: base });
   const record = await store.stepPass(stepId, pass.id);
   // `/lisa fix` resumes from the blocked attempt, which includes what humans pushed to the WIP branch.
   const resumeWip = Boolean(record?.block_reason);
@@ -69,7 +69,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     ...(resumeWip ? { from: wipBranch(step.branch) } : {}),
   });
   const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
-  await store.updateStep(stepId, { worktree: worktree.path, start_sha: startSha });
+  await store.recordStep(stepId, { worktree: worktree.path, start_sha: startSha });
   if (!worktree.reused && WORK_ON_DISK.has(step.phase) && (await commitsSince(worktree.path, startSha)) === 0) {
     // The step was under way in a worktree that is gone (its worker died on another machine, or
     // the disk budget of stopped runs took it), and none of that work was pushed: the session runs
@@ -81,7 +81,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     ctx.publish();
   }
   if (record && !record.start_sha) {
-    await store.updateStepPass(record.id, {
+    await store.recordStepPass(record.id, {
       start_sha: startSha,
       human_shas: JSON.stringify(await humansSinceLastPass(ctx, step, startSha)),
     });
@@ -119,11 +119,11 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
     await buildStep(ctx, await step(), checkout);
-    await store.updateStep(stepId, { phase: "commit" });
+    await store.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {
     const taken = await takeManifest(dir());
-    if (taken.manifest) await store.updateStep(stepId, { manifest: JSON.stringify(taken.manifest) });
+    if (taken.manifest) await store.recordStep(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const manifest = currentManifest(await step());
     const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);
@@ -142,7 +142,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
-    await store.updateStep(stepId, { phase: "push" });
+    await store.enterPhase(stepId, "push");
     ctx.publish();
   }
   if ((await step()).phase === "push") {
@@ -154,20 +154,20 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       // the step goes back to its agent, from the last commit that was published.
       await git(dir(), ["reset", "--hard", "--quiet", (await step()).start_sha ?? base]);
       await git(dir(), ["clean", "-fd", "--quiet"]);
-      await store.updateStep(stepId, { phase: "agent" });
+      await store.enterPhase(stepId, "agent");
       throw new SecretInPushError(
         `${error.message} Lisa discarded that work; \`/lisa retry\` runs the agent again from the last published commit.`,
       );
     }
-    await store.updateStep(stepId, { phase: "pull_request" });
+    await store.enterPhase(stepId, "pull_request");
     ctx.publish();
   }
   if ((await step()).phase === "pull_request") {
     const start = (await step()).start_sha ?? base;
-    await store.updateStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
+    await store.recordStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
     const record = await store.stepPass(stepId, pass.id);
     if (record) {
-      await store.updateStepPass(record.id, {
+      await store.recordStepPass(record.id, {
         changed_files: JSON.stringify(await changedFiles(dir(), start)),
         commits: await commitsSince(dir(), start),
       });
@@ -200,13 +200,13 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
         }));
       number = opened.number;
       url = opened.url;
-      await store.updateStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
+      await store.recordStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
     }
     const current = await gh.getPullRequest(ref, number);
     // A PR opened a moment ago already says all this: write only what changed.
     const body = pr.mergeInto(current.body);
     if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
-    await store.updateStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
+    await store.recordStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
     await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
@@ -295,7 +295,7 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
   const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number ?? 0);
   if (pr.merged) {
     // Never push to a merged branch: a follow-up branch from the updated base gets a new PR.
-    await deps.store.updateStep(step.id, {
+    await deps.store.recordStep(step.id, {
       branch: `${step.branch.replace(/-p\d+$/, "")}-p${pass.number}`,
       pr_number: null,
       pr_url: null,
@@ -323,7 +323,7 @@ async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> 
   try {
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
     if (!pr.draft) await ctx.gh.setDraft(pr.nodeId, true);
-    await ctx.deps.store.updateStep(step.id, { draft: 1 });
+    await ctx.deps.store.recordStep(step.id, { draft: 1 });
   } catch (error) {
     ctx.deps.log.warn({ err: error, stepId: step.id }, "could not turn the PR into a draft while Lisa works on it");
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);

@@ -57,7 +57,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     if (ctx.pass.number > 1) {
       const raw = await gh.readConfig(issue);
       ctx.config = parseConfig(raw);
-      await store.updatePass(ctx.pass.id, { config: JSON.stringify(raw ?? {}) });
+      await store.recordPassConfig(ctx.pass.id, JSON.stringify(raw ?? {}));
     }
     await store.transitionPass(ctx.pass.id, "start");
     await refresh(ctx);
@@ -206,19 +206,18 @@ async function ascend(ctx: RunContext): Promise<void> {
     // Ready for review at the gate; if GitHub refuses, the PR stays a draft and the package still asks for review.
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
-    await store.updateStep(step.id, { draft: 0, head_sha: pr.headSha });
+    await store.recordStep(step.id, { draft: 0, head_sha: pr.headSha });
     // The head Lisa pushed in this pass: a human's commit on top is not hers to vouch for.
     if (record.state === "delivered" && record.end_sha) await checkAtGate(ctx, step.id, record.end_sha);
     await requestReview(ctx, step.id);
     const body = (await composeStepPullRequest(ctx, await store.step(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }
-  await store.updatePass(ctx.pass.id, {
+  await store.openGate(ctx.pass.id, {
     refinements: JSON.stringify(refinements),
     open_questions: JSON.stringify(questions),
     recommendation,
   });
-  await store.transitionPass(ctx.pass.id, "gate_open");
   await refresh(ctx);
 }
 

@@ -165,5 +165,5 @@ async function settleNativeWorktree(
   // The CLI wrote this worktree's `.git`; Lisa's own git must not follow it elsewhere.
   await assertWorktreeOf(mirrorPath(deps.workspace, checkout.ref), found);
   checkout.nativePath = found;
-  await deps.store.updateStep(stepId, { native_worktree: found });
+  await deps.store.recordStep(stepId, { native_worktree: found });
 }

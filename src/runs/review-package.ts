@@ -32,7 +32,7 @@ async function recordGuidanceStatus(ctx: RunContext, stepId: number): Promise<vo
   const said = currentManifest({ manifest: record?.manifest ?? null })?.guidance ?? [];
   for (const [index, item] of (await store.guidanceFor(ctx.pass.id)).entries()) {
     const status = said.find((g) => g.id === `g${index + 1}`);
-    if (status) await store.updateGuidance(item.id, { status: status.status, status_note: status.note ?? null });
+    if (status) await store.recordGuidanceStatus(item.id, status.status, status.note ?? null);
   }
 }
 
@@ -45,7 +45,7 @@ async function writePackage(ctx: RunContext, stepId: number, phase: PackageView[
   const body = renderReviewPackage(await packageView(ctx, step, phase));
   const marker = passMarker(ctx.run.id, pass.number, stepId);
   const id = await ensureComment(gh, ref, step.pr_number, marker, body, record.package_comment_id);
-  if (id !== record.package_comment_id) await deps.store.updateStepPass(record.id, { package_comment_id: id });
+  if (id !== record.package_comment_id) await deps.store.recordStepPass(record.id, { package_comment_id: id });
 }
 
 /** Guidance said on this PR's repository, or on the issue: what this pass was asked here. */
@@ -155,6 +155,6 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
         `${marker}\nPass ${ctx.pass.number}: ${status}${note} (at \`${head}\`).`,
       );
     }
-    await deps.store.updateGuidance(item.id, { replied: 1 });
+    await deps.store.markGuidanceReplied(item.id);
   }
 }

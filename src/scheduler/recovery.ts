@@ -48,7 +48,7 @@ export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<
         log.error({ err: error, runId: run.id }, "could not report abandoned run"),
       );
     } else {
-      await interruptRun(store, run.id, run.restarts);
+      await interruptRun(store, run.id);
       log.info({ runId: run.id }, "resuming a run interrupted by a restart");
     }
   }

@@ -1,9 +1,7 @@
-import type { PassState, RunState, StepState } from "./transitions.ts";
+import type { PassState, RunState, StepPhase, StepState } from "./transitions.ts";
 
-export type { PassState, RunState, StepState };
+export type { PassState, RunState, StepPhase, StepState };
 
-/** Where a step is in its delivery; recorded before the side effect it names. */
-export type StepPhase = "planning" | "workspace" | "agent" | "gates" | "commit" | "push" | "pull_request" | "done";
 export type SessionState = "running" | "succeeded" | "failed" | "interrupted";
 export type PrState = "open" | "closed" | "merged";
 

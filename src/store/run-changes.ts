@@ -120,15 +120,11 @@ export async function failRun(
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
     for (const step of steps) await store.moveStep(step.id, "fail", { error: step.error });
-    await store.updateRun(runId, { error: message });
-    return store.transitionRun(runId, "fail", { note: message.slice(0, 500) });
+    return store.transitionRun(runId, "fail", { note: message.slice(0, 500) }, { error: message });
   }, runId);
 }
 
 /** A run this process had under way when it stopped is queued to resume, a restart counted. */
-export async function interruptRun(store: Store, runId: number, restarts: number): Promise<RunRow | undefined> {
-  return store.atomically(async () => {
-    await store.updateRun(runId, { restarts: restarts + 1 });
-    return store.transitionRun(runId, "interrupt");
-  }, runId);
+export async function interruptRun(store: Store, runId: number): Promise<RunRow | undefined> {
+  return store.transitionRun(runId, "interrupt", {}, { restart: true });
 }

@@ -1,10 +1,9 @@
 import type { StepPassRow } from "./rows.ts";
-import type { Store } from "./store.ts";
+import type { StepFields, Store } from "./store.ts";
 
-// The changes of a step and its record for the pass, each one transaction: a stop between the
-// two can no longer leave a step delivered whose pass record still says it is being built.
-
-type StepFields = Parameters<Store["updateStep"]>[1];
+// The changes of a step and its record for the pass, each one transaction (moveStep with the
+// record): a stop between the two can no longer leave a step delivered whose pass record still
+// says it is being built.
 
 /** The pass's requester cannot write to the step's repository: it is left out of the pass. */
 export async function refuseStep(
@@ -14,9 +13,7 @@ export async function refuseStep(
   actor: string,
 ): Promise<void> {
   await store.atomically(async () => {
-    const record = await store.stepPass(at.stepId, at.passId);
-    if (record) await store.updateStepPass(record.id, { state: "skipped", block_reason: reason });
-    await store.moveStep(at.stepId, "skip", { error: reason });
+    await store.moveStep(at.stepId, "skip", { error: reason }, { passId: at.passId, fields: { block_reason: reason } });
     await store.addEvent(at.runId, "step_refused", { actor, note: reason });
     return true;
   }, at.runId);
@@ -33,22 +30,13 @@ export async function finishStep(
   endSha: string | null,
   fields: StepFields = {},
 ): Promise<boolean> {
-  return (
-    (await store.atomically(async () => {
-      const step = await store.step(at.stepId);
-      const record = await store.stepPass(at.stepId, at.passId);
-      if (record) {
-        await store.updateStepPass(record.id, {
-          state: outcome,
-          end_sha: endSha,
-          gates: step.gates,
-          summary: step.summary,
-          manifest: step.manifest,
-        });
-      }
-      const event = outcome === "delivered" ? "deliver" : outcome === "unchanged" ? "leave_unchanged" : "drop";
-      return (await store.moveStep(at.stepId, event, { ...fields, phase: "done" })) || undefined;
-    })) ?? false
+  const step = await store.step(at.stepId);
+  const event = outcome === "delivered" ? "deliver" : outcome === "unchanged" ? "leave_unchanged" : "drop";
+  return store.moveStep(
+    at.stepId,
+    event,
+    { ...fields, phase: "done" },
+    { passId: at.passId, fields: { end_sha: endSha, gates: step.gates, summary: step.summary, manifest: step.manifest } },
   );
 }
 
@@ -62,16 +50,8 @@ export async function blockStep(
   return (
     (await store.atomically(async () => {
       const step = await store.step(at.stepId);
-      const row = await store.stepPass(at.stepId, at.passId);
-      if (row)
-        await store.updateStepPass(row.id, {
-          state: "blocked",
-          block_reason: reason,
-          wip_sha: record.wip_sha,
-          gates: step.gates,
-          manifest: step.manifest,
-        });
-      if (!(await store.moveStep(at.stepId, "block", { error: reason }))) return undefined;
+      const fields = { block_reason: reason, wip_sha: record.wip_sha, gates: step.gates, manifest: step.manifest };
+      if (!(await store.moveStep(at.stepId, "block", { error: reason }, { passId: at.passId, fields }))) return undefined;
       await store.addEvent(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
       return true;
     }, at.runId)) ?? false
@@ -80,10 +60,5 @@ export async function blockStep(
 
 /** The step's pull request was closed unmerged before this pass worked on it: the step is dropped. */
 export async function dropStep(store: Store, at: { stepId: number; passId: number }): Promise<void> {
-  await store.atomically(async () => {
-    await store.moveStep(at.stepId, "drop", { pr_state: "closed" });
-    const record = await store.stepPass(at.stepId, at.passId);
-    if (record) await store.updateStepPass(record.id, { state: "dropped" });
-    return true;
-  });
+  await store.moveStep(at.stepId, "drop", { pr_state: "closed" }, { passId: at.passId });
 }

@@ -22,8 +22,10 @@ import {
   nextRunState,
   nextStepState,
   type PassEvent,
+  phaseMoveAllowed,
   type RunEvent,
   type StepEvent,
+  type StepPhase,
   TERMINAL_RUN_STATES,
 } from "./transitions.ts";
 import { reserveWriteSlot, type SlotAnswer, type SlotRequest } from "./write-slots.ts";
@@ -45,6 +47,35 @@ export type NewRun = Pick<
 >;
 
 export type NewGuidance = Omit<GuidanceRow, "id" | "run_id" | "pass_id" | "status" | "status_note" | "replied" | "created_at">;
+
+/** What the workflow records on a step; its state and phase change only through moveStep and enterPhase. */
+export type StepFields = Partial<
+  Pick<
+    StepRow,
+    | "base_branch"
+    | "branch"
+    | "worktree"
+    | "native_worktree"
+    | "start_sha"
+    | "manifest"
+    | "summary"
+    | "gates"
+    | "changed_files"
+    | "pr_number"
+    | "pr_url"
+    | "pr_state"
+    | "head_sha"
+    | "draft"
+    | "gate"
+    | "error"
+  >
+>;
+
+/** What the workflow records on a step's record for a pass; its state follows the step's (moveStep). */
+export type StepPassFields = Partial<Omit<StepPassRow, "id" | "step_id" | "pass_id" | "state">>;
+
+/** The columns of a run that change with its state: why it failed, and one more restart. */
+export type RunStateFields = { error?: string | null; restart?: true };
 
 type Table = "runs" | "steps" | "sessions" | "passes" | "step_passes" | "guidance";
 const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);
@@ -110,7 +141,7 @@ export class Store {
   }
 
   async #update(table: Table, id: number, changes: Record<string, SqlValue | undefined>): Promise<void> {
-    const entries = Object.entries(changes).filter((entry): entry is [string, SqlValue] => entry[1] !== undefined);
+    const entries = definedEntries(changes);
     if (TABLES_WITH_UPDATED_AT.has(table)) entries.push(["updated_at", this.#now()]);
     if (entries.length === 0) return;
     await this.#run(sql`UPDATE ${raw(table)} SET ${assignments(entries)} WHERE id = ${id}`);
@@ -342,21 +373,21 @@ export class Store {
       const run = await this.run(runId);
       if (run?.state !== "running") return undefined;
       await this.interruptRunSessions(runId, note);
-      await this.#update("runs", runId, { restarts: run.restarts + 1 });
       await this.addEvent(runId, "taken_over", { note });
-      return this.transitionRun(runId, "interrupt", { note });
+      return this.transitionRun(runId, "interrupt", { note }, { restart: true });
     }, runLock(runId));
   }
 
   /**
    * Moves a run along the transition table, as a compare-and-set on the state it is in now, and
-   * logs the event. Returns the run in its new state, or undefined when the table refuses the event
-   * from the current state (or another writer changed it first).
+   * logs the event; `fields` change with it. Returns the run in its new state, or undefined when the
+   * table refuses the event from the current state (or another writer changed it first).
    */
   async transitionRun(
     runId: number,
     event: RunEvent,
     detail: { actor?: string; note?: string } = {},
+    fields: RunStateFields = {},
   ): Promise<RunRow | undefined> {
     return this.#tx(async () => {
       const run = await this.run(runId);
@@ -364,8 +395,10 @@ export class Store {
       if (!run || !to) return undefined;
       const now = this.#now();
       const finished = TERMINAL_RUN_STATES.has(to) ? now : null;
+      const error = fields.error === undefined ? raw("") : sql`, error = ${fields.error}`;
+      const restart = fields.restart ? raw(", restarts = restarts + 1") : raw("");
       const { changes } = await this.#run(
-        sql`UPDATE runs SET state = ${to}, finished_at = ${finished}, updated_at = ${now} WHERE id = ${runId} AND state = ${run.state}`,
+        sql`UPDATE runs SET state = ${to}, finished_at = ${finished}, updated_at = ${now}${error}${restart} WHERE id = ${runId} AND state = ${run.state}`,
       );
       if (changes === 0) return undefined;
       await this.#event(runId, run.current_pass, event, run.state, to, detail.actor ?? null, detail.note ?? null);
@@ -385,7 +418,7 @@ export class Store {
       const pass = run && (await this.currentPass(runId));
       if (!run || !pass) return run;
       await this.#passTo(pass, "accept");
-      await this.updatePass(pass.id, {
+      await this.#update("passes", pass.id, {
         decision: "accept",
         decided_by: decision.by,
         decided_via: note ?? "approval",
@@ -425,13 +458,19 @@ export class Store {
        WHERE runs.state NOT IN ('queued', 'running') AND COALESCE(runs.published_event, 0) < last.id ORDER BY runs.id`);
   }
 
-  async updateRun(
-    id: number,
-    changes: Partial<
-      Pick<RunRow, "comment_id" | "report_comment_id" | "restarts" | "error" | "config" | "worker" | "tracking_owed">
-    >,
-  ): Promise<void> {
-    await this.#update("runs", id, changes);
+  /** The issue comment that tracks the run, once written. */
+  async recordTrackingComment(runId: number, commentId: number): Promise<void> {
+    await this.#update("runs", runId, { comment_id: commentId });
+  }
+
+  /** Whether the tracking comment owes an edit GitHub refused, so any worker writes it later. */
+  async oweTracking(runId: number, owed: boolean): Promise<void> {
+    await this.#update("runs", runId, { tracking_owed: owed ? 1 : 0 });
+  }
+
+  /** The issue comment with the run's final report, once written. */
+  async recordReportComment(runId: number, commentId: number): Promise<void> {
+    await this.#update("runs", runId, { report_comment_id: commentId });
   }
 
   /**
@@ -547,24 +586,27 @@ export class Store {
     );
   }
 
-  async updatePass(
-    passId: number,
-    changes: Partial<
-      Pick<
-        PassRow,
-        | "plan"
-        | "recommendation"
-        | "refinements"
-        | "open_questions"
-        | "decision"
-        | "decided_by"
-        | "decided_via"
-        | "decided_at"
-        | "config"
-      >
-    >,
-  ): Promise<void> {
-    await this.#update("passes", passId, changes);
+  /** The configuration a later pass runs with: the default branch's when it started. */
+  async recordPassConfig(passId: number, config: string): Promise<void> {
+    await this.#update("passes", passId, { config });
+  }
+
+  /** The pass's gate opens with what the agents recommend; false when the pass is not ascending. */
+  async openGate(passId: number, outcome: Pick<PassRow, "recommendation" | "refinements" | "open_questions">): Promise<boolean> {
+    return this.#tx(
+      async () => {
+        const pass = await this.#get<PassRow>(sql`SELECT * FROM passes WHERE id = ${passId}`);
+        if (!pass || !(await this.#passTo(pass, "gate_open"))) return false;
+        await this.#update("passes", passId, outcome);
+        return true;
+      },
+      await this.#runLockOfPass(passId),
+    );
+  }
+
+  async #runLockOfPass(passId: number): Promise<string | undefined> {
+    const pass = await this.#get<{ run_id: number }>(sql`SELECT run_id FROM passes WHERE id = ${passId}`);
+    return pass && runLock(pass.run_id);
   }
 
   // ── steps ───────────────────────────────────────────────────────────────────────────────────
@@ -663,50 +705,54 @@ export class Store {
     return step;
   }
 
-  async updateStep(
-    id: number,
-    changes: Partial<
-      Pick<
-        StepRow,
-        | "phase"
-        | "base_branch"
-        | "branch"
-        | "worktree"
-        | "native_worktree"
-        | "start_sha"
-        | "manifest"
-        | "summary"
-        | "gates"
-        | "changed_files"
-        | "scope"
-        | "iteration_base"
-        | "pr_number"
-        | "pr_url"
-        | "pr_state"
-        | "head_sha"
-        | "draft"
-        | "gate"
-        | "error"
-      >
-    >,
-  ): Promise<void> {
-    await this.#update("steps", id, changes);
+  async recordStep(id: number, fields: StepFields): Promise<void> {
+    await this.#update("steps", id, fields);
   }
 
   /**
-   * Moves a step along the step table (src/store/transitions.ts) with `changes`, as a compare-and-set
-   * on the state it stood at; false, writing nothing, when the table refuses the event from there.
+   * Moves a running step on to `phase`, as a compare-and-set on the phase it stood in. A move the
+   * phase table refuses is a fault in the workflow, and throws.
    */
-  async moveStep(id: number, event: StepEvent, changes: Parameters<Store["updateStep"]>[1] = {}): Promise<boolean> {
-    return this.#stepTo(await this.step(id), event, changes);
+  async enterPhase(id: number, phase: StepPhase): Promise<boolean> {
+    const step = await this.step(id);
+    if (!phaseMoveAllowed(step.phase, phase)) throw new Error(`step ${id} cannot go from phase ${step.phase} to ${phase}`);
+    if (step.phase === phase) return true;
+    const { changes } = await this.#run(
+      sql`UPDATE steps SET phase = ${phase}, updated_at = ${this.#now()} WHERE id = ${id} AND phase = ${step.phase}`,
+    );
+    return changes > 0;
+  }
+
+  /**
+   * Moves a step along the step table (src/store/transitions.ts) with `fields`, as a compare-and-set
+   * on the state it stood at; false, writing nothing, when the table refuses the event from there.
+   * `record`: the step's record for that pass takes the step's new state and these fields with it.
+   */
+  async moveStep(
+    id: number,
+    event: StepEvent,
+    fields: StepFields & { phase?: StepPhase } = {},
+    record?: { passId: number; fields?: StepPassFields },
+  ): Promise<boolean> {
+    const step = await this.step(id);
+    if (fields.phase && !phaseMoveAllowed(step.phase, fields.phase))
+      throw new Error(`step ${id} cannot go from phase ${step.phase} to ${fields.phase}`);
+    if (!record) return this.#stepTo(step, event, fields);
+    return this.#tx(async () => {
+      if (!(await this.#stepTo(step, event, fields))) return false;
+      const state = nextStepState(step.state, event);
+      await this.#run(
+        sql`UPDATE step_passes SET ${assignments(definedEntries({ ...record.fields, state }))} WHERE step_id = ${id} AND pass_id = ${record.passId}`,
+      );
+      return true;
+    }, runLock(step.run_id));
   }
 
   async #stepTo(step: StepRow, event: StepEvent, changes: Record<string, SqlValue | undefined> = {}): Promise<boolean> {
     const to = nextStepState(step.state, event);
     if (!to) return false;
-    const entries = Object.entries({ ...changes, state: to }).filter(([, value]) => value !== undefined);
     const result = await this.#run(
-      sql`UPDATE steps SET ${assignments(entries as [string, SqlValue][])} WHERE id = ${step.id} AND state = ${step.state}`,
+      sql`UPDATE steps SET ${assignments(definedEntries({ ...changes, state: to, updated_at: this.#now() }))} WHERE id = ${step.id} AND state = ${step.state}`,
     );
     return result.changes > 0;
   }
@@ -753,8 +799,8 @@ export class Store {
     );
   }
 
-  async updateStepPass(id: number, changes: Partial<Omit<StepPassRow, "id" | "step_id" | "pass_id">>): Promise<void> {
-    await this.#update("step_passes", id, changes);
+  async recordStepPass(id: number, fields: StepPassFields): Promise<void> {
+    await this.#update("step_passes", id, fields);
   }
 
   // ── sessions ────────────────────────────────────────────────────────────────────────────────
@@ -864,8 +910,14 @@ export class Store {
     );
   }
 
-  async updateGuidance(id: number, changes: Partial<Pick<GuidanceRow, "status" | "status_note" | "replied">>): Promise<void> {
-    await this.#update("guidance", id, changes);
+  /** What the agent said it did with a guidance item. */
+  async recordGuidanceStatus(id: number, status: GuidanceRow["status"], note: string | null): Promise<void> {
+    await this.#update("guidance", id, { status, status_note: note });
+  }
+
+  /** Lisa answered the review comment the item came from. */
+  async markGuidanceReplied(id: number): Promise<void> {
+    await this.#update("guidance", id, { replied: 1 });
   }
 
   // ── events ──────────────────────────────────────────────────────────────────────────────────
@@ -901,6 +953,10 @@ export class Store {
     return this.#tx(() => reserveWriteSlot(this.#statements(), this.#now(), request), `slots:${request.installationId}`);
   }
 }
+
+/** The entries of `changes` that say something: undefined leaves a column as it is. */
+const definedEntries = (changes: Record<string, SqlValue | undefined>) =>
+  Object.entries(changes).filter((entry): entry is [string, SqlValue] => entry[1] !== undefined);
 
 /** `column = value, …` for an UPDATE: the columns are the store's own names, the values bound. */
 const assignments = (entries: readonly [string, SqlValue][]) =>

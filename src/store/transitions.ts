@@ -1,6 +1,7 @@
 /**
- * The run and pass state machines as data. Every state change goes through `nextRunState` /
- * `nextPassState`, and the store writes it as a compare-and-set on the state it was computed from,
+ * The run, pass and step state machines, and a step's phases, as data. Every state change goes
+ * through `nextRunState` / `nextPassState` / `nextStepState` (a phase through `phaseMoveAllowed`),
+ * and the store writes it as a compare-and-set on the state it was computed from,
  * so a command that arrives while a worker executes the run can never overwrite a newer state.
  */
 
@@ -193,6 +194,32 @@ export const STEP_TRANSITIONS = {
 export function nextStepState(from: StepState, event: StepEvent): StepState | undefined {
   return (STEP_TRANSITIONS[from] as Partial<Record<StepEvent, StepState>>)[event];
 }
+
+/** Where a running step is in its delivery; recorded before the side effect it names. */
+export const STEP_PHASES = ["planning", "workspace", "agent", "gates", "commit", "push", "pull_request", "done"] as const;
+export type StepPhase = (typeof STEP_PHASES)[number];
+
+/**
+ * The phases the workflow may move a step on to; staying in a phase (a resumed step) is always
+ * allowed. Going back to `workspace` or `planning` is a fresh start, which only the store's own
+ * operations (replan, redo, a fresh budget) do.
+ */
+export const PHASE_MOVES = {
+  planning: ["done"],
+  workspace: ["agent"],
+  agent: ["gates"],
+  // A failed gate goes back to the agent.
+  gates: ["agent", "commit"],
+  // The pass may leave the repository unchanged.
+  commit: ["push", "done"],
+  // A secret found in the push discards the work, back to the agent.
+  push: ["pull_request", "agent"],
+  pull_request: ["done"],
+  done: [],
+} as const satisfies Record<StepPhase, readonly StepPhase[]>;
+
+export const phaseMoveAllowed = (from: StepPhase, to: StepPhase): boolean =>
+  from === to || (PHASE_MOVES[from] as readonly StepPhase[]).includes(to);
 
 /** A pass's state in words, for the history people read. */
 export const PASS_OUTCOME: Record<PassState, string> = {

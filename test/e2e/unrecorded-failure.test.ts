@@ -43,15 +43,20 @@ describe("a failure the full data disk kept from the store", () => {
       if (full) throw diskFull();
       return moveStep(id, event, patch);
     });
-    const updateStep = store.updateStep.bind(store);
-    vi.spyOn(store, "updateStep").mockImplementation((id, patch) => {
+    const recordStep = store.recordStep.bind(store);
+    vi.spyOn(store, "recordStep").mockImplementation((id, fields) => {
       if (full) throw diskFull();
-      return updateStep(id, patch);
+      return recordStep(id, fields);
     });
-    const updateRun = store.updateRun.bind(store);
-    vi.spyOn(store, "updateRun").mockImplementation((id, patch) => {
+    const oweTracking = store.oweTracking.bind(store);
+    vi.spyOn(store, "oweTracking").mockImplementation((id, owed) => {
       if (full) throw diskFull();
-      return updateRun(id, patch);
+      return oweTracking(id, owed);
+    });
+    const recordTrackingComment = store.recordTrackingComment.bind(store);
+    vi.spyOn(store, "recordTrackingComment").mockImplementation((id, commentId) => {
+      if (full) throw diskFull();
+      return recordTrackingComment(id, commentId);
     });
     // The failed run's claim is released only when the test says, after the retry was delivered.
     const released = new Promise<void>((resolve) => {

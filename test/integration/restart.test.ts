@@ -168,8 +168,13 @@ describe("a run interrupted by Lisa stopping", () => {
       },
       [{ position: 1, owner: OWNER, repo: REPO, branch: BRANCH, baseBranch: "master", scope: null }],
     );
+    // Claimed for the third time, after two restarts.
+    for (let restart = 0; restart < 2; restart++) {
+      await store.transitionRun(run?.id ?? 0, "claim");
+      await store.transitionRun(run?.id ?? 0, "interrupt", {}, { restart: true });
+    }
     await store.transitionRun(run?.id ?? 0, "claim");
-    await store.updateRun(run?.id ?? 0, { restarts: 2, comment_id: tracked?.id ?? 0 });
+    await store.recordTrackingComment(run?.id ?? 0, tracked?.id ?? 0);
     await store.close();
 
     const from = gh.requests().length;

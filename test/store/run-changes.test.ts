@@ -68,3 +68,44 @@ describe("the changes of a run, its pass and its steps", () => {
     await store.close();
   });
 });
+
+describe("the columns that change with a run's state", () => {
+  it("are written by the state change itself, and not at all when it is refused", async () => {
+    const { store, runId, stepId } = await blockedRun();
+    await store.transitionRun(runId, "fix");
+    await store.claimRun("w", runId);
+    expect(await changes.failRun(store, runId, "git broke", [{ id: stepId, error: "git broke" }])).toMatchObject({
+      state: "failed",
+      error: "git broke",
+    });
+    // A failed run cannot fail again: the second message is not written over the first.
+    expect(await changes.failRun(store, runId, "later", [])).toBeUndefined();
+    expect((await store.run(runId))?.error).toBe("git broke");
+    await store.close();
+  });
+
+  it("count a restart only when the run was running", async () => {
+    const { store, runId } = await blockedRun();
+    expect(await changes.interruptRun(store, runId)).toBeUndefined();
+    expect((await store.run(runId))?.restarts).toBe(0);
+    await store.transitionRun(runId, "skip");
+    await store.claimRun("w", runId);
+    expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 1 });
+    await store.claimRun("w", runId);
+    expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 2 });
+    await store.close();
+  });
+});
+
+describe("a pass's gate", () => {
+  it("opens with the agents' recommendation in one write, and only from ascending", async () => {
+    const { store, runId, passId } = await blockedRun();
+    const outcome = { recommendation: "accept" as const, refinements: "[]", open_questions: '["which port?"]' };
+    expect(await store.openGate(passId, outcome)).toBe(false);
+    expect(await store.currentPass(runId)).toMatchObject({ state: "blocked", recommendation: null, open_questions: null });
+    await store.transitionPass(passId, "skip");
+    expect(await store.openGate(passId, outcome)).toBe(true);
+    expect(await store.currentPass(runId)).toMatchObject({ state: "at_gate", ...outcome });
+    await store.close();
+  });
+});

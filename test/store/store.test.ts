@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { type NewGuidance, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
-import { newRun, oneStep } from "../support/store-fixtures.ts";
+import { buildThrough, newRun, oneStep } from "../support/store-fixtures.ts";
 
 const step = oneStep(1);
 
@@ -416,6 +416,7 @@ describe("Store.recordPassPlan", () => {
     await store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
     for (const [s, pr] of (await store.steps(id)).filter((s) => s.position > 0).map((s, i) => [s, i === 0 ? 5 : 7] as const)) {
       await store.moveStep(s.id, "start");
+      await buildThrough(store, s.id);
       await store.moveStep(s.id, "deliver", { phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
     }
     const [, apiStep] = await store.steps(id);
@@ -499,7 +500,7 @@ describe("Store.recordPassPlan", () => {
     const store = ticking();
     const id = await secondPass(store);
     const [, apiStep] = await store.steps(id);
-    await store.updateStep(apiStep?.id ?? 0, { pr_state: "merged" });
+    await store.recordStep(apiStep?.id ?? 0, { pr_state: "merged" });
     await store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, branch: "lisa/1-title-p2" }]);
     expect((await store.steps(id)).map((s) => [s.position, s.repo, s.branch, s.pass])).toEqual([
       [0, "api", "", 1],

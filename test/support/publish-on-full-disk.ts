@@ -28,7 +28,7 @@ const run = await store.createRun(
   [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }],
 );
 if (!run) throw new Error("no run");
-await store.updateRun(run.id, { comment_id: 7 });
+await store.recordTrackingComment(run.id, 7);
 // An empty write-ahead log: the store's next write must grow it, as when the disk fills mid-run.
 const other = new DatabaseSync(file);
 other.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -45,7 +45,7 @@ closeSync(filler);
 
 let write = "written";
 try {
-  await store.updateRun(run.id, { tracking_owed: 1 });
+  await store.oweTracking(run.id, true);
 } catch (error) {
   write = (error as Error).message;
 }

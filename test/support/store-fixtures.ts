@@ -1,4 +1,4 @@
-import type { NewRun } from "../../src/store/store.ts";
+import type { NewRun, Store } from "../../src/store/store.ts";
 
 /** A run asked for on issue `issue` of acme/api, as the store receives it. */
 export const newRun = (issue: number, requestedBy = "alice"): NewRun => ({
@@ -16,3 +16,8 @@ export const newRun = (issue: number, requestedBy = "alice"): NewRun => ({
 export const oneStep = (issue: number) => [
   { position: 1, owner: "acme", repo: "api", branch: `lisa/${issue}-title`, baseBranch: "main", scope: null },
 ];
+
+/** Takes a step through its phases up to its pull request, as the workflow would. */
+export async function buildThrough(store: Store, stepId: number): Promise<void> {
+  for (const phase of ["agent", "gates", "commit", "push", "pull_request"] as const) await store.enterPhase(stepId, phase);
+}
