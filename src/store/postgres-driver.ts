@@ -1,5 +1,5 @@
 import pg from "pg";
-import { migratePostgres } from "./postgres-migrations.ts";
+import { migratePostgres } from "./schema/migrate-postgres.ts";
 import { render, type Sql } from "./sql.ts";
 import {
   type ConnectionChange,

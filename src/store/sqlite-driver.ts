@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
-import { migrate } from "./migrations.ts";
+import { migrate } from "./schema/migrate-sqlite.ts";
 import { render, type Sql } from "./sql.ts";
 import type { SqlDriver, SqlStatements } from "./sql-driver.ts";
 

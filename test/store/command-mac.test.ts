@@ -2,7 +2,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { commandKey, commandMac, hasValidMac } from "../../src/store/command-mac.ts";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { migrationsOf } from "../../src/store/schema/versions.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
@@ -38,7 +38,7 @@ describe("command rows carry a MAC", () => {
     const file = path.join(tempDir("v7"), "lisa.db");
     const db = new DatabaseSync(file);
     db.exec("PRAGMA journal_mode = WAL;");
-    for (const migration of MIGRATIONS.slice(0, 7)) db.exec(migration);
+    for (const migration of migrationsOf("sqlite").slice(0, 7)) db.exec(migration);
     db.exec("PRAGMA user_version = 7");
     db.prepare("INSERT INTO commands (delivery_id, kind, payload, created_at) VALUES ('old', 'start_run', '{}', 1)").run();
     db.close();

@@ -3,7 +3,8 @@ import { DatabaseSync } from "node:sqlite";
 import pg from "pg";
 import { describe, expect, it } from "vitest";
 import { requirePostgres } from "../../dev/test-postgres.ts";
-import { MIGRATIONS } from "../../src/store/migrations.ts";
+import { POSTGRES_HISTORY } from "../../src/store/schema/postgres-history.ts";
+import { migrationsOf } from "../../src/store/schema/versions.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { newRun, oneStep } from "../support/store-fixtures.ts";
@@ -24,7 +25,7 @@ function firstReleaseDatabase(): string {
   const file = path.join(tempDir("v1"), "lisa.db");
   const db = new DatabaseSync(file);
   db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;");
-  db.exec(MIGRATIONS[0] ?? "");
+  db.exec(migrationsOf("sqlite")[0] ?? "");
   const run = db.prepare(
     `INSERT INTO runs (id, installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, plan, state, comment_id, error, created_at, updated_at, finished_at)
      VALUES (?, 2, 'acme', 'api', ?, 'Title', 'Body', 'alice', '{"label":"lisa"}', ?, ?, 900, ?, ?, ?, ?)`,
@@ -97,7 +98,7 @@ const userVersion = (file: string) => {
 
 describe("migrate", () => {
   it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows, an installation's write slots, the config files workers read", () => {
-    expect(MIGRATIONS).toHaveLength(11);
+    expect(migrationsOf("sqlite")).toHaveLength(11);
   });
 
   it("opens a database of the first release and brings it to user_version 11", async () => {
@@ -262,6 +263,36 @@ describe("migratePostgres", () => {
       const postgresShape: Record<string, string[]> = {};
       for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
       expect(postgresShape).toEqual(sqliteShape);
+      const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
+      expect(versions.rows).toEqual([{ version: 6 }]);
+    } finally {
+      await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+      await client.end();
+    }
+  });
+
+  it("brings a schema PostgreSQL's first release left at version 1 up to version 6, keeping its runs", async () => {
+    const schema = `shape_v1_${process.pid}_${Date.now().toString(36)}`;
+    const base = await requirePostgres();
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(`CREATE SCHEMA "${schema}"; SET search_path TO "${schema}"`);
+      await client.query(POSTGRES_HISTORY[0] ?? "");
+      await client.query("CREATE TABLE lisa_schema (version INTEGER NOT NULL); INSERT INTO lisa_schema VALUES (1)");
+      await client.query(
+        `INSERT INTO runs (id, installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, state, created_at, updated_at, finished_at)
+         VALUES (1, 2, 'acme', 'api', 10, 'Title', 'Body', 'alice', '{}', 'failed', ${T0}, ${T0 + 5}, ${T0 + 5})`,
+      );
+      await client.query(`INSERT INTO events (run_id, kind, to_state, created_at) VALUES (1, 'transition', 'failed', ${T0 + 5})`);
+
+      const url = new URL(base);
+      url.searchParams.set("schema", schema);
+      const store = new Store(url.toString());
+      expect(await store.run(1)).toMatchObject({ issue_number: 10, state: "failed", tracking_owed: 0 });
+      // Shared migration 3 (PostgreSQL's 4) counts the runs already here as shown on GitHub.
+      expect(await store.runsBehindOnGitHub()).toEqual([]);
+      await store.close();
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
       expect(versions.rows).toEqual([{ version: 6 }]);
     } finally {

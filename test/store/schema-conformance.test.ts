@@ -6,7 +6,8 @@ import { requirePostgres } from "../../dev/test-postgres.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
-// SQLite's migrations and PostgreSQL's are written apart; this holds them to one schema: every
+// SQLite's early migrations and PostgreSQL's first were written apart (src/store/schema/*-history.ts),
+// and the shared ones since come out in two dialects; this holds the results to one schema: every
 // column's type, nullability and default, every uniqueness rule (partial ones by their predicate),
 // and the name of every other index, but for the indexes PostgreSQL alone has, each said why.
 

@@ -1,11 +1,8 @@
-import type { DatabaseSync } from "node:sqlite";
+// SQLite's migrations 1–6, shipped before the PostgreSQL store existed: frozen, as databases are at
+// those versions. From version 7 on, SQLite runs the shared list (shared-migrations.ts).
 
-/**
- * The schema as numbered migrations; `PRAGMA user_version` records how many have run. A database
- * written by an older Lisa opens, runs the ones it lacks in one transaction each, and keeps its data.
- * Append new migrations; never edit one that has shipped.
- */
-export const MIGRATIONS: readonly string[] = [
+/** SQLite's schema versions 1–6 (`PRAGMA user_version`), as they shipped; never edit one. */
+export const SQLITE_HISTORY: readonly string[] = [
   // 1: commands, runs, steps and sessions, as the first release wrote them (IF NOT EXISTS: those
   // databases predate user_version).
   `
@@ -213,65 +210,4 @@ export const MIGRATIONS: readonly string[] = [
   `
   ALTER TABLE runs ADD COLUMN worker TEXT;
   `,
-  // 7: a tracking comment edit GitHub refused is owed until written, across restarts (PostgreSQL's 2).
-  `
-  ALTER TABLE runs ADD COLUMN tracking_owed INTEGER NOT NULL DEFAULT 0;
-  `,
-  // 8: a MAC on every command row, checked before it runs (PostgreSQL's 3). Rows already here get
-  // none: signing them now would bless any an intruder had inserted, so pending ones are refused.
-  `
-  ALTER TABLE commands ADD COLUMN mac TEXT;
-  `,
-  // 9: the last state change whose GitHub side (labels, report, merge, checks, tracking) is written;
-  // the runs behind it are brought up to date (PostgreSQL's 4). Runs here now count as written.
-  `
-  ALTER TABLE runs ADD COLUMN published_event INTEGER;
-  UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
-  `,
-  // 10: the write slots each installation has reserved, so every process paces its GitHub writes
-  // against the same limits (write-slots.ts; PostgreSQL's 5).
-  `
-  CREATE TABLE write_slots (
-    id INTEGER PRIMARY KEY,
-    installation_id INTEGER NOT NULL,
-    at INTEGER NOT NULL,
-    creates INTEGER NOT NULL
-  );
-  CREATE INDEX write_slots_by_installation ON write_slots (installation_id, at);
-  CREATE INDEX write_slots_by_time ON write_slots (at);
-  `,
-  // 11: the config files workers last read, so the next read is conditional and the web process can
-  // drop labels that are no repository's Lisa label (config-cache.ts; PostgreSQL's 6).
-  `
-  CREATE TABLE repo_configs (
-    id INTEGER PRIMARY KEY,
-    installation_id INTEGER NOT NULL,
-    owner TEXT NOT NULL,
-    repo TEXT NOT NULL,
-    path TEXT NOT NULL,
-    etag TEXT,
-    content TEXT,
-    label TEXT,
-    validated_at INTEGER NOT NULL,
-    UNIQUE (installation_id, owner, repo, path)
-  );
-  `,
 ];
-
-/** Brings the database up to the latest migration; each one commits on its own with its version. */
-export function migrate(db: DatabaseSync): void {
-  const current = Number((db.prepare("PRAGMA user_version").get() as { user_version: number }).user_version);
-  for (let version = current; version < MIGRATIONS.length; version++) {
-    db.exec("BEGIN IMMEDIATE");
-    try {
-      db.exec(MIGRATIONS[version] ?? "");
-      db.exec(`PRAGMA user_version = ${version + 1}`);
-      db.exec("COMMIT");
-    } catch (error) {
-      db.exec("ROLLBACK");
-      throw new Error(`Lisa's database could not be migrated to version ${version + 1}: ${(error as Error).message}`, {
-        cause: error,
-      });
-    }
-  }
-}

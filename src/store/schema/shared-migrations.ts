@@ -1,0 +1,58 @@
+// Every migration since the two dialects converged (SQLite's 6, PostgreSQL's 1), written once for
+// both. To change the schema, append one entry to SHARED_MIGRATIONS: the only source edit it takes;
+// each dialect runs it at its next version (versions.ts numbers it).
+
+import type { DialectWords } from "./dialect.ts";
+
+/** A migration in portable SQL: the words the dialects spell differently come from `words`, as `${int}`. */
+export type SharedMigration = (words: DialectWords) => string;
+
+/**
+ * The shared migrations in order. Append; never edit one that has shipped
+ * (test/store/shared-migrations.test.ts keeps the text each dialect shipped).
+ */
+export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
+  // 1 (SQLite 7, PostgreSQL 2): a tracking comment edit GitHub refused is owed until written, across restarts.
+  ({ int }) => `
+  ALTER TABLE runs ADD COLUMN tracking_owed ${int} NOT NULL DEFAULT 0;
+  `,
+  // 2 (SQLite 8, PostgreSQL 3): a MAC on every command row, checked before it runs. Rows already
+  // here get none: signing them now would bless any an intruder had inserted, so pending ones are refused.
+  () => `
+  ALTER TABLE commands ADD COLUMN mac TEXT;
+  `,
+  // 3 (SQLite 9, PostgreSQL 4): the last state change whose GitHub side (labels, report, merge,
+  // checks, tracking) is written; the runs behind it are brought up to date. Runs here now count as written.
+  ({ int }) => `
+  ALTER TABLE runs ADD COLUMN published_event ${int};
+  UPDATE runs SET published_event = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL);
+  `,
+  // 4 (SQLite 10, PostgreSQL 5): the write slots each installation has reserved, so every process
+  // paces its GitHub writes against the same limits (write-slots.ts).
+  ({ id, int }) => `
+  CREATE TABLE write_slots (
+    id ${id},
+    installation_id ${int} NOT NULL,
+    at ${int} NOT NULL,
+    creates ${int} NOT NULL
+  );
+  CREATE INDEX write_slots_by_installation ON write_slots (installation_id, at);
+  CREATE INDEX write_slots_by_time ON write_slots (at);
+  `,
+  // 5 (SQLite 11, PostgreSQL 6): the config files workers last read, so the next read is conditional
+  // and the web process can drop labels that are no repository's Lisa label (config-cache.ts).
+  ({ id, int }) => `
+  CREATE TABLE repo_configs (
+    id ${id},
+    installation_id ${int} NOT NULL,
+    owner TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    path TEXT NOT NULL,
+    etag TEXT,
+    content TEXT,
+    label TEXT,
+    validated_at ${int} NOT NULL,
+    UNIQUE (installation_id, owner, repo, path)
+  );
+  `,
+];
