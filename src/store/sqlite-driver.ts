@@ -28,7 +28,8 @@ export class SqliteDriver implements SqlDriver {
     if (file !== ":memory:") mkdirSync(path.dirname(file), { recursive: true });
     this.#file = file === ":memory:" ? `:memory:${++inMemory}` : path.resolve(file);
     this.#db = new DatabaseSync(file);
-    this.#db.exec("PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON; PRAGMA busy_timeout = 5000;");
+    // The busy timeout first: switching the journal mode waits for a lock another process may hold.
+    this.#db.exec("PRAGMA busy_timeout = 5000; PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;");
     migrate(this.#db);
   }
 
