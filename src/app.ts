@@ -202,7 +202,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       return;
     }
     const started = performance.now();
-    const fresh = await storing(() => store.addCommand(context.id, kind, triage.command, triage.key));
+    const fresh = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
     metrics.webhookStored(performance.now() - started);
     if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     // Workers elsewhere find it when they next look (every second).

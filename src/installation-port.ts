@@ -41,7 +41,7 @@ function paced<T extends Hooked>(
   how: { store: Store; installationId: number; app: Probot; waits: Set<(wait: LongWait) => void> },
 ): T {
   const pace = createWritePacer({
-    store: how.store,
+    slots: how.store.writeSlots,
     installationId: how.installationId,
     // Logged, and told to the port's listeners: a run shows it on its tracking comment.
     onLongWait: (wait) => {

@@ -27,7 +27,7 @@ export async function busiestMinute(): Promise<void> {
     });
     const started = Date.now();
     await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
-    await waitFor(`${ISSUES} runs to reach review`, async () => (await store.runsIn("review")).length === ISSUES, 900_000);
+    await waitFor(`${ISSUES} runs to reach review`, async () => (await store.runs.inState("review")).length === ISSUES, 900_000);
     const busiest = Math.max(0, ...creates.map((start) => creates.filter((t) => t >= start && t < start + 60_000).length));
     console.log(
       `Busiest minute, ${WORKERS} workers, ${ISSUES} issues labeled at once, as deployed: ${busiest} content-creating requests (of ${creates.length} in ${((Date.now() - started) / 1000).toFixed(0)} s); goal ≤ 80: ${verdict(busiest <= 80)}`,

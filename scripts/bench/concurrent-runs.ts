@@ -34,7 +34,7 @@ export async function concurrentRuns(): Promise<void> {
       const inReview = async () => {
         for (const issue of issues) {
           const [owner = "", repo = ""] = issue.repo.split("/");
-          if ((await lisa.store.latestRunFor(owner, repo, issue.number))?.state !== "review") return false;
+          if ((await lisa.store.runs.latestFor(owner, repo, issue.number))?.state !== "review") return false;
         }
         return true;
       };

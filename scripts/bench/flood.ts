@@ -135,7 +135,7 @@ async function sendFlood(github: GitHubEmulator, issues: number[]): Promise<numb
 async function workerReadConfig(databaseUrl: string, installationId: number): Promise<void> {
   const store = new Store(databaseUrl);
   const file = { installation_id: installationId, owner: "bench", repo: "app", path: CONFIG_PATH };
-  await store.saveConfigFile({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
+  await store.configFiles.save({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
   await store.close();
 }
 

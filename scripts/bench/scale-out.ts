@@ -18,7 +18,7 @@ async function throughput(workers: number): Promise<number> {
     const issues = await serviceIssues(github, RUNS);
     const started = performance.now();
     await Promise.all(issues.map((issue) => github.labelIssue(issue.repo, issue.number, "lisa", "alice")));
-    await waitFor(`${RUNS} runs to reach review`, async () => (await store.runsIn("review")).length === RUNS, 600_000);
+    await waitFor(`${RUNS} runs to reach review`, async () => (await store.runs.inState("review")).length === RUNS, 600_000);
     return (performance.now() - started) / 1000;
   } finally {
     await store.close();

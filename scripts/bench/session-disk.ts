@@ -33,8 +33,8 @@ export async function sessionDisk(): Promise<void> {
       await waitFor(
         `${title}'s session`,
         async () => {
-          const run = await lisa.store.latestRunFor("bench", "large", issue.number);
-          return run !== undefined && (await lisa.store.runningSessions(run.id)).length > 0;
+          const run = await lisa.store.runs.latestFor("bench", "large", issue.number);
+          return run !== undefined && (await lisa.store.sessions.runningIn(run.id)).length > 0;
         },
         300_000,
       );

@@ -110,15 +110,15 @@ export async function sessionSetupDeployed(): Promise<void> {
       const { id: runId } = await waitFor(
         `${title} to reach review`,
         async () => {
-          const run = await lisa.store.latestRunFor("bench", "large", issue.number);
+          const run = await lisa.store.runs.latestFor("bench", "large", issue.number);
           if (run?.state === "failed") throw new Error(`bench: ${title} failed`);
           return run?.state === "review" && run;
         },
         300_000,
       );
-      const steps = await lisa.store.steps(runId);
-      const sessions = (await Promise.all(steps.map((step) => lisa.store.sessions(step.id)))).flat();
-      const reviewAt = (await lisa.store.events(runId)).find((event) => event.to_state === "review")?.created_at ?? Number.NaN;
+      const steps = await lisa.store.steps.of(runId);
+      const sessions = (await Promise.all(steps.map((step) => lisa.store.sessions.of(step.id)))).flat();
+      const reviewAt = (await lisa.store.events.of(runId)).find((event) => event.to_state === "review")?.created_at ?? Number.NaN;
       const agentMs = sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0);
       const firstSession = Math.min(...sessions.map((s) => s.started_at));
       // The run's last writes (review label, tracking comment) go on after the gate opens and

@@ -68,7 +68,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   const probot = new Probot({ githubToken: token, baseUrl, logLevel: (env.LOG_LEVEL as "error" | undefined) ?? "error" });
   const lisa = createLisa(probot, { ...settings, concurrency: 1, githubPort: async () => port });
   // LisaOctokit leaves pacing to the store; a personal token's writes take slots under installation 0.
-  paceWrites(octokit, createWritePacer({ store: lisa.store, installationId: 0 }));
+  paceWrites(octokit, createWritePacer({ slots: lisa.store.writeSlots, installationId: 0 }));
   await lisa.start();
 
   say(`Lisa on ${owner}/${repo}#${number} “${issue.title}”, as @${me}; data in ${settings.dataDir}`);
@@ -76,14 +76,14 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   const seconds = () => `${Math.round((Date.now() - started) / 1000)} s`.padStart(6);
   const seen = { events: 0, sessions: new Set<number>(), prs: new Set<string>() };
   const report = async () => {
-    const run = await lisa.store.latestRunFor(owner, repo, Number(number));
+    const run = await lisa.store.runs.latestFor(owner, repo, Number(number));
     if (!run) return;
-    for (const event of (await lisa.store.events(run.id)).slice(seen.events)) {
+    for (const event of (await lisa.store.events.of(run.id)).slice(seen.events)) {
       seen.events += 1;
       say(`${seconds()}  ${event.to_state ? `run ${event.to_state}` : event.kind}${event.detail ? `: ${event.detail}` : ""}`);
     }
-    for (const step of await lisa.store.steps(run.id)) {
-      for (const session of await lisa.store.sessions(step.id)) {
+    for (const step of await lisa.store.steps.of(run.id)) {
+      for (const session of await lisa.store.sessions.of(step.id)) {
         if (seen.sessions.has(session.id)) continue;
         seen.sessions.add(session.id);
         say(`${seconds()}  ${session.provider} session (${session.purpose}) in ${step.owner}/${step.repo}`);
@@ -102,7 +102,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   try {
     const config = await port.readConfig({ owner, repo });
     const delivery = `lisa-run-${randomUUID()}`;
-    await lisa.store.addCommand(delivery, "start_run", {
+    await lisa.store.commands.add(delivery, "start_run", {
       installationId: 0,
       owner,
       repo,
@@ -114,7 +114,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
     lisa.worker.notify();
     await lisa.idle();
     await reportNext();
-    run = await lisa.store.latestRunFor(owner, repo, Number(number));
+    run = await lisa.store.runs.latestFor(owner, repo, Number(number));
   } finally {
     clearInterval(ticker);
     await lisa.stop();

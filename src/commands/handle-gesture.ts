@@ -57,7 +57,7 @@ export async function handleGesture(
   const gh = await deps.github(gesture.installationId);
   const ref = { owner: gesture.owner, repo: gesture.repo };
   const found = gesture.isPullRequest
-    ? await deps.store.stepByPullRequest(gesture.owner, gesture.repo, gesture.number)
+    ? await deps.store.steps.byPullRequest(gesture.owner, gesture.repo, gesture.number)
     : undefined;
   const scene: Scene = {
     deps,
@@ -65,7 +65,7 @@ export async function handleGesture(
     deliveryId,
     ref,
     gesture,
-    run: gesture.isPullRequest ? found?.run : await deps.store.latestRunFor(gesture.owner, gesture.repo, gesture.number),
+    run: gesture.isPullRequest ? found?.run : await deps.store.runs.latestFor(gesture.owner, gesture.repo, gesture.number),
     step: found?.step,
     controls,
     reply: (text) => replyOnce(gh, ref, gesture.number, deliveryId, text),
@@ -84,13 +84,13 @@ async function onPullRequestChange(scene: Scene, gesture: PullRequestGesture): P
   const { deps, gh, run, step } = scene;
   if (!run || !step) return "ignored: not one of Lisa's pull requests";
   if (gesture.action === "synchronize") {
-    await deps.store.addEvent(run.id, "human_push", {
+    await deps.store.events.add(run.id, "human_push", {
       actor: gesture.sender,
       note: `${gesture.owner}/${gesture.repo}#${gesture.number} ${gesture.before?.slice(0, 7)}..${gesture.after?.slice(0, 7)}`,
     });
     if (gesture.before && gesture.after && (await rewritesHistory(scene, gesture.before, gesture.after))) {
       // Rule 20: Lisa never restores what a human force-pushed away; it says what disappeared.
-      await deps.store.addEvent(run.id, "force_push", { actor: gesture.sender, note: `${gesture.before}..${gesture.after}` });
+      await deps.store.events.add(run.id, "force_push", { actor: gesture.sender, note: `${gesture.before}..${gesture.after}` });
       await scene.reply(
         `@${gesture.sender} rewrote this branch: \`${gesture.before.slice(0, 7)}\` and the commits before it that are not in \`${gesture.after.slice(0, 7)}\` are no longer on it. Lisa does not restore them; the next pass starts from \`${gesture.after.slice(0, 7)}\`.`,
       );
@@ -197,7 +197,7 @@ async function onCommand(scene: Scene, gesture: CommandGesture): Promise<string>
   switch (command.name) {
     case "status": {
       await refreshGate(deps, gh, run.id).catch((error) => deps.log.warn({ err: error }, "could not read the gate"));
-      const now = (await deps.store.run(run.id)) ?? run;
+      const now = (await deps.store.runs.get(run.id)) ?? run;
       await scene.reply(
         `Run ${now.id} is ${now.state}, pass ${now.current_pass}; the tracking comment on the issue has the details.`,
       );
@@ -213,7 +213,7 @@ async function onCommand(scene: Scene, gesture: CommandGesture): Promise<string>
       return requestPass(scene, { trigger: "redirect", by: gesture.sender, items, what: `@${gesture.sender}'s redirect` });
     }
     case "continue": {
-      const pass = await deps.store.currentPass(run.id);
+      const pass = await deps.store.passes.current(run.id);
       const refinements = JSON.parse(pass?.refinements ?? "[]") as string[];
       if (refinements.length === 0) {
         await scene.reply(
@@ -259,9 +259,9 @@ async function inlineCommentsSinceLastPackage(scene: Scene, gesture: CommandGest
   const { gh, ref, step, deps } = scene;
   if (!step?.pr_number) return [];
   // Since the last package: the end of the pass that last delivered to this PR.
-  const lastPass = (await deps.store.stepHistory(step.id)).filter((r) => r.end_sha !== null).at(-1);
+  const lastPass = (await deps.store.steps.history(step.id)).filter((r) => r.end_sha !== null).at(-1);
   const finished = lastPass
-    ? (await deps.store.passes(step.run_id)).find((p) => p.number === lastPass.number)?.finished_at
+    ? (await deps.store.passes.of(step.run_id)).find((p) => p.number === lastPass.number)?.finished_at
     : null;
   const since = new Date(finished ?? step.created_at).toISOString();
   const comments = await gh.listPullComments(ref, step.pr_number, since);
@@ -342,7 +342,7 @@ async function requestPass(
     return "config invalid";
   }
   const items = capGuidance(request.items);
-  const current = (await deps.store.run(run.id)) ?? run;
+  const current = (await deps.store.runs.get(run.id)) ?? run;
   if (current.state === "merged" || current.state === "closed") {
     await scene.reply(
       `Run ${run.id} has ended (${current.state}). Add the \`${labelOf(raw)}\` label to the issue again to start a new one.`,
@@ -351,8 +351,8 @@ async function requestPass(
   }
   if (current.state === "plan_review") {
     // The plan waits for review: the same pass plans again, with this guidance.
-    const pass = await deps.store.currentPass(run.id);
-    const planning = (await deps.store.steps(run.id)).find((s) => s.position === 0);
+    const pass = await deps.store.passes.current(run.id);
+    const planning = (await deps.store.steps.of(run.id)).find((s) => s.position === 0);
     if (!pass || !planning) return "no plan waits";
     const change = { runId: run.id, passId: pass.id, passNumber: pass.number, planningStepId: planning.id, guidance: items };
     if (!(await changes.replanRun(deps.store, change, { actor: request.by }))) return "replan lost a race";
@@ -361,12 +361,12 @@ async function requestPass(
     return "plan: planning again";
   }
   if (current.state === "running" || current.state === "queued") {
-    const pass = await deps.store.currentPass(run.id);
+    const pass = await deps.store.passes.current(run.id);
     // Guidance joins a pass whose plan is not fixed yet (the planner runs again with it); after
     // that it waits for one next pass.
     const joins = pass?.state === "queued" || pass?.state === "planning" ? pass.id : undefined;
-    await deps.store.addGuidance(run.id, items, joins);
-    const queued = (await deps.store.queuedGuidance(run.id)).length;
+    await deps.store.guidance.add(run.id, items, joins);
+    const queued = (await deps.store.guidance.queued(run.id)).length;
     await scene.reply(
       joins
         ? `Taken into pass ${current.current_pass}: its plan is not fixed yet, so the plan will include it.`
@@ -381,7 +381,7 @@ async function requestPass(
     );
     return "max passes reached";
   }
-  const pass = await deps.store.startNextPass(run.id, {
+  const pass = await deps.store.passes.startNext(run.id, {
     trigger: request.trigger,
     requestedBy: request.by,
     config: JSON.stringify(raw ?? {}),
@@ -417,14 +417,14 @@ async function acceptOverride(scene: Scene, gesture: CommandGesture): Promise<st
     return `accept refused in ${run.state}`;
   }
   // The override needs write on every repository whose pull request it accepts.
-  for (const step of await deps.store.steps(run.id)) {
+  for (const step of await deps.store.steps.of(run.id)) {
     if (step.pr_number === null || step.pr_state !== "open") continue;
     if (!(await isWriter(gh, { owner: step.owner, repo: step.repo }, gesture.sender))) {
       await scene.reply(`@${gesture.sender}, accepting needs write access to ${step.owner}/${step.repo} too.`);
       return "accept denied";
     }
   }
-  if (!(await deps.store.recordAcceptance(run.id, { by: gesture.sender, via: "override" }))) return "accept lost a race";
+  if (!(await deps.store.runs.accept(run.id, { by: gesture.sender, via: "override" }))) return "accept lost a race";
   await publishRunState(deps, gh, run.id);
   return "accepted by override";
 }
@@ -432,8 +432,8 @@ async function acceptOverride(scene: Scene, gesture: CommandGesture): Promise<st
 async function fixBlocked(scene: Scene, gesture: CommandGesture): Promise<string> {
   const { deps, gh, run, step } = scene;
   if (!run) return "no run";
-  const pass = await deps.store.currentPass(run.id);
-  const blocked = (await deps.store.steps(run.id)).filter((s) => s.state === "blocked" && (!step || s.id === step.id));
+  const pass = await deps.store.passes.current(run.id);
+  const blocked = (await deps.store.steps.of(run.id)).filter((s) => s.state === "blocked" && (!step || s.id === step.id));
   if (!pass || blocked.length === 0) {
     await scene.reply("Nothing is blocked here.");
     return "fix: nothing blocked";
@@ -451,10 +451,10 @@ async function skipBlocked(scene: Scene, gesture: CommandGesture): Promise<strin
     await scene.reply("Nothing is blocked here, so there is nothing to skip.");
     return "skip: nothing blocked";
   }
-  const stepIds = (await deps.store.steps(run.id))
+  const stepIds = (await deps.store.steps.of(run.id))
     .filter((s) => s.state === "blocked" && (!step || s.id === step.id))
     .map((s) => s.id);
-  const passId = (await deps.store.currentPass(run.id))?.id;
+  const passId = (await deps.store.passes.current(run.id))?.id;
   const skipped = await changes.skipBlocked(deps.store, { runId: run.id, passId, stepIds }, { actor: gesture.sender });
   if (skipped === "still blocked") {
     await publishTracking(deps, gh, run.id);
@@ -483,7 +483,7 @@ async function retryFailed(scene: Scene, gesture: CommandGesture): Promise<strin
     await scene.reply(`Lisa cannot retry: ${(error as Error).message}`);
     return "retry: config invalid";
   }
-  if (!(await deps.store.retryRun(run.id, JSON.stringify(raw ?? {}), gesture.sender))) return "retry lost a race";
+  if (!(await deps.store.runs.retry(run.id, JSON.stringify(raw ?? {}), gesture.sender))) return "retry lost a race";
   await gh.addReaction({ owner: run.owner, repo: run.repo }, run.issue_number, "rocket").catch(() => undefined);
   return `retry: run ${run.id} queued again`;
 }
@@ -495,7 +495,7 @@ async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
     await scene.reply("`/lisa proceed` is for a plan waiting for review; this run has none waiting.");
     return "proceed: nothing waits";
   }
-  const passId = (await deps.store.currentPass(run.id))?.id;
+  const passId = (await deps.store.passes.current(run.id))?.id;
   if (!(await changes.proceedWithPlan(deps.store, run.id, passId, { actor: gesture.sender }))) return "proceed lost a race";
   await publishRunState(deps, gh, run.id);
   return "proceed: building the plan";
@@ -504,7 +504,7 @@ async function proceed(scene: Scene, gesture: CommandGesture): Promise<string> {
 async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {
   const { deps, gh, run } = scene;
   if (!run) return "no run";
-  const passId = (await deps.store.currentPass(run.id))?.id;
+  const passId = (await deps.store.passes.current(run.id))?.id;
   if (!(await changes.abortRun(deps.store, run.id, passId, { actor: gesture.sender }))) {
     await scene.reply(`Run ${run.id} is ${run.state}; there is nothing under way to stop.`);
     return `abort refused in ${run.state}`;

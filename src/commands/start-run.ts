@@ -77,7 +77,7 @@ export async function startRun(
     return `denied: ${command.sender} has role ${role}`;
   }
 
-  const run = await deps.store.createRun(
+  const run = await deps.store.runs.create(
     {
       installation_id: command.installationId,
       owner: command.owner,
@@ -91,7 +91,7 @@ export async function startRun(
     firstSteps(config, command),
   );
   if (!run) {
-    const open = await deps.store.latestRunFor(command.owner, command.repo, issue);
+    const open = await deps.store.runs.latestFor(command.owner, command.repo, issue);
     if (open && open.state !== "merged" && open.state !== "closed") {
       await replyOnce(
         gh,

@@ -17,11 +17,11 @@ export const isFresh = (validatedAt: number, now: number) => Math.abs(now - vali
 export function storeConfigCache(store: Store, installationId: number, now: () => number): ConfigFileCache {
   return {
     async get({ owner, repo, path }) {
-      const row = await store.configFile(installationId, owner, repo, path);
+      const row = await store.configFiles.get(installationId, owner, repo, path);
       return row && { etag: row.etag, content: row.content, validatedAt: row.validated_at };
     },
     async put({ owner, repo, path }, { etag, content }, label) {
-      await store.saveConfigFile({
+      await store.configFiles.save({
         installation_id: installationId,
         owner,
         repo,
@@ -55,7 +55,7 @@ export function foreignLabels(
     let kept = rows.get(key);
     if (!kept || Math.abs(now - kept.readAt) >= EDGE_ROW_MS || !isFresh(kept.validatedAt, now)) {
       rows.delete(key);
-      const row = await store.configFile(command.installationId, command.owner, command.repo, CONFIG_PATH);
+      const row = await store.configFiles.get(command.installationId, command.owner, command.repo, CONFIG_PATH);
       if (!row || row.label === null || !isFresh(row.validated_at, now)) return undefined;
       kept = { label: row.label, validatedAt: row.validated_at, readAt: now };
       rows.set(key, kept);

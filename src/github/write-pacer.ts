@@ -20,7 +20,7 @@ export interface LongWait {
 
 /** The store's reservation of an installation's write slots (store/write-slots.ts), in plain values. */
 export interface SlotReserver {
-  reserveWriteSlot(request: WriteKind & { installationId: number; horizonMs: number }): Promise<
+  reserve(request: WriteKind & { installationId: number; horizonMs: number }): Promise<
     ({ at: number } | { retryAt: number }) & {
       minute: number;
       hour: number;
@@ -30,7 +30,7 @@ export interface SlotReserver {
 }
 
 export interface WritePacerOptions {
-  store: SlotReserver;
+  slots: SlotReserver;
   installationId: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -59,9 +59,7 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
   // answers each in its own time, and writes asked for together must not overtake one another.
   let asked: Promise<unknown> = Promise.resolve();
   const reserve = (kind: WriteKind) => {
-    const answer = asked.then(() =>
-      options.store.reserveWriteSlot({ installationId: options.installationId, horizonMs, ...kind }),
-    );
+    const answer = asked.then(() => options.slots.reserve({ installationId: options.installationId, horizonMs, ...kind }));
     asked = answer.catch(() => undefined);
     return answer;
   };

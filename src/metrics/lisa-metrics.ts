@@ -17,7 +17,7 @@ export function createLisaMetrics(store: Store) {
     async collect() {
       runs.reset();
       // While the database is gone the figures it holds are missing; the counters below are still served.
-      for (const { state, n } of await unlessUnavailable(() => store.runCountsByState(), [])) runs.set({ state }, n);
+      for (const { state, n } of await unlessUnavailable(() => store.runs.countByState(), [])) runs.set({ state }, n);
     },
   });
   const queue = new Gauge({
@@ -28,7 +28,7 @@ export function createLisaMetrics(store: Store) {
     async collect() {
       queue.reset();
       const depth = await unlessUnavailable(
-        async () => ({ commands: await store.pendingCommands(), runs: (await store.runsIn("queued")).length }),
+        async () => ({ commands: await store.commands.pending(), runs: (await store.runs.inState("queued")).length }),
         undefined,
       );
       if (depth) for (const [kind, n] of Object.entries(depth)) queue.set({ kind }, n);

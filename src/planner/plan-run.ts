@@ -42,7 +42,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     else refused.push(entry.repo);
   }
   if (refused.length > 0) {
-    await store.addEvent(run.id, "repos_refused", { actor: ctx.pass.requested_by, note: refused.join(", ") });
+    await store.events.add(run.id, "repos_refused", { actor: ctx.pass.requested_by, note: refused.join(", ") });
     deps.log.warn({ runId: run.id, refused }, "repositories left out: the requester cannot write to them");
   }
   if (repos.length === 0) {
@@ -51,7 +51,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     );
   }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
-  await store.moveStep(stepId, "start", { worktree: workspace });
+  await store.steps.move(stepId, "start", { worktree: workspace });
   ctx.publish();
 
   const checkouts: { ref: RepoRef; path: string }[] = [];
@@ -68,7 +68,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
 
   const names = repos.map((r) => r.repo);
   let problems: string[] = [];
-  const firstIteration = (await store.step(stepId)).iteration_base + 1;
+  const firstIteration = (await store.steps.get(stepId)).iteration_base + 1;
   for (let attempt = 1; attempt <= PLAN_ATTEMPTS; attempt++) {
     const prompt = await renderPrompt(deps.promptsDir, "plan", {
       issue_number: String(run.issue_number),
@@ -108,9 +108,9 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
             scope: step.scope,
           };
         });
-      await store.recordPassPlan(run.id, ctx.pass.number, check.plan, steps);
+      await store.passes.recordPlan(run.id, ctx.pass.number, check.plan, steps);
       await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
-      await store.moveStep(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
+      await store.steps.move(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
       ctx.publish();
@@ -155,7 +155,7 @@ async function describeRepository(fullName: string, description: string, dir: st
  */
 async function revisionSection(ctx: RunContext): Promise<string> {
   const { store } = ctx.deps;
-  const given = await store.guidanceFor(ctx.pass.id);
+  const given = await store.guidance.forPass(ctx.pass.id);
   if (ctx.pass.number === 1) {
     // Guidance given while the first plan was being made: the plan must follow it.
     if (given.length === 0) return "";
@@ -166,7 +166,7 @@ async function revisionSection(ctx: RunContext): Promise<string> {
       fenceAsData("the maintainers' guidance for this plan", lines.join("\n")),
     ].join("\n");
   }
-  const steps = (await store.steps(ctx.run.id)).filter((s) => s.position > 0);
+  const steps = (await store.steps.of(ctx.run.id)).filter((s) => s.position > 0);
   const states = steps.map((s) => {
     const gate = s.gate ? (JSON.parse(s.gate) as { status: string }).status : "pending";
     const fixed =

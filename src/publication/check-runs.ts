@@ -46,7 +46,7 @@ interface CheckContext {
  * run: an installation that has not accepted `checks: write` yet gets 403, which is logged.
  */
 async function report(ctx: CheckContext, step: StepRow, headSha: string, make: (view: CheckView) => CheckReport): Promise<void> {
-  const run = (await ctx.deps.store.run(ctx.run.id)) ?? ctx.run;
+  const run = (await ctx.deps.store.runs.get(ctx.run.id)) ?? ctx.run;
   const ref = { owner: step.owner, repo: step.repo };
   try {
     const found = await ctx.gh.findCheckRun(ref, headSha, CHECK_NAME);
@@ -60,11 +60,11 @@ async function report(ctx: CheckContext, step: StepRow, headSha: string, make: (
 
 /** Lisa pushed `headSha` for this step, and later steps of the plan are still to be built. */
 export const checkWaiting = async (ctx: CheckContext, stepId: number, headSha: string) =>
-  report(ctx, await ctx.deps.store.step(stepId), headSha, checkInProgress);
+  report(ctx, await ctx.deps.store.steps.get(stepId), headSha, checkInProgress);
 
 /** The pass reached its review gate with `headSha`, the head Lisa pushed for this step. */
 export const checkAtGate = async (ctx: CheckContext, stepId: number, headSha: string) =>
-  report(ctx, await ctx.deps.store.step(stepId), headSha, checkReady);
+  report(ctx, await ctx.deps.store.steps.get(stepId), headSha, checkReady);
 
 /** Why a stopped run's open check runs end. */
 export const STOPPED_BEFORE_REVIEW = "The run was stopped before this pass reached review.";
@@ -82,8 +82,8 @@ export async function endOpenChecks(
   reason: string,
   secrets: readonly string[],
 ): Promise<void> {
-  const run = await deps.store.run(runId);
-  const planned = (await deps.store.steps(runId)).filter((step) => step.position > 0);
+  const run = await deps.store.runs.get(runId);
+  const planned = (await deps.store.steps.of(runId)).filter((step) => step.position > 0);
   // Only a step with later steps after it reports "in progress" (checkWaiting): a run of one step
   // has no open check to end, and no lookup to make.
   if (!run || planned.length < 2) return;

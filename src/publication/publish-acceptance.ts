@@ -19,13 +19,13 @@ interface Decision {
  * one transaction), or for a run whose pull requests were merged, whoever merged them.
  */
 async function decisionOf(store: Store, runId: number): Promise<Decision | undefined> {
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   if (!run) return undefined;
   if (run.state === "merged") {
-    const merge = (await store.events(runId)).findLast((event) => event.kind === "merge");
+    const merge = (await store.events.of(runId)).findLast((event) => event.kind === "merge");
     return { by: merge?.actor ?? run.requested_by, via: "merge" };
   }
-  const pass = (await store.passes(runId)).findLast((p) => p.decision === "accept");
+  const pass = (await store.passes.of(runId)).findLast((p) => p.decision === "accept");
   return { by: pass?.decided_by ?? run.requested_by, via: pass?.decided_via === "/lisa accept" ? "override" : "approval" };
 }
 
@@ -35,13 +35,13 @@ async function decisionOf(store: Store, runId: number): Promise<Decision | undef
  */
 export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   const decision = await decisionOf(store, runId);
   if (!run || !decision) return;
   const ref = { owner: run.owner, repo: run.repo };
   const body = renderFinalReport(await reportView(store, runId, decision, deps.heldSecrets));
   const id = await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
-  if (id !== run.report_comment_id) await store.recordReportComment(runId, id);
+  if (id !== run.report_comment_id) await store.runs.recordReportComment(runId, id);
 }
 
 /**
@@ -51,11 +51,11 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
  */
 export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  for (const step of await store.steps(runId)) {
+  for (const step of await store.steps.of(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
     if (pr.draft) await gh.setDraft(pr.nodeId, false);
-    await store.recordStep(step.id, { draft: 0 });
+    await store.steps.record(step.id, { draft: 0 });
   }
   if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
@@ -63,9 +63,9 @@ export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: n
 /** Merges each open PR at the head that was approved, in plan order, and stops at GitHub's first refusal. */
 async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   if (!run) return;
-  for (const step of await store.steps(runId)) {
+  for (const step of await store.steps.of(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.head_sha) continue;
     const ref = { owner: step.owner, repo: step.repo };
     // Merged already: by a Lisa that stopped before recording it, or by a person.
@@ -83,27 +83,27 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
       );
       return;
     }
-    await store.recordStep(step.id, { pr_state: "merged" });
-    await store.addEvent(runId, "merged_by_lisa", {
+    await store.steps.record(step.id, { pr_state: "merged" });
+    await store.events.add(runId, "merged_by_lisa", {
       note: `${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha.slice(0, 7)}`,
     });
   }
 }
 
 async function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): Promise<ReportView> {
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
   const config = await readConfigOf(store, runId);
-  const steps = (await store.steps(runId)).filter((s) => s.position > 0);
+  const steps = (await store.steps.of(runId)).filter((s) => s.position > 0);
   const gates = new Map(steps.map((s) => [s.id, s.gate ? (JSON.parse(s.gate) as PrGate) : undefined]));
-  const sessions = (await Promise.all(steps.map((s) => store.sessions(s.id)))).flat();
-  const passRows = await store.passes(runId);
+  const sessions = (await Promise.all(steps.map((s) => store.sessions.of(s.id)))).flat();
+  const passRows = await store.passes.of(runId);
   const passes = await Promise.all(
     passRows.map(async (pass) => {
-      const records = await store.stepPasses(pass.id);
+      const records = await store.steps.allInPass(pass.id);
       const changes = await Promise.all(
         records.map(async (record) => {
-          const step = await store.step(record.step_id);
+          const step = await store.steps.get(record.step_id);
           const files = JSON.parse(record.changed_files ?? "[]") as { added: number; deleted: number }[];
           return {
             repo: `${step.owner}/${step.repo}`,
@@ -118,15 +118,15 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
         pass: pass.number,
         trigger: pass.trigger,
         by: pass.requested_by,
-        guidance: (await store.guidanceFor(pass.id)).map(guidanceView),
+        guidance: (await store.guidance.forPass(pass.id)).map(guidanceView),
         changes,
         gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
-        costUsd: await store.runCost(runId, pass.number),
+        costUsd: await store.runs.cost(runId, pass.number),
         outcome: PASS_OUTCOME[pass.state],
       };
     }),
   );
-  const histories = await Promise.all(steps.map(async (s) => ({ s, history: await store.stepHistory(s.id) })));
+  const histories = await Promise.all(steps.map(async (s) => ({ s, history: await store.steps.history(s.id) })));
   const issueRef = `#${run.issue_number}`;
   return {
     runId,
@@ -165,7 +165,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
     totals: {
       sessions: sessions.length,
       durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),
-      costUsd: await store.runCost(runId),
+      costUsd: await store.runs.cost(runId),
       limitUsd: config.limits.max_cost_usd,
     },
     secrets,

@@ -36,8 +36,8 @@ export function publishRunState(
 async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish: () => Promise<void> | void): Promise<void> {
   const { store } = deps;
   // Read first: a state change after this one is published by whoever makes it.
-  const event = await store.lastTransition(runId);
-  const run = await store.run(runId);
+  const event = await store.runs.lastTransition(runId);
+  const run = await store.runs.get(runId);
   if (!run) return;
   const ref = { owner: run.owner, repo: run.repo };
   if (run.state === "accepted" || run.state === "merged") await publishFinalReport(deps, gh, runId);
@@ -46,5 +46,5 @@ async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish
   if (run.state === "failed") await endOpenChecks(deps, gh, runId, "failure", run.error ?? "The run failed.", deps.heldSecrets);
   if (run.state === "stopped") await endOpenChecks(deps, gh, runId, "cancelled", STOPPED_BEFORE_REVIEW, deps.heldSecrets);
   await publish();
-  await store.markPublished(runId, event);
+  await store.runs.markPublished(runId, event);
 }

@@ -13,11 +13,11 @@ const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_dropped
 
 /** What the tracking comment shows of a run, from the store alone (each PR's gate as last read from GitHub). */
 export async function trackingView(store: Store, runId: number, now: number, secrets: readonly string[]): Promise<TrackingView> {
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
-  const passes = await store.passes(runId);
+  const passes = await store.passes.of(runId);
   const config = await readConfigOf(store, runId);
-  const steps = await store.steps(runId);
+  const steps = await store.steps.of(runId);
   const planning = steps.find((s) => s.position === 0);
   return {
     runId,
@@ -26,7 +26,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
     maxPasses: config.limits.max_passes,
     requestedBy: run.requested_by,
     elapsedMs: (run.finished_at ?? now) - run.created_at,
-    costUsd: await store.runCost(runId),
+    costUsd: await store.runs.cost(runId),
     limitUsd: config.limits.max_cost_usd,
     plan: planning
       ? {
@@ -46,7 +46,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
         .filter((s) => s.position > 0)
         .map(async (step) => {
           const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
-          const lastPass = (await store.stepHistory(step.id)).at(-1);
+          const lastPass = (await store.steps.history(step.id)).at(-1);
           const failedGate = (JSON.parse(step.gates ?? "[]") as { command: string; passed: boolean; output?: string }[]).find(
             (line) => !line.passed && line.output !== undefined,
           );
@@ -65,7 +65,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
             ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
               ? { blockReason: lastPass.block_reason }
               : {}),
-            sessions: (await store.sessions(step.id))
+            sessions: (await store.sessions.of(step.id))
               .filter((s) => s.pass === run.current_pass)
               .map((s) => ({
                 iteration: s.iteration,
@@ -81,7 +81,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
           };
         }),
     ),
-    queuedGuidance: (await store.queuedGuidance(runId)).map((g) => ({
+    queuedGuidance: (await store.guidance.queued(runId)).map((g) => ({
       author: g.author,
       source: g.source,
       excerpt: g.body.slice(0, 200),
@@ -92,11 +92,11 @@ export async function trackingView(store: Store, runId: number, now: number, sec
         trigger: p.trigger,
         by: p.requested_by,
         outcome: PASS_OUTCOME[p.state],
-        costUsd: await store.runCost(runId, p.number),
+        costUsd: await store.runs.cost(runId, p.number),
       })),
     ),
     ...(run.error ? { error: run.error } : {}),
-    notices: (await store.events(runId))
+    notices: (await store.events.of(runId))
       .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
       .map((event) => event.detail ?? ""),
     secrets,
@@ -116,18 +116,18 @@ export async function publishTracking(
   failure?: string,
   notice?: string,
 ): Promise<void> {
-  const run = await deps.store.run(runId);
+  const run = await deps.store.runs.get(runId);
   if (!run) return;
   try {
     const stored = await trackingView(deps.store, runId, deps.now(), secrets);
     const view = notice ? { ...stored, notices: [...(stored.notices ?? []), notice] } : stored;
     await writeTracking(deps, gh, run, renderTrackingComment(failure ? failedView(view, failure) : view));
-    if (run.tracking_owed) await deps.store.oweTracking(runId, false);
+    if (run.tracking_owed) await deps.store.runs.oweTracking(runId, false);
   } catch (error) {
     deps.log.warn({ err: error, runId }, "could not update the tracking comment; it is written again later");
     try {
       // Owed in the store, where every worker (and the next process, after a restart) finds it.
-      await deps.store.oweTracking(runId, true);
+      await deps.store.runs.oweTracking(runId, true);
     } catch (marking) {
       // A full data disk: the debt is lost with this process, and the run's next edit pays it.
       if (!isDiskFull(marking)) throw marking;
@@ -146,7 +146,7 @@ async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: 
   const ref = { owner: run.owner, repo: run.repo };
   // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
   const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id);
-  if (id !== run.comment_id) await deps.store.recordTrackingComment(run.id, id);
+  if (id !== run.comment_id) await deps.store.runs.recordTrackingComment(run.id, id);
 }
 
 /** The least time between two edits of a tracking comment while a run executes; the last state is always written. */

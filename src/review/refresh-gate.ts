@@ -23,12 +23,12 @@ export async function refreshGate(
   publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
 ): Promise<GateVerdict | undefined> {
   const { store } = deps;
-  const run = await store.run(runId);
+  const run = await store.runs.get(runId);
   if (!run || run.state === "merged" || run.state === "closed") return undefined;
   const config = await readConfigOf(store, runId);
   const roles = new Map<string, string>();
   const statuses: PrStatus[] = [];
-  for (const step of await store.steps(runId)) {
+  for (const step of await store.steps.of(runId)) {
     if (step.position === 0 || step.pr_number === null) continue;
     const ref = { owner: step.owner, repo: step.repo };
     const pr = await gh.getPullRequest(ref, step.pr_number);
@@ -59,7 +59,7 @@ export async function refreshGate(
     };
     const prState: PrState = pr.merged ? "merged" : pr.state;
     if (prState !== step.pr_state)
-      await store.addEvent(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
+      await store.events.add(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
     const seen = { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate: JSON.stringify(gate) };
     // A PR closed unmerged drops its step from the plan; reopening brings it back.
     const event =
@@ -68,19 +68,19 @@ export async function refreshGate(
         : prState === "open" && step.state === "dropped"
           ? "reopen"
           : undefined;
-    if (!event || !(await store.moveStep(step.id, event, seen))) await store.recordStep(step.id, seen);
+    if (!event || !(await store.steps.move(step.id, event, seen))) await store.steps.record(step.id, seen);
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);
-  const current = await store.run(runId);
+  const current = await store.runs.get(runId);
   if (!current) return verdict;
   const moved =
     verdict === "merged"
-      ? await store.transitionRun(runId, "merge", cause)
+      ? await store.runs.transition(runId, "merge", cause)
       : verdict === "closed"
-        ? await store.transitionRun(runId, "close", cause)
+        ? await store.runs.transition(runId, "close", cause)
         : verdict === "accept" && (current.state === "review" || current.state === "stopped")
-          ? await store.recordAcceptance(runId, { by: cause.actor ?? run.requested_by, via: "approval" })
+          ? await store.runs.accept(runId, { by: cause.actor ?? run.requested_by, via: "approval" })
           : verdict === "wait" && current.state === "accepted"
             ? await withdrawRun(deps.store, runId, cause)
             : undefined;

@@ -31,16 +31,16 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
   for (;;) {
     await assertStillRunning(ctx);
     if (!skipAgent) {
-      const sessions = await store.sessions(stepId);
+      const sessions = await store.sessions.of(stepId);
       const iteration = Math.max(0, ...sessions.map((s) => s.iteration)) + 1;
-      const step = await store.step(stepId);
+      const step = await store.steps.get(stepId);
       if (iteration - step.iteration_base > config.limits.max_iterations) {
         const last = failedGate ? ` The last failure was \`${failedGate.command}\`.` : "";
         throw new BlockedError(
           `The gates still fail after ${config.limits.max_iterations} agent sessions (limits.max_iterations).${last}`,
         );
       }
-      const spent = await store.runCost(run.id);
+      const spent = await store.runs.cost(run.id);
       if (spent >= config.limits.max_cost_usd) {
         throw new BlockedError(
           `The run has spent $${spent.toFixed(2)}, which reaches limits.max_cost_usd ($${config.limits.max_cost_usd}); Lisa stopped invoking agents.`,
@@ -55,7 +55,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
             ? "revise"
             : "implement";
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
-      await store.enterPhase(stepId, "agent");
+      await store.steps.enterPhase(stepId, "agent");
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
@@ -64,10 +64,10 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
-      await store.recordStep(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
     }
     skipAgent = false;
-    await store.enterPhase(stepId, "gates");
+    await store.steps.enterPhase(stepId, "gates");
     ctx.publish();
     const results = await runGates(config.gates, {
       cwd: workDir(checkout),
@@ -85,7 +85,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       passed,
       ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
     }));
-    await store.recordStep(stepId, { gates: JSON.stringify(lines) });
+    await store.steps.record(stepId, { gates: JSON.stringify(lines) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
@@ -152,7 +152,7 @@ async function buildPrompt(
     });
   }
   // Notes given with `/lisa fix` in pass 1 reach the agent too.
-  const notes = (await ctx.deps.store.guidanceFor(ctx.pass.id)).length
+  const notes = (await ctx.deps.store.guidance.forPass(ctx.pass.id)).length
     ? `## Guidance from the reviewers\n\n${await guidanceSection(ctx, step)}`
     : "";
   return renderPrompt(deps.promptsDir, "implement", {
@@ -165,7 +165,7 @@ async function buildPrompt(
 }
 
 async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string> {
-  const record = await ctx.deps.store.stepPass(step.id, ctx.pass.id);
+  const record = await ctx.deps.store.steps.inPass(step.id, ctx.pass.id);
   const commits = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
   if (commits.length === 0) return "";
   const lines = commits.map((c) => `- \`${c.sha.slice(0, 7)}\` by ${c.author}: ${c.subject.replace(/\s+/g, " ").slice(0, 120)}`);
@@ -177,7 +177,7 @@ async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string>
 
 /** This pass's guidance as numbered items g1…gk, each fenced as data with its author and place in the diff. */
 async function guidanceSection(ctx: RunContext, step: StepRow): Promise<string> {
-  const items = await ctx.deps.store.guidanceFor(ctx.pass.id);
+  const items = await ctx.deps.store.guidance.forPass(ctx.pass.id);
   if (items.length === 0)
     return "No new guidance was given for this pass; improve the change where the issue and the ledger below ask.";
   return items
@@ -201,7 +201,7 @@ async function guidanceSection(ctx: RunContext, step: StepRow): Promise<string> 
 
 /** Guidance of earlier passes: it must still hold (seed 000's signs). */
 async function ledgerSection(ctx: RunContext): Promise<string> {
-  const earlier = (await ctx.deps.store.guidanceLedger(ctx.run.id)).filter((g) => g.pass < ctx.pass.number);
+  const earlier = (await ctx.deps.store.guidance.ledger(ctx.run.id)).filter((g) => g.pass < ctx.pass.number);
   if (earlier.length === 0) return "";
   const lines = earlier.map((g) => `- pass ${g.pass}, ${g.author}: ${g.body.replace(/\s+/g, " ").slice(0, 300)}`);
   return [
@@ -213,7 +213,7 @@ async function ledgerSection(ctx: RunContext): Promise<string> {
 
 /** For a step of a plan: its scope, and what the steps before it delivered. */
 async function planContext(ctx: RunContext, step: StepRow): Promise<string> {
-  const planned = (await ctx.deps.store.steps(ctx.run.id)).filter((s) => s.position > 0);
+  const planned = (await ctx.deps.store.steps.of(ctx.run.id)).filter((s) => s.position > 0);
   const earlier = planned
     .filter((s) => s.position < step.position)
     .map((s) => {

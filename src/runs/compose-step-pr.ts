@@ -20,12 +20,12 @@ export async function composeStepPullRequest(
   const { run, deps } = ctx;
   const { store } = deps;
   const manifest = currentManifest(step);
-  const planned = (await store.steps(run.id)).filter((s) => s.position > 0);
+  const planned = (await store.steps.of(run.id)).filter((s) => s.position > 0);
   // Only one pull request of a plan closes the issue: the one in the issue's repository, else the last.
   const closer = planned.find((s) => isIssueRepo(run, s)) ?? planned.at(-1);
-  const sessions = await store.sessions(step.id);
-  const passRows = await store.passes(run.id);
-  const passes: PassRowView[] = (await store.stepHistory(step.id)).map((record) => {
+  const sessions = await store.sessions.of(step.id);
+  const passRows = await store.passes.of(run.id);
+  const passes: PassRowView[] = (await store.steps.history(step.id)).map((record) => {
     const pass = passRows.find((p) => p.number === record.number);
     const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
     // Delivering copies the step's gates into its record of the pass; until then they are the step's.

@@ -43,10 +43,10 @@ const WORK_ON_DISK: ReadonlySet<string> = new Set(["agent", "gates", "commit", "
 export async function deliverStep(ctx: RunContext, stepId: number): Promise<void> {
   const { deps, gh, pass } = ctx;
   const { store } = deps;
-  let step = await store.step(stepId);
+  let step = await store.steps.get(stepId);
   const ref = { owner: step.owner, repo: step.repo };
   if (step.pr_number !== null && step.phase === "workspace" && !(await stillOpen(ctx, step))) return;
-  step = await store.step(stepId);
+  step = await store.steps.get(stepId);
 
   // Checked before checkout: a plan never reaches a repository its requester cannot write to.
   if (!(await isWriter(gh, ref, pass.requested_by))) {
@@ -54,12 +54,12 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     await stepChanges.refuseStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, pass.requested_by);
     return;
   }
-  await store.moveStep(stepId, "start");
+  await store.steps.move(stepId, "start");
   ctx.publish();
   await syncMirror(deps.workspace, ref, await freshToken(ctx));
   const base = step.base_branch ?? ctx.config.base_branch ?? (await gh.defaultBranch(ref));
-  await store.recordStep(stepId, { base_branch: base });
-  const record = await store.stepPass(stepId, pass.id);
+  await store.steps.record(stepId, { base_branch: base });
+  const record = await store.steps.inPass(stepId, pass.id);
   // `/lisa fix` resumes from the blocked attempt, which includes what humans pushed to the WIP branch.
   const resumeWip = Boolean(record?.block_reason);
   const worktree = await createWorktree(deps.workspace, ref, {
@@ -69,24 +69,24 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     ...(resumeWip ? { from: wipBranch(step.branch) } : {}),
   });
   const startSha = step.start_sha ?? (await remoteHead(deps.workspace, ref, step.branch)) ?? worktree.startSha;
-  await store.recordStep(stepId, { worktree: worktree.path, start_sha: startSha });
+  await store.steps.record(stepId, { worktree: worktree.path, start_sha: startSha });
   if (!worktree.reused && WORK_ON_DISK.has(step.phase) && (await commitsSince(worktree.path, startSha)) === 0) {
     // The step was under way in a worktree that is gone (its worker died on another machine, or
     // the disk budget of stopped runs took it), and none of that work was pushed: the session runs
     // again, from scratch, and the issue is told.
-    await store.redoStep(stepId);
-    await store.addEvent(ctx.run.id, "work_redone", {
+    await store.steps.redo(stepId);
+    await store.events.add(ctx.run.id, "work_redone", {
       note: `The work of ${ref.owner}/${ref.repo}'s last session was not pushed and its worktree is gone, so the session runs again.`,
     });
     ctx.publish();
   }
   if (record && !record.start_sha) {
-    await store.recordStepPass(record.id, {
+    await store.steps.recordInPass(record.id, {
       start_sha: startSha,
       human_shas: JSON.stringify(await humansSinceLastPass(ctx, step, startSha)),
     });
   }
-  step = await store.step(stepId);
+  step = await store.steps.get(stepId);
   if (step.pr_number !== null) {
     await openPackage(ctx, stepId);
     await draftWhileWorking(ctx, step);
@@ -113,17 +113,17 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
 async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<void> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
-  const step = () => store.step(stepId);
+  const step = () => store.steps.get(stepId);
   const ref = checkout.ref;
   const dir = () => workDir(checkout);
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
     await buildStep(ctx, await step(), checkout);
-    await store.enterPhase(stepId, "commit");
+    await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {
     const taken = await takeManifest(dir());
-    if (taken.manifest) await store.recordStep(stepId, { manifest: JSON.stringify(taken.manifest) });
+    if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const manifest = currentManifest(await step());
     const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);
@@ -142,7 +142,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
-    await store.enterPhase(stepId, "push");
+    await store.steps.enterPhase(stepId, "push");
     ctx.publish();
   }
   if ((await step()).phase === "push") {
@@ -154,20 +154,20 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       // the step goes back to its agent, from the last commit that was published.
       await git(dir(), ["reset", "--hard", "--quiet", (await step()).start_sha ?? base]);
       await git(dir(), ["clean", "-fd", "--quiet"]);
-      await store.enterPhase(stepId, "agent");
+      await store.steps.enterPhase(stepId, "agent");
       throw new SecretInPushError(
         `${error.message} Lisa discarded that work; \`/lisa retry\` runs the agent again from the last published commit.`,
       );
     }
-    await store.enterPhase(stepId, "pull_request");
+    await store.steps.enterPhase(stepId, "pull_request");
     ctx.publish();
   }
   if ((await step()).phase === "pull_request") {
     const start = (await step()).start_sha ?? base;
-    await store.recordStep(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
-    const record = await store.stepPass(stepId, pass.id);
+    await store.steps.record(stepId, { changed_files: JSON.stringify(await changedFiles(dir(), `refs/remotes/origin/${base}`)) });
+    const record = await store.steps.inPass(stepId, pass.id);
     if (record) {
-      await store.recordStepPass(record.id, {
+      await store.steps.recordInPass(record.id, {
         changed_files: JSON.stringify(await changedFiles(dir(), start)),
         commits: await commitsSince(dir(), start),
       });
@@ -200,13 +200,13 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
         }));
       number = opened.number;
       url = opened.url;
-      await store.recordStep(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
+      await store.steps.record(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });
     }
     const current = await gh.getPullRequest(ref, number);
     // A PR opened a moment ago already says all this: write only what changed.
     const body = pr.mergeInto(current.body);
     if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
-    await store.recordStep(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
+    await store.steps.record(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
     await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
@@ -219,7 +219,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 
 /** Whether steps after `position` are still to be built in this pass. */
 const laterSteps = async (ctx: RunContext, position: number) =>
-  (await ctx.deps.store.steps(ctx.run.id)).some((s) => s.position > position && s.state === "pending");
+  (await ctx.deps.store.steps.of(ctx.run.id)).some((s) => s.position > position && s.state === "pending");
 
 /**
  * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
@@ -227,7 +227,7 @@ const laterSteps = async (ctx: RunContext, position: number) =>
  */
 async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
   const { deps } = ctx;
-  const step = await deps.store.step(stepId);
+  const step = await deps.store.steps.get(stepId);
   const dir = workDir(checkout);
   try {
     await ownCommits(dir, deps.workspace.author);
@@ -245,7 +245,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
       `Someone pushed to \`${step.branch}\` while Lisa worked, and Lisa's commits conflict with theirs in ${rebased.conflicts.map((c) => `\`${c}\``).join(", ") || "some files"}.`,
     );
   }
-  await deps.store.addEvent(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
+  await deps.store.events.add(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, step.id, checkout);
   await ownCommits(dir, deps.workspace.author);
   await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
@@ -260,7 +260,7 @@ async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checko
 async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
   const { deps, pass } = ctx;
   const { store } = deps;
-  const step = await store.step(stepId);
+  const step = await store.steps.get(stepId);
   const dir = workDir(checkout);
   const wip = wipBranch(step.branch);
   let wipSha: string | null = null;
@@ -285,7 +285,7 @@ async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout,
 
 /** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
 const stepsStillOpen = async (ctx: RunContext, stepId: number) =>
-  (await ctx.deps.store.steps(ctx.run.id)).some(
+  (await ctx.deps.store.steps.of(ctx.run.id)).some(
     (s) => s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
   );
 
@@ -295,7 +295,7 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
   const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number ?? 0);
   if (pr.merged) {
     // Never push to a merged branch: a follow-up branch from the updated base gets a new PR.
-    await deps.store.recordStep(step.id, {
+    await deps.store.steps.record(step.id, {
       branch: `${step.branch.replace(/-p\d+$/, "")}-p${pass.number}`,
       pr_number: null,
       pr_url: null,
@@ -303,7 +303,7 @@ async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
       start_sha: null,
       head_sha: null,
     });
-    await deps.store.addEvent(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
+    await deps.store.events.add(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
     return true;
   }
   if (pr.state === "closed") {
@@ -323,7 +323,7 @@ async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> 
   try {
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
     if (!pr.draft) await ctx.gh.setDraft(pr.nodeId, true);
-    await ctx.deps.store.recordStep(step.id, { draft: 1 });
+    await ctx.deps.store.steps.record(step.id, { draft: 1 });
   } catch (error) {
     ctx.deps.log.warn({ err: error, stepId: step.id }, "could not turn the PR into a draft while Lisa works on it");
     const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
@@ -333,7 +333,7 @@ async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> 
 
 /** Commits people pushed to the branch since Lisa's last pass there. */
 async function humansSinceLastPass(ctx: RunContext, step: StepRow, head: string) {
-  const previous = (await ctx.deps.store.stepHistory(step.id)).filter((r) => r.pass_id !== ctx.pass.id && r.end_sha).at(-1);
+  const previous = (await ctx.deps.store.steps.history(step.id)).filter((r) => r.pass_id !== ctx.pass.id && r.end_sha).at(-1);
   if (!previous?.end_sha || previous.end_sha === head) return [];
   return humanCommits(ctx.deps.workspace, { owner: step.owner, repo: step.repo }, { since: previous.end_sha, until: head });
 }

@@ -57,26 +57,26 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     if (ctx.pass.number > 1) {
       const raw = await gh.readConfig(issue);
       ctx.config = parseConfig(raw);
-      await store.recordPassConfig(ctx.pass.id, JSON.stringify(raw ?? {}));
+      await store.passes.recordConfig(ctx.pass.id, JSON.stringify(raw ?? {}));
     }
-    await store.transitionPass(ctx.pass.id, "start");
+    await store.passes.transition(ctx.pass.id, "start");
     await refresh(ctx);
   }
   if (ctx.pass.state === "planning") {
     await descend(ctx);
     // `review.plan`: a multi-repository plan waits for `/lisa proceed` (seed 001's plan gate).
-    if (ctx.config.review.plan && (await store.steps(run.id)).some((s) => s.position === 0)) {
+    if (ctx.config.review.plan && (await store.steps.of(run.id)).some((s) => s.position === 0)) {
       if (!(await awaitPlanReview(store, run.id, ctx.pass.id))) await assertStillRunning(ctx);
       await relabel("plan_review");
       return;
     }
-    await store.transitionPass(ctx.pass.id, "planned");
+    await store.passes.transition(ctx.pass.id, "planned");
     await refresh(ctx);
   }
 
   // 3
   if (ctx.pass.state === "building") {
-    for (const step of await store.steps(run.id)) {
+    for (const step of await store.steps.of(run.id)) {
       if (step.position === 0 || step.pass !== ctx.pass.number) continue;
       if (step.state !== "pending" && step.state !== "running") continue;
       await assertStillRunning(ctx);
@@ -84,7 +84,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
       await linkSiblingPullRequests(ctx, step.id);
     }
     await assertStillRunning(ctx);
-    const blocked = (await store.steps(run.id)).filter((s) => s.pass === ctx.pass.number && s.state === "blocked");
+    const blocked = (await store.steps.of(run.id)).filter((s) => s.pass === ctx.pass.number && s.state === "blocked");
     // 4
     if (blocked.length > 0) {
       // The packages first: stopped before the store says blocked, the resumed pass writes them again.
@@ -94,7 +94,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
       await relabel("blocked");
       return;
     }
-    await store.transitionPass(ctx.pass.id, "built");
+    await store.passes.transition(ctx.pass.id, "built");
     await refresh(ctx);
   }
 
@@ -102,10 +102,10 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
   if (ctx.pass.state === "ascending") await ascend(ctx);
 
   // 6: decided in one synchronous block, so guidance stored meanwhile is either seen here or queued after.
-  const next = (await store.queuedGuidance(run.id)).length > 0 && run.current_pass < ctx.config.limits.max_passes;
+  const next = (await store.guidance.queued(run.id)).length > 0 && run.current_pass < ctx.config.limits.max_passes;
   if (next) {
-    const first = (await store.queuedGuidance(run.id))[0];
-    const pass = await store.startNextPass(run.id, {
+    const first = (await store.guidance.queued(run.id))[0];
+    const pass = await store.passes.startNext(run.id, {
       trigger: first?.source === "review" || first?.source === "inline" ? "review" : "redirect",
       requestedBy: first?.author ?? run.requested_by,
       config: ctx.pass.config,
@@ -114,7 +114,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     });
     if (pass) return;
   }
-  await store.transitionRun(run.id, "gate_open");
+  await store.runs.transition(run.id, "gate_open");
   await relabel("review");
   // Approvals of PRs this pass left unchanged still count: the gate may already be open. Reading it can
   // wait for the next event or start-up if GitHub fails now; the pass itself is done.
@@ -125,7 +125,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
 
 /** Re-reads the pass from the store after a transition. */
 async function refresh(ctx: RunContext): Promise<void> {
-  const pass = await ctx.deps.store.pass(ctx.run.id, ctx.pass.number);
+  const pass = await ctx.deps.store.passes.get(ctx.run.id, ctx.pass.number);
   if (pass) ctx.pass = pass;
 }
 
@@ -136,23 +136,23 @@ async function refresh(ctx: RunContext): Promise<void> {
 async function descend(ctx: RunContext): Promise<void> {
   const { deps, run } = ctx;
   const { store } = deps;
-  const planning = (await store.steps(run.id)).find((s) => s.position === 0);
+  const planning = (await store.steps.of(run.id)).find((s) => s.position === 0);
   if (planning) {
-    if (ctx.pass.number > 1 && planning.pass !== ctx.pass.number) await store.replanStep(planning.id, ctx.pass.number);
-    const guidanceBefore = (await store.guidanceFor(ctx.pass.id)).length;
+    if (ctx.pass.number > 1 && planning.pass !== ctx.pass.number) await store.steps.replan(planning.id, ctx.pass.number);
+    const guidanceBefore = (await store.guidance.forPass(ctx.pass.id)).length;
     await planOnce(ctx, planning.id);
     // Guidance that arrived while the planner worked joins this pass: plan once more with it (E6).
-    if ((await store.guidanceFor(ctx.pass.id)).length > guidanceBefore) {
-      await store.replanStep(planning.id, ctx.pass.number);
+    if ((await store.guidance.forPass(ctx.pass.id)).length > guidanceBefore) {
+      await store.steps.replan(planning.id, ctx.pass.number);
       await planOnce(ctx, planning.id);
     }
     return;
   }
   if (ctx.pass.number === 1) return;
   // A single repository: the pass works on its one step (a merged PR's follow-up included).
-  const [step] = await store.steps(run.id);
+  const [step] = await store.steps.of(run.id);
   if (step && step.pr_state !== "closed") {
-    await store.recordPassPlan(run.id, ctx.pass.number, { steps: [{ repo: `${step.owner}/${step.repo}` }] }, [
+    await store.passes.recordPlan(run.id, ctx.pass.number, { steps: [{ repo: `${step.owner}/${step.repo}` }] }, [
       {
         position: step.position,
         owner: step.owner,
@@ -167,7 +167,7 @@ async function descend(ctx: RunContext): Promise<void> {
 
 /** Runs the planning step unless it has already planned this pass. */
 async function planOnce(ctx: RunContext, planningId: number): Promise<void> {
-  if ((await ctx.deps.store.step(planningId)).state === "delivered") return;
+  if ((await ctx.deps.store.steps.get(planningId)).state === "delivered") return;
   const issueRepo = { owner: ctx.run.owner, repo: ctx.run.repo };
   await planRun(ctx, planningId, (iteration, prompt, cwd, mirrors) =>
     invokeAgent(ctx, planningId, iteration, "plan", prompt, {
@@ -191,8 +191,8 @@ async function ascend(ctx: RunContext): Promise<void> {
   const refinements: string[] = [];
   const questions: string[] = [];
   let recommendation: "accept" | "continue" | "blocked" | null = null;
-  for (const record of await store.stepPasses(ctx.pass.id)) {
-    const step = await store.step(record.step_id);
+  for (const record of await store.steps.allInPass(ctx.pass.id)) {
+    const step = await store.steps.get(record.step_id);
     if (step.pr_number === null || step.pr_state !== "open") continue;
     const manifest = record.manifest ? JSON.parse(record.manifest) : undefined;
     refinements.push(...(manifest?.refinements ?? []));
@@ -206,14 +206,14 @@ async function ascend(ctx: RunContext): Promise<void> {
     // Ready for review at the gate; if GitHub refuses, the PR stays a draft and the package still asks for review.
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
-    await store.recordStep(step.id, { draft: 0, head_sha: pr.headSha });
+    await store.steps.record(step.id, { draft: 0, head_sha: pr.headSha });
     // The head Lisa pushed in this pass: a human's commit on top is not hers to vouch for.
     if (record.state === "delivered" && record.end_sha) await checkAtGate(ctx, step.id, record.end_sha);
     await requestReview(ctx, step.id);
-    const body = (await composeStepPullRequest(ctx, await store.step(step.id))).mergeInto(pr.body);
+    const body = (await composeStepPullRequest(ctx, await store.steps.get(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }
-  await store.openGate(ctx.pass.id, {
+  await store.passes.openGate(ctx.pass.id, {
     refinements: JSON.stringify(refinements),
     open_questions: JSON.stringify(questions),
     recommendation,
@@ -227,10 +227,10 @@ async function ascend(ctx: RunContext): Promise<void> {
  */
 async function requestReview(ctx: RunContext, stepId: number): Promise<void> {
   const { store } = ctx.deps;
-  const step = await store.step(stepId);
+  const step = await store.steps.get(stepId);
   if (step.pr_number === null) return;
   const blockers = step.gate ? (JSON.parse(step.gate) as { blockers: string[] }).blockers : [];
-  const people = [ctx.run.requested_by, ...(await store.guidanceFor(ctx.pass.id)).map((g) => g.author), ...blockers];
+  const people = [ctx.run.requested_by, ...(await store.guidance.forPass(ctx.pass.id)).map((g) => g.author), ...blockers];
   const logins = [...new Set(people.filter((login) => !login.toLowerCase().endsWith("[bot]")))];
   await ctx.gh
     .requestReviewers({ owner: step.owner, repo: step.repo }, step.pr_number, logins)
@@ -239,7 +239,7 @@ async function requestReview(ctx: RunContext, stepId: number): Promise<void> {
 
 /** Once a step of a plan has opened its pull request, the earlier ones link to it too. */
 async function linkSiblingPullRequests(ctx: RunContext, deliveredId: number): Promise<void> {
-  const steps = (await ctx.deps.store.steps(ctx.run.id)).filter((s) => s.position > 0);
+  const steps = (await ctx.deps.store.steps.of(ctx.run.id)).filter((s) => s.position > 0);
   if (steps.length < 2) return;
   for (const step of steps) {
     if (step.id === deliveredId || step.pr_number === null || step.pr_state !== "open") continue;

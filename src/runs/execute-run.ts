@@ -46,8 +46,8 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
     lastWordSaid = true;
   };
   try {
-    const run = await deps.store.run(runId);
-    const pass = await deps.store.currentPass(runId);
+    const run = await deps.store.runs.get(runId);
+    const pass = await deps.store.passes.current(runId);
     if (!run || !pass) throw new Error(`run ${runId} has no current pass`);
     gh = await deps.github(run.installation_id);
     const port = gh;
@@ -73,7 +73,7 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
   } catch (error) {
     // Not the run's failure: the worker hands it back once the database is back (Worker.#handBack).
     if (isDatabaseUnavailable(error)) throw error;
-    const state = (await deps.store.run(runId))?.state;
+    const state = (await deps.store.runs.get(runId))?.state;
     if (error instanceof StoppedError || state !== "running") {
       deps.log.info({ runId, reason: (error as Error).message }, "run stopped while it executed");
       // Whoever stopped it published that, maybe before this pass's own label writes landed: the
@@ -103,7 +103,7 @@ async function failRun(
   secrets: string[],
   lastWord: () => Promise<void>,
 ): Promise<DiskFullError | undefined> {
-  const steps = await deps.store.steps(runId);
+  const steps = await deps.store.steps.of(runId);
   const failed = steps.find((step) => step.state === "running");
   const detail = explain(error, secrets, deps.workspace.dataDir);
   // In a plan, say which step failed: the ones after it did not run.
@@ -118,7 +118,7 @@ async function failRun(
   } catch (recording) {
     if (!isDiskFull(recording)) throw recording;
     deps.log.error({ err: recording, runId }, "the data disk is full: the run's failure is recorded once it has space");
-    const run = await deps.store.run(runId);
+    const run = await deps.store.runs.get(runId);
     // The store still says running: GitHub is told what it will say once it can write (the tracking
     // comment from executeRun's last edit), and the worker's convergence checks it then.
     if (gh && run) {
@@ -149,9 +149,9 @@ function explain(error: unknown, secrets: readonly string[], dataDir: string): s
 
 /** Ends a run that cannot go on (for example after repeated restarts) and says so on the issue. */
 export async function abandonRun(deps: CoreDeps, runId: number, message: string): Promise<void> {
-  const run = await deps.store.run(runId);
+  const run = await deps.store.runs.get(runId);
   if (!run) return;
-  const unfinished = (await deps.store.steps(runId)).filter((step) => step.state === "running" || step.state === "pending");
+  const unfinished = (await deps.store.steps.of(runId)).filter((step) => step.state === "running" || step.state === "pending");
   await changes.failRun(
     deps.store,
     runId,

@@ -43,7 +43,7 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
   // the branch holds earlier passes (or human commits), only Lisa's checkout starts from them.
   if (ctx.pass.number > 1 || step.pr_number !== null) return undefined;
   // Work already done in Lisa's checkout this pass (a fallback provider's, or before a restart) stays there.
-  const thisPass = (await ctx.deps.store.sessions(step.id)).filter((s) => s.iteration > step.iteration_base);
+  const thisPass = (await ctx.deps.store.sessions.of(step.id)).filter((s) => s.iteration > step.iteration_base);
   if (thisPass.length > 0 && !step.native_worktree) return undefined;
   const version = await installedVersion(ctx.deps.agentBinaries[first.name] ?? provider.defaultBinary);
   if (!version || !isAtLeast(version, provider.nativeWorktree.since)) return undefined;
@@ -78,7 +78,7 @@ export async function invokeAgent(
   let result: AgentResult | undefined;
   for (const choice of config.providers) {
     const provider = providers[choice.name];
-    const sessionId = await deps.store.startSession({
+    const sessionId = await deps.store.sessions.start({
       step_id: stepId,
       pass: ctx.pass.number,
       iteration,
@@ -104,13 +104,13 @@ export async function invokeAgent(
       stallMs: config.limits.stall_timeout,
       sandbox: { ...deps.sandbox, ...checkout.scope, egress: agentEgress(ctx, stepId, choice.name) },
       onSpawn: (pid) => {
-        pidRecorded = deps.store.recordSessionPid(sessionId, pid, processIdentity(pid));
+        pidRecorded = deps.store.sessions.recordPid(sessionId, pid, processIdentity(pid));
         pidRecorded.catch(() => {}); // seen below, once the session is over
       },
       prices: deps.tokenPrices,
     });
     await pidRecorded;
-    await deps.store.finishSession(sessionId, {
+    await deps.store.sessions.finish(sessionId, {
       state: result.ok ? "succeeded" : "failed",
       cost_usd: result.costUsd,
       turns: result.turns ?? null,
@@ -165,5 +165,5 @@ async function settleNativeWorktree(
   // The CLI wrote this worktree's `.git`; Lisa's own git must not follow it elsewhere.
   await assertWorktreeOf(mirrorPath(deps.workspace, checkout.ref), found);
   checkout.nativePath = found;
-  await deps.store.recordStep(stepId, { native_worktree: found });
+  await deps.store.steps.record(stepId, { native_worktree: found });
 }

@@ -28,29 +28,29 @@ export async function finishPackage(ctx: RunContext, stepId: number, phase: Pack
  */
 async function recordGuidanceStatus(ctx: RunContext, stepId: number): Promise<void> {
   const { store } = ctx.deps;
-  const record = await store.stepPass(stepId, ctx.pass.id);
+  const record = await store.steps.inPass(stepId, ctx.pass.id);
   const said = currentManifest({ manifest: record?.manifest ?? null })?.guidance ?? [];
-  for (const [index, item] of (await store.guidanceFor(ctx.pass.id)).entries()) {
+  for (const [index, item] of (await store.guidance.forPass(ctx.pass.id)).entries()) {
     const status = said.find((g) => g.id === `g${index + 1}`);
-    if (status) await store.recordGuidanceStatus(item.id, status.status, status.note ?? null);
+    if (status) await store.guidance.recordStatus(item.id, status.status, status.note ?? null);
   }
 }
 
 async function writePackage(ctx: RunContext, stepId: number, phase: PackageView["phase"]): Promise<void> {
   const { deps, gh, pass } = ctx;
-  const step = await deps.store.step(stepId);
-  const record = await deps.store.stepPass(stepId, pass.id);
+  const step = await deps.store.steps.get(stepId);
+  const record = await deps.store.steps.inPass(stepId, pass.id);
   if (step.pr_number === null || !record) return;
   const ref = { owner: step.owner, repo: step.repo };
   const body = renderReviewPackage(await packageView(ctx, step, phase));
   const marker = passMarker(ctx.run.id, pass.number, stepId);
   const id = await ensureComment(gh, ref, step.pr_number, marker, body, record.package_comment_id);
-  if (id !== record.package_comment_id) await deps.store.recordStepPass(record.id, { package_comment_id: id });
+  if (id !== record.package_comment_id) await deps.store.steps.recordInPass(record.id, { package_comment_id: id });
 }
 
 /** Guidance said on this PR's repository, or on the issue: what this pass was asked here. */
 async function guidanceHere(ctx: RunContext, step: StepRow): Promise<GuidanceRow[]> {
-  return (await ctx.deps.store.guidanceFor(ctx.pass.id)).filter(
+  return (await ctx.deps.store.guidance.forPass(ctx.pass.id)).filter(
     (g) =>
       g.owner === null ||
       (g.owner.toLowerCase() === step.owner.toLowerCase() && g.repo?.toLowerCase() === step.repo.toLowerCase()),
@@ -60,8 +60,8 @@ async function guidanceHere(ctx: RunContext, step: StepRow): Promise<GuidanceRow
 async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["phase"]): Promise<PackageView> {
   const { deps, pass, run, config } = ctx;
   const { store } = deps;
-  const record = await store.stepPass(step.id, pass.id);
-  const previous = (await store.stepHistory(step.id)).filter((r) => r.number < pass.number && r.gates).at(-1);
+  const record = await store.steps.inPass(step.id, pass.id);
+  const previous = (await store.steps.history(step.id)).filter((r) => r.number < pass.number && r.gates).at(-1);
   const previousGates = JSON.parse(previous?.gates ?? "[]") as GateLine[];
   const gates = (JSON.parse(record?.gates ?? step.gates ?? "[]") as GateLine[]).map((g) => ({
     ...g,
@@ -71,8 +71,8 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
   const human = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
   const range = record?.start_sha && record.end_sha ? { from: record.start_sha, to: record.end_sha } : undefined;
   const commits = range ? await gitLog(deps.workspace, { owner: step.owner, repo: step.repo }, range).catch(() => []) : [];
-  const sessions = (await store.sessions(step.id)).filter((s) => s.pass === pass.number);
-  const siblings = (await store.steps(run.id)).filter((s) => s.gate).map((s) => JSON.parse(s.gate ?? "{}") as PrGate);
+  const sessions = (await store.sessions.of(step.id)).filter((s) => s.pass === pass.number);
+  const siblings = (await store.steps.of(run.id)).filter((s) => s.gate).map((s) => JSON.parse(s.gate ?? "{}") as PrGate);
   const items = await guidanceHere(ctx, step);
   const trigger = pass.trigger;
   return {
@@ -117,7 +117,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
       providers: [...new Set(sessions.map((s) => s.provider))],
       durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),
       passUsd: sessions.reduce((sum, s) => sum + s.cost_usd, 0),
-      runUsd: await store.runCost(run.id),
+      runUsd: await store.runs.cost(run.id),
       limitUsd: config.limits.max_cost_usd,
     },
     ...(ctx.network.get(step.id)?.refused ? { network: ctx.network.get(step.id) } : {}),
@@ -132,7 +132,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
  */
 async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   const { deps, gh } = ctx;
-  const step = await deps.store.step(stepId);
+  const step = await deps.store.steps.get(stepId);
   if (step.pr_number === null) return;
   const ref = { owner: step.owner, repo: step.repo };
   const manifest = currentManifest(step);
@@ -140,14 +140,14 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   const threads = items.filter((g) => g.github_id !== null && !g.replied);
   if (threads.length === 0) return;
   const existing = await gh.listPullComments(ref, step.pr_number);
-  const numbered = await deps.store.guidanceFor(ctx.pass.id);
+  const numbered = await deps.store.guidance.forPass(ctx.pass.id);
   for (const item of threads) {
     const said = manifest?.guidance?.find((g) => g.id === `g${numbered.findIndex((g) => g.id === item.id) + 1}`);
     const marker = `<!-- lisa:thread guidance=${item.id} -->`;
     if (!existing.some((c) => c.inReplyTo === item.github_id && c.body.includes(marker))) {
       const status = said ? said.status.replace(/_/g, " ") : "worked on";
       const note = said?.note ? `: ${said.note.replace(/\s+/g, " ").slice(0, 500)}` : "";
-      const head = (await deps.store.step(stepId)).head_sha?.slice(0, 7) ?? "the new head";
+      const head = (await deps.store.steps.get(stepId)).head_sha?.slice(0, 7) ?? "the new head";
       await gh.replyToReviewComment(
         ref,
         step.pr_number,
@@ -155,6 +155,6 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
         `${marker}\nPass ${ctx.pass.number}: ${status}${note} (at \`${head}\`).`,
       );
     }
-    await deps.store.markGuidanceReplied(item.id);
+    await deps.store.guidance.markReplied(item.id);
   }
 }

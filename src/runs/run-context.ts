@@ -36,7 +36,7 @@ export class StoppedError extends Error {
  * gate run, so nothing new starts, and nothing is recorded as the agent's doing, once it stopped.
  */
 export async function assertStillRunning(ctx: RunContext): Promise<void> {
-  const run = await ctx.deps.store.run(ctx.run.id);
+  const run = await ctx.deps.store.runs.get(ctx.run.id);
   if (run?.state !== "running") throw new StoppedError(`the run is ${run?.state} now`);
   // A worker that lost its claim (it froze past its lease) must not go on beside the one that took over.
   if (run.worker !== ctx.deps.workerName) throw new StoppedError(`worker ${run.worker} took the run over`);

@@ -34,7 +34,7 @@ export class LocalClaims implements WorkClaims {
   async stop(): Promise<void> {}
 
   async take(n: number): Promise<number[]> {
-    return (await this.#store.runsIn("queued")).slice(0, n).map((run) => run.id);
+    return (await this.#store.runs.inState("queued")).slice(0, n).map((run) => run.id);
   }
 
   async release(): Promise<void> {}

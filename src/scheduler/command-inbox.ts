@@ -73,7 +73,7 @@ export class CommandInbox {
     const { store } = this.#deps;
     await drainInbox(
       {
-        ready: () => store.readyCommands(),
+        ready: () => store.commands.ready(),
         issueOf: (command) => issueOfCommand(store, command),
         handle: (command) => this.#handleCommand(command),
         open,
@@ -90,7 +90,7 @@ export class CommandInbox {
     const { store, log } = this.#deps;
     // A run may have failed on a full disk since the pump began: its retry must find it failed.
     await this.#options.beforeEach();
-    if (!store.isGenuine(command)) {
+    if (!store.commands.isGenuine(command)) {
       await this.#refuseForged(command);
       return;
     }
@@ -99,11 +99,13 @@ export class CommandInbox {
       const payload = JSON.parse(command.payload);
       // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
       // not write must not make a genuine command count as a repeat either.
-      const earlier = (await store.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) => store.isGenuine(row));
+      const earlier = (await store.commands.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) =>
+        store.commands.isGenuine(row),
+      );
       const repeated =
         command.kind === "gesture"
           ? await repeatedCommand(command, earlier, (from, to) =>
-              store.runCameToRest(payload.owner, payload.repo, payload.number, from, to),
+              store.runs.cameToRest(payload.owner, payload.repo, payload.number, from, to),
             )
           : undefined;
       outcome = repeated
@@ -122,7 +124,7 @@ export class CommandInbox {
       log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
       await this.#tellFailure(command, error);
     }
-    await store.finishCommand(command.id, outcome);
+    await store.commands.finish(command.id, outcome);
     log.info({ delivery: command.delivery_id, outcome }, "command handled");
   }
 
@@ -138,13 +140,13 @@ export class CommandInbox {
       : "it has no MAC (inserted by someone else, or written by a Lisa older than signed commands: redo that command)";
     log.error({ commandId: command.id, delivery: command.delivery_id, kind: command.kind }, `command row refused: ${why}`);
     metrics.forgedCommand();
-    await store.finishCommand(command.id, `refused: not written by Lisa (${command.mac ? "wrong MAC" : "no MAC"})`);
+    await store.commands.finish(command.id, `refused: not written by Lisa (${command.mac ? "wrong MAC" : "no MAC"})`);
   }
 
   /** Tries a command again after a pause that doubles each time: GitHub's bad minutes usually pass. */
   async #retryLater(command: CommandRow, error: unknown): Promise<void> {
     const wait = Math.min(this.#retryMs * 2 ** command.attempts, 60_000);
-    await this.#deps.store.retryCommandLater(command.id, this.#deps.now() + wait);
+    await this.#deps.store.commands.retryLater(command.id, this.#deps.now() + wait);
     this.#deps.log.warn(
       { err: error, delivery: command.delivery_id, attempt: command.attempts + 1, retryInMs: wait },
       "GitHub failed; the command will be tried again",

@@ -17,7 +17,7 @@ export async function issueOfCommand(store: Store, command: CommandRow): Promise
   const { owner, repo } = payload;
   const number = command.kind === "start_run" ? payload.issue?.number : payload.number;
   if (typeof owner !== "string" || typeof repo !== "string" || typeof number !== "number") return `command:${command.id}`;
-  const run = payload.isPullRequest ? (await store.stepByPullRequest(owner, repo, number))?.run : undefined;
+  const run = payload.isPullRequest ? (await store.steps.byPullRequest(owner, repo, number))?.run : undefined;
   return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(owner, repo, number);
 }
 

@@ -19,10 +19,10 @@ export async function convergeGitHub(deps: CoreDeps, shared: boolean): Promise<n
   // and look again once that time is up rather than at the next round.
   const settled = shared ? deps.now() - PUBLISH_GRACE_MS : Number.POSITIVE_INFINITY;
   try {
-    const behind = await store.runsBehindOnGitHub();
+    const behind = await store.runs.behindOnGitHub();
     const settledRuns = behind.filter((run) => run.changed_at <= settled);
     await store.exclusively("tracking", async () => {
-      for (const run of await store.runsOwingTracking()) {
+      for (const run of await store.runs.owingTracking()) {
         try {
           await publishTracking(deps, await deps.github(run.installation_id), run.id);
         } catch (error) {

@@ -21,10 +21,10 @@ export async function trimKeptWorktrees(deps: CoreDeps, budgetBytes: number, siz
   const removed: string[] = [];
   const seen = new Set<string>();
   let used = 0;
-  const newestFirst = (await store.runsIn("failed", "blocked")).sort((a, b) => b.updated_at - a.updated_at);
+  const newestFirst = (await store.runs.inState("failed", "blocked")).sort((a, b) => b.updated_at - a.updated_at);
   for (const run of newestFirst) {
     let dropped = false;
-    for (const step of await store.steps(run.id)) {
+    for (const step of await store.steps.of(run.id)) {
       // Another worker's folders are not on this machine, and its budget is its own.
       for (const dir of [step.worktree, step.native_worktree]) {
         if (!dir || !existsSync(dir)) continue;
@@ -37,14 +37,14 @@ export async function trimKeptWorktrees(deps: CoreDeps, budgetBytes: number, siz
         }
         // A retry may have taken the run up meanwhile. Read just before the removal queues for the
         // repository's lock, which the retry's own worktree set-up waits for too.
-        if ((await store.run(run.id))?.state !== run.state) break;
+        if ((await store.runs.get(run.id))?.state !== run.state) break;
         await removeWorktree(deps.workspace, { owner: step.owner, repo: step.repo }, { path: dir });
         removed.push(dir);
         dropped = true;
       }
     }
     if (!dropped) continue;
-    await store.addEvent(run.id, "work_dropped", {
+    await store.events.add(run.id, "work_dropped", {
       note: "Lisa removed this run's worktrees to stay within the disk kept for stopped runs (`LISA_KEPT_WORKTREES_MB`): work that was not pushed is done again on `/lisa retry` or `/lisa fix`.",
     });
     await publishTracking(deps, await deps.github(run.installation_id), run.id).catch((error) =>

@@ -33,7 +33,7 @@ export interface Recovering {
  */
 export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<void> {
   const { store, log } = deps;
-  const interrupted = await store.interruptRunningSessions();
+  const interrupted = await store.sessions.interruptAll();
   // Agents run in their own process groups, so they outlive a Lisa that was killed; stop them
   // before a resumed session works in the same worktree. Only the very process that was
   // recorded: after a reboot, its pid may be someone else's.
@@ -42,7 +42,7 @@ export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<
       killGroup(session.pid, "SIGKILL");
     }
   }
-  for (const run of await store.runsIn("running")) {
+  for (const run of await store.runs.inState("running")) {
     if (run.restarts >= MAX_RESTARTS) {
       await abandonRun(deps, run.id, tooManyRestarts(run.restarts)).catch((error) =>
         log.error({ err: error, runId: run.id }, "could not report abandoned run"),
@@ -53,7 +53,7 @@ export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<
     }
   }
   await refreshGates(deps);
-  const swept = [...(await sweep(deps, await store.runsIn("queued", "failed", "blocked"))), ...(await worker.trimKept())];
+  const swept = [...(await sweep(deps, await store.runs.inState("queued", "failed", "blocked"))), ...(await worker.trimKept())];
   if (interrupted.length || swept.length) log.info({ interrupted: interrupted.length, swept }, "recovered after restart");
 }
 
@@ -66,18 +66,18 @@ export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<
  */
 export async function recoverShared(deps: CoreDeps, worker: Recovering): Promise<void> {
   const { store, log, workerName } = deps;
-  const mine = (await store.runsIn("running")).filter((run) => run.worker === workerName);
+  const mine = (await store.runs.inState("running")).filter((run) => run.worker === workerName);
   for (const run of mine) await worker.stopSessions(run.id);
   // This worker's name is its own (host and data directory): the process that held these is gone.
   await worker.claims.reclaim(mine.map((run) => run.id));
   // A running run with no claim at all (its job lost, or recorded by a Lisa before PostgreSQL) is
   // offered, to be taken over; one another worker holds is left to it (one job per run).
-  await worker.claims.offer((await store.runsIn("running")).map((run) => run.id));
+  await worker.claims.offer((await store.runs.inState("running")).map((run) => run.id));
   await refreshGates(deps);
   // The worktrees of runs given up are kept: this worker may well take them up again, and no
   // other has moved them on yet. Once another worker claims one, the unheld sweep removes it.
   const swept = [
-    ...(await sweep(deps, [...(await store.runsIn("queued", "failed", "blocked")), ...mine])),
+    ...(await sweep(deps, [...(await store.runs.inState("queued", "failed", "blocked")), ...mine])),
     ...(await worker.trimKept()),
   ];
   if (mine.length || swept.length) log.info({ runs: mine.map((run) => run.id), swept }, "recovered after restart");
@@ -86,7 +86,7 @@ export async function recoverShared(deps: CoreDeps, worker: Recovering): Promise
 /** Reviews may have come while Lisa was down, and GitHub does not redeliver on its own: read the gates again. */
 async function refreshGates(deps: CoreDeps): Promise<void> {
   const { store, log } = deps;
-  for (const run of await store.runsIn("review", "accepted", "stopped")) {
+  for (const run of await store.runs.inState("review", "accepted", "stopped")) {
     try {
       await refreshGate(deps, await deps.github(run.installation_id), run.id, { note: "start-up" });
     } catch (error) {
@@ -102,7 +102,7 @@ async function sweep(deps: CoreDeps, open: RunRow[]): Promise<string[]> {
   // A step that is over (its plan recorded, its branch delivered) needs its worktree no more: a
   // stop between recording that and removing the worktree left it there for good.
   const keep = new Set(
-    (await Promise.all(open.map((run) => store.steps(run.id))))
+    (await Promise.all(open.map((run) => store.steps.of(run.id))))
       .flat()
       .filter((step) => RESUMABLE_STEPS.has(step.state))
       .flatMap((step) => [step.worktree, step.native_worktree].filter((dir): dir is string => dir !== null)),

@@ -32,7 +32,7 @@ export async function sweepUnheldWorktrees(
   const elsewhere = async (folder: string) => {
     const runId = runOfWorktree(folder);
     if (runId === undefined || held(runId)) return false;
-    const run = await store.run(runId);
+    const run = await store.runs.get(runId);
     // A run of this worker's that came to rest while it was not running here (`/lisa abort` handled
     // after a restart) needs its worktrees no more either, unless `/lisa retry` or `/lisa fix` may resume it.
     return run !== undefined && (run.worker !== workerName || !WORKTREES_KEPT.has(run.state));

@@ -10,9 +10,9 @@ export interface WorkStatus {
 export async function workStatus(store: Store, now: number): Promise<WorkStatus> {
   const issue = (run: { owner: string; repo: string; issue_number: number }) => `${run.owner}/${run.repo}#${run.issue_number}`;
   return {
-    pendingCommands: await store.pendingCommands(),
-    queued: (await store.runsIn("queued")).map((run) => ({ run: run.id, issue: issue(run) })),
-    running: (await store.runsIn("running")).map((run) => ({
+    pendingCommands: await store.commands.pending(),
+    queued: (await store.runs.inState("queued")).map((run) => ({ run: run.id, issue: issue(run) })),
+    running: (await store.runs.inState("running")).map((run) => ({
       run: run.id,
       issue: issue(run),
       worker: run.worker,

@@ -165,7 +165,7 @@ export class Worker {
    * anyone's here). A session on another worker stops at that worker's next check of the run.
    */
   async stopSessions(runId: number, stepId?: number): Promise<void> {
-    for (const session of await this.#deps.store.runningSessions(runId)) {
+    for (const session of await this.#deps.store.sessions.runningIn(runId)) {
       if (stepId !== undefined && session.step_id !== stepId) continue;
       if (!session.pid) continue;
       const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;
@@ -238,8 +238,8 @@ export class Worker {
       : "Lisa is shutting down; the run resumes when it starts again";
     let sessions = 0;
     for (const runId of handedBack) {
-      await store.transitionRun(runId, "interrupt", { note });
-      sessions += (await store.interruptRunSessions(runId, "Lisa stopped during this session")).length;
+      await store.runs.transition(runId, "interrupt", { note });
+      sessions += (await store.sessions.interruptRun(runId, "Lisa stopped during this session")).length;
     }
     killAllAgents();
     log.info({ runs: handedBack, sessions }, "shutting down: runs handed back to resume");
@@ -256,7 +256,7 @@ export class Worker {
       this.#cutShort.size === 0 &&
       this.#acknowledgements.size === 0 &&
       !this.#pumping &&
-      (this.#stopped || ((await store.pendingCommands()) === 0 && (await store.runsIn("queued")).length === 0))
+      (this.#stopped || ((await store.commands.pending()) === 0 && (await store.runs.inState("queued")).length === 0))
     );
   }
 
@@ -277,7 +277,7 @@ export class Worker {
         await this.#handBack();
         await this.#sweepUnheld();
         // One worker at a time handles the commands, in order: those on one issue must not race.
-        if ((await this.#deps.store.pendingCommands()) > 0)
+        if ((await this.#deps.store.commands.pending()) > 0)
           await this.#deps.store.exclusively("inbox", (held) => this.#drainCommands(held));
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
@@ -302,7 +302,7 @@ export class Worker {
   async #claimRuns(): Promise<void> {
     const { store } = this.#deps;
     if (this.#stopped || this.#active.size >= this.#concurrency) return;
-    if (this.#claims.shared) await this.#claims.offer((await store.runsIn("queued")).map((run) => run.id));
+    if (this.#claims.shared) await this.#claims.offer((await store.runs.inState("queued")).map((run) => run.id));
     const taken = await this.#claims.take(this.#concurrency - this.#active.size);
     for (const [index, runId] of taken.entries()) {
       let run: RunRow | undefined;
@@ -331,7 +331,7 @@ export class Worker {
         })
         .then(async () => {
           // A run that stopped failed or blocked keeps its worktrees: the budget may be over now.
-          const state = (await this.#deps.store.run(run.id))?.state;
+          const state = (await this.#deps.store.runs.get(run.id))?.state;
           if (state === "failed" || state === "blocked") await this.#trimKept();
           // A run handed back at shutdown is offered again once it has left (see shutdown).
           await this.#claims
@@ -360,7 +360,7 @@ export class Worker {
    */
   async #adopt(runId: number): Promise<RunRow | undefined> {
     const { store, workerName } = this.#deps;
-    const run = await store.run(runId);
+    const run = await store.runs.get(runId);
     if (run?.state === "running" && this.#claims.shared) {
       if (run.restarts >= MAX_RESTARTS) {
         await abandonRun(this.#deps, run.id, tooManyRestarts(run.restarts)).catch((error) =>
@@ -372,10 +372,10 @@ export class Worker {
         run.worker === workerName
           ? `Worker ${workerName} restarted during this run and resumes it.`
           : `Worker ${run.worker ?? "unknown"} stopped renewing its claim on this run; worker ${workerName} took it over.`;
-      await store.takeOverRun(runId, note);
+      await store.runs.takeOver(runId, note);
       this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
     }
-    return store.claimRun(workerName, runId);
+    return store.runs.claim(workerName, runId);
   }
 
   /**
@@ -401,13 +401,13 @@ export class Worker {
     for (const [runId, runner] of [...this.#cutShort]) {
       await this.stopSessions(runId);
       // A run this worker was running that another took over during a long outage is that one's now.
-      const takenOver = runner !== undefined && (await store.run(runId))?.worker !== runner;
-      if ((await store.run(runId))?.state === "running" && !takenOver) {
-        await store.interruptRunSessions(runId, "the database connection was lost during this session");
-        await store.transitionRun(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
+      const takenOver = runner !== undefined && (await store.runs.get(runId))?.worker !== runner;
+      if ((await store.runs.get(runId))?.state === "running" && !takenOver) {
+        await store.sessions.interruptRun(runId, "the database connection was lost during this session");
+        await store.runs.transition(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
       }
       await this.#claims.release(runId);
-      if ((await store.run(runId))?.state === "queued") await this.#claims.offer([runId]);
+      if ((await store.runs.get(runId))?.state === "queued") await this.#claims.offer([runId]);
       this.#cutShort.delete(runId);
       log.info({ runId }, "a run the database's loss cut short was queued again");
     }
@@ -445,7 +445,7 @@ export class Worker {
     for (let next = this.#unrecorded.entries().next(); !next.done; next = this.#unrecorded.entries().next()) {
       const [runId, failure] = next.value;
       await this.#active.get(runId)?.catch(() => undefined);
-      const run = await store.run(runId);
+      const run = await store.runs.get(runId);
       // Another worker took the run over meanwhile (this one froze past its lease): it is that one's to end.
       if (run?.state === "running" && run.worker === workerName) await recordFailure(store, failure);
       this.#unrecorded.delete(runId);

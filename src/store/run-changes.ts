@@ -12,16 +12,16 @@ type Cause = { actor?: string; note?: string };
 /** The pass stopped at blocked steps: it and the run wait for `/lisa fix` or `/lisa skip`. */
 export async function blockRun(store: Store, runId: number, passId: number): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    await store.transitionPass(passId, "block");
-    return store.transitionRun(runId, "block");
+    await store.passes.transition(passId, "block");
+    return store.runs.transition(runId, "block");
   }, runId);
 }
 
 /** A multi-repository plan waits for `/lisa proceed` (`review.plan`). */
 export async function awaitPlanReview(store: Store, runId: number, passId: number): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    await store.transitionPass(passId, "plan_ready");
-    return store.transitionRun(runId, "plan_ready");
+    await store.passes.transition(passId, "plan_ready");
+    return store.runs.transition(runId, "plan_ready");
   }, runId);
 }
 
@@ -32,10 +32,10 @@ export async function replanRun(
   cause: Cause,
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    await store.addGuidance(change.runId, change.guidance, change.passId);
-    await store.transitionPass(change.passId, "replan");
-    await store.replanStep(change.planningStepId, change.passNumber);
-    return store.transitionRun(change.runId, "replan", cause);
+    await store.guidance.add(change.runId, change.guidance, change.passId);
+    await store.passes.transition(change.passId, "replan");
+    await store.steps.replan(change.planningStepId, change.passNumber);
+    return store.runs.transition(change.runId, "replan", cause);
   }, change.runId);
 }
 
@@ -46,10 +46,10 @@ export async function fixBlocked(
   cause: Cause,
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    if (change.guidance.length > 0) await store.addGuidance(change.runId, change.guidance, change.passId);
-    for (const id of change.stepIds) await store.freshBudget(id);
-    await store.transitionPass(change.passId, "fix");
-    return store.transitionRun(change.runId, "fix", cause);
+    if (change.guidance.length > 0) await store.guidance.add(change.runId, change.guidance, change.passId);
+    for (const id of change.stepIds) await store.steps.freshBudget(id);
+    await store.passes.transition(change.passId, "fix");
+    return store.runs.transition(change.runId, "fix", cause);
   }, change.runId);
 }
 
@@ -63,10 +63,10 @@ export async function skipBlocked(
   cause: Cause,
 ): Promise<RunRow | "still blocked" | undefined> {
   return store.atomically(async () => {
-    for (const id of change.stepIds) await store.moveStep(id, "skip");
-    if ((await store.steps(change.runId)).some((s) => s.state === "blocked")) return "still blocked";
-    if (change.passId !== undefined) await store.transitionPass(change.passId, "skip");
-    return store.transitionRun(change.runId, "skip", cause);
+    for (const id of change.stepIds) await store.steps.move(id, "skip");
+    if ((await store.steps.of(change.runId)).some((s) => s.state === "blocked")) return "still blocked";
+    if (change.passId !== undefined) await store.passes.transition(change.passId, "skip");
+    return store.runs.transition(change.runId, "skip", cause);
   }, change.runId);
 }
 
@@ -78,8 +78,8 @@ export async function proceedWithPlan(
   cause: Cause,
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    if (passId !== undefined) await store.transitionPass(passId, "planned");
-    return store.transitionRun(runId, "proceed", cause);
+    if (passId !== undefined) await store.passes.transition(passId, "planned");
+    return store.runs.transition(runId, "proceed", cause);
   }, runId);
 }
 
@@ -91,11 +91,12 @@ export async function abortRun(
   cause: Cause,
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    const run = await store.transitionRun(runId, "abort", cause);
+    const run = await store.runs.transition(runId, "abort", cause);
     if (!run) return undefined;
-    if (passId !== undefined) await store.transitionPass(passId, "abort");
-    for (const step of await store.steps(runId)) {
-      if (step.state === "running" || step.state === "pending" || step.state === "blocked") await store.moveStep(step.id, "skip");
+    if (passId !== undefined) await store.passes.transition(passId, "abort");
+    for (const step of await store.steps.of(runId)) {
+      if (step.state === "running" || step.state === "pending" || step.state === "blocked")
+        await store.steps.move(step.id, "skip");
     }
     return run;
   }, runId);
@@ -104,9 +105,9 @@ export async function abortRun(
 /** An accepted run goes back to review (an approval dismissed, a human push), with its pass. */
 export async function withdrawRun(store: Store, runId: number, cause: Cause): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    const run = await store.transitionRun(runId, "withdraw", cause);
-    const pass = run && (await store.currentPass(runId));
-    if (pass) await store.transitionPass(pass.id, "withdraw");
+    const run = await store.runs.transition(runId, "withdraw", cause);
+    const pass = run && (await store.passes.current(runId));
+    if (pass) await store.passes.transition(pass.id, "withdraw");
     return run;
   }, runId);
 }
@@ -119,12 +120,12 @@ export async function failRun(
   steps: { id: number; error: string }[],
 ): Promise<RunRow | undefined> {
   return store.atomically(async () => {
-    for (const step of steps) await store.moveStep(step.id, "fail", { error: step.error });
-    return store.transitionRun(runId, "fail", { note: message.slice(0, 500) }, { error: message });
+    for (const step of steps) await store.steps.move(step.id, "fail", { error: step.error });
+    return store.runs.transition(runId, "fail", { note: message.slice(0, 500) }, { error: message });
   }, runId);
 }
 
 /** A run this process had under way when it stopped is queued to resume, a restart counted. */
 export async function interruptRun(store: Store, runId: number): Promise<RunRow | undefined> {
-  return store.transitionRun(runId, "interrupt", {}, { restart: true });
+  return store.runs.transition(runId, "interrupt", {}, { restart: true });
 }

@@ -1,7 +1,7 @@
 import type { StepPassRow } from "./rows.ts";
 import type { StepFields, Store } from "./store.ts";
 
-// The changes of a step and its record for the pass, each one transaction (moveStep with the
+// The changes of a step and its record for the pass, each one transaction (steps.move with the
 // record): a stop between the two can no longer leave a step delivered whose pass record still
 // says it is being built.
 
@@ -13,8 +13,8 @@ export async function refuseStep(
   actor: string,
 ): Promise<void> {
   await store.atomically(async () => {
-    await store.moveStep(at.stepId, "skip", { error: reason }, { passId: at.passId, fields: { block_reason: reason } });
-    await store.addEvent(at.runId, "step_refused", { actor, note: reason });
+    await store.steps.move(at.stepId, "skip", { error: reason }, { passId: at.passId, fields: { block_reason: reason } });
+    await store.events.add(at.runId, "step_refused", { actor, note: reason });
     return true;
   }, at.runId);
 }
@@ -30,9 +30,9 @@ export async function finishStep(
   endSha: string | null,
   fields: StepFields = {},
 ): Promise<boolean> {
-  const step = await store.step(at.stepId);
+  const step = await store.steps.get(at.stepId);
   const event = outcome === "delivered" ? "deliver" : outcome === "unchanged" ? "leave_unchanged" : "drop";
-  return store.moveStep(
+  return store.steps.move(
     at.stepId,
     event,
     { ...fields, phase: "done" },
@@ -49,10 +49,10 @@ export async function blockStep(
 ): Promise<boolean> {
   return (
     (await store.atomically(async () => {
-      const step = await store.step(at.stepId);
+      const step = await store.steps.get(at.stepId);
       const fields = { block_reason: reason, wip_sha: record.wip_sha, gates: step.gates, manifest: step.manifest };
-      if (!(await store.moveStep(at.stepId, "block", { error: reason }, { passId: at.passId, fields }))) return undefined;
-      await store.addEvent(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
+      if (!(await store.steps.move(at.stepId, "block", { error: reason }, { passId: at.passId, fields }))) return undefined;
+      await store.events.add(at.runId, "step_blocked", { note: `${step.owner}/${step.repo}: ${reason.slice(0, 200)}` });
       return true;
     }, at.runId)) ?? false
   );
@@ -60,5 +60,5 @@ export async function blockStep(
 
 /** The step's pull request was closed unmerged before this pass worked on it: the step is dropped. */
 export async function dropStep(store: Store, at: { stepId: number; passId: number }): Promise<void> {
-  await store.moveStep(at.stepId, "drop", { pr_state: "closed" }, { passId: at.passId });
+  await store.steps.move(at.stepId, "drop", { pr_state: "closed" }, { passId: at.passId });
 }

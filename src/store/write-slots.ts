@@ -1,3 +1,4 @@
+import type { Database } from "./database.ts";
 import { sql } from "./sql.ts";
 import type { SqlStatements } from "./sql-driver.ts";
 
@@ -96,4 +97,18 @@ function firstGap(sorted: readonly number[], from: number, gap: number): number 
     at = slot + gap;
   }
   return at;
+}
+
+/** The write slots of each installation, reserved by every process of the fleet. */
+export class WriteSlotRecords {
+  readonly #db: Database;
+
+  constructor(db: Database) {
+    this.#db = db;
+  }
+
+  /** Takes an installation's next write slot GitHub's limits allow, in one transaction under the installation's lock. */
+  reserve(request: SlotRequest): Promise<SlotAnswer> {
+    return this.#db.tx(() => reserveWriteSlot(this.#db.statements(), this.#db.now(), request), `slots:${request.installationId}`);
+  }
 }

@@ -11,7 +11,7 @@ const label = (name: string) => ({ installationId: 2, owner: "acme", repo: "api"
 async function storeWithConfig(lisaLabel: string | null) {
   const store = new Store(testDatabaseUrl(tempDir("config-cache")) ?? ":memory:");
   const file = { installation_id: 2, owner: "acme", repo: "api", path: CONFIG_PATH, etag: 'W/"1"', content: "label: lisa\n" };
-  await store.saveConfigFile({ ...file, label: lisaLabel, validated_at: T0 });
+  await store.configFiles.save({ ...file, label: lisaLabel, validated_at: T0 });
   return store;
 }
 
@@ -33,7 +33,7 @@ describe("foreignLabels, the web process's check of an issues.labeled", () => {
 
   it("reads the store once a second during a flood, not once a delivery", async () => {
     const store = await storeWithConfig("lisa");
-    const reads = vi.spyOn(store, "configFile");
+    const reads = vi.spyOn(store.configFiles, "get");
     const foreign = foreignLabels(store);
     for (let i = 0; i < 500; i++) expect(await foreign(label(`area-${i}`), T0 + i)).toBe("lisa");
     expect(reads).toHaveBeenCalledTimes(1);

@@ -107,7 +107,7 @@ describe("the Lisa check run", () => {
     const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", user: "ann" });
     await github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await env.settle();
-    expect((await env.lisa.store.latestRunFor("acme", "api", issue.number))?.state).toBe("review");
+    expect((await env.lisa.store.runs.latestFor("acme", "api", issue.number))?.state).toBe("review");
     expect(
       github
         .requests()
@@ -125,7 +125,7 @@ describe("the Lisa check run", () => {
     const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", user: "ann" });
     await github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await env.settle();
-    expect((await env.lisa.store.latestRunFor("acme", "api", issue.number))?.state).toBe("blocked");
+    expect((await env.lisa.store.runs.latestFor("acme", "api", issue.number))?.state).toBe("blocked");
     expect(github.checkRuns("acme/api").map((c) => c.status)).toEqual(["in_progress"]);
 
     await github.commentOnIssue("acme/api", issue.number, "/lisa abort", "ann");

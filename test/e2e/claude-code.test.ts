@@ -74,15 +74,15 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
     // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
-    const [run] = await harness.lisa.store.runsIn("review");
+    const [run] = await harness.lisa.store.runs.inState("review");
     // Claude Code made the worktree itself (--worktree); Lisa found it, delivered from it and removed it.
-    const [step] = await harness.lisa.store.steps(run?.id ?? 0);
+    const [step] = await harness.lisa.store.steps.of(run?.id ?? 0);
     expect(step?.native_worktree).toMatch(/\/mirrors\/Codertocat\/Hello-World\.git\/\.claude\/worktrees\/lisa-1-1-p1-0$/);
     expect(existsSync(step?.native_worktree ?? "")).toBe(false);
     const mirror = path.join(harness.dataDir, "mirrors", OWNER, `${REPO}.git`);
     expect(gitIn(mirror, "worktree", "list")).not.toContain("lisa-1-1");
     expect(gitIn(mirror, "branch", "--list", "worktree-*").trim()).toBe("");
-    expect(await harness.lisa.store.runCost(run?.id ?? 0)).toBeGreaterThan(0);
+    expect(await harness.lisa.store.runs.cost(run?.id ?? 0)).toBeGreaterThan(0);
     expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 });

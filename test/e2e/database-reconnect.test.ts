@@ -128,10 +128,10 @@ async function scaledOut(options: { firstSessionMs: number; port?: number }) {
     try {
       await waitFor(
         "both runs to reach review",
-        async () => (await store.runsIn("review")).length === numbers.length || undefined,
+        async () => (await store.runs.inState("review")).length === numbers.length || undefined,
         120_000,
       );
-      const runs = await store.runsIn("review");
+      const runs = await store.runs.inState("review");
       expect(runs.map((run) => [run.issue_number, run.restarts, run.worker])).toEqual(
         expect.arrayContaining(numbers.map((number) => [number, 0, "w1"])),
       );
@@ -205,8 +205,8 @@ describe("lisa web and a lisa worker when the PostgreSQL server is gone for a fe
       // was queued again as it stood, not counted as a restart, and its session ran again.
       const store = new Store(lisa.databaseUrl);
       try {
-        const run = (await store.runsIn("review")).find((r) => r.issue_number === first.number);
-        const notes = (await store.events(run?.id ?? 0)).map((event) => event.detail ?? "");
+        const run = (await store.runs.inState("review")).find((r) => r.issue_number === first.number);
+        const notes = (await store.events.of(run?.id ?? 0)).map((event) => event.detail ?? "");
         expect(notes.some((note) => note.includes("The database connection was lost during the run"))).toBe(true);
       } finally {
         await store.close();

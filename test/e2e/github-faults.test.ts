@@ -74,7 +74,7 @@ describe("GitHub failing while Lisa handles a command", () => {
       ),
     ]);
     expect(agent.calls()).toEqual([]);
-    expect(await e.lisa.store.runsIn(...RUN_STATES)).toEqual([]);
+    expect(await e.lisa.store.runs.inState(...RUN_STATES)).toEqual([]);
   });
 
   it("answers a command whose permission check GitHub keeps rate-limiting, instead of leaving only 👀", async () => {
@@ -100,7 +100,7 @@ describe("GitHub refusing the tracking comment's last edit", () => {
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await e.settle();
     const tracking = () => trackingBody(github, REPO, issue.number);
-    expect(await e.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await e.lisa.store.runs.inState("review")).toHaveLength(1);
     expect(tracking()).not.toContain("Ready for review");
 
     github.clearFaults();

@@ -32,8 +32,8 @@ describe("the worktrees of failed runs", () => {
     const first = await github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     const second = await github.createIssue(REPO, { title: "Add a status page", body: "", user: "ann" });
     const worktreeOf = async (issue: number) => {
-      const run = (await lisa.store.runsIn("failed")).find((r) => r.issue_number === issue);
-      return run ? ((await lisa.store.steps(run.id))[0]?.worktree ?? "") : "";
+      const run = (await lisa.store.runs.inState("failed")).find((r) => r.issue_number === issue);
+      return run ? ((await lisa.store.steps.of(run.id))[0]?.worktree ?? "") : "";
     };
     const tracking = (issue: number) => trackingBody(github, REPO, issue);
 

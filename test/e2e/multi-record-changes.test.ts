@@ -42,7 +42,7 @@ async function blockedRun(context: { skip: (note: string) => never }) {
   const issue = await github.createIssue(REPO, { title: "Add a health check", body: "", user: "ann" });
   await github.labelIssue(REPO, issue.number, "lisa", "ann");
   await env.settle();
-  const run = await lisa.store.latestRunFor("acme", "api", issue.number);
+  const run = await lisa.store.runs.latestFor("acme", "api", issue.number);
   if (!run) throw new Error("no run");
   expect(run.state).toBe("blocked");
   const db = new DatabaseSync(path.join(dataDir, "lisa.db"));
@@ -51,9 +51,9 @@ async function blockedRun(context: { skip: (note: string) => never }) {
     issue,
     /** What the store holds of the run, its pass and its steps. */
     held: async () => ({
-      run: (await lisa.store.run(run.id))?.state,
-      pass: (await lisa.store.currentPass(run.id))?.state,
-      steps: (await lisa.store.steps(run.id)).map((s) => s.state),
+      run: (await lisa.store.runs.get(run.id))?.state,
+      pass: (await lisa.store.passes.current(run.id))?.state,
+      steps: (await lisa.store.steps.of(run.id)).map((s) => s.state),
     }),
     refuseRunWrites(on: boolean) {
       db.exec(

@@ -81,8 +81,8 @@ describe("OpenCode, the real CLI against a scripted model", () => {
       /✅ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.\d\d · 5 turns/,
     );
     // The config prices the scripted usage: 5 steps of 100 tokens in and 20 out at $3 and $15 per million.
-    const [run] = await harness.lisa.store.runsIn("review");
-    expect(await harness.lisa.store.runCost(run?.id ?? 0)).toBeCloseTo(0.003, 6);
+    const [run] = await harness.lisa.store.runs.inState("review");
+    expect(await harness.lisa.store.runs.cost(run?.id ?? 0)).toBeCloseTo(0.003, 6);
     expect(DELIVERY_ROUTES).toEqual(expect.arrayContaining(routesTaken(github)));
   });
 });

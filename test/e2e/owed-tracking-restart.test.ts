@@ -36,10 +36,10 @@ describe("a tracking comment edit owed when Lisa is killed", () => {
 
     const store = new Store(testStoreLocation(dataDir));
     try {
-      await waitFor("the run to be blocked", async () => (await store.runsIn("blocked")).length === 1, 60_000);
+      await waitFor("the run to be blocked", async () => (await store.runs.inState("blocked")).length === 1, 60_000);
       await waitFor(
         "the refused edit to be recorded as owed",
-        async () => (await store.runsOwingTracking()).length === 1,
+        async () => (await store.runs.owingTracking()).length === 1,
         10_000,
       );
       const tracking = () => trackingBody(emulator, REPO, issue.number);
@@ -50,7 +50,7 @@ describe("a tracking comment edit owed when Lisa is killed", () => {
       emulator.clearFaults();
       await lisa.start({ dataDir, claudeBinary: agent.binary });
       await waitFor("the tracking comment to show the run blocked", () => tracking().includes("⛔ Blocked"), 15_000);
-      await waitFor("the debt to be cleared", async () => (await store.runsOwingTracking()).length === 0, 5_000);
+      await waitFor("the debt to be cleared", async () => (await store.runs.owingTracking()).length === 0, 5_000);
     } finally {
       await store.close();
     }

@@ -62,12 +62,12 @@ describe("Lisa killed during pass 2", () => {
     expect(emulator.comments(REPO, issue.number).filter((c) => c.body.includes("lisa:tracking"))).toHaveLength(1);
     lisa.killAll();
     const store = new Store(testStoreLocation(dataDir));
-    const [run] = await store.runsIn("review");
-    expect((await store.passes(run?.id ?? 0)).map((p) => [p.number, p.state])).toEqual([
+    const [run] = await store.runs.inState("review");
+    expect((await store.passes.of(run?.id ?? 0)).map((p) => [p.number, p.state])).toEqual([
       [1, "superseded"],
       [2, "at_gate"],
     ]);
-    const sessions = (await store.sessions((await store.steps(run?.id ?? 0))[0]?.id ?? 0)).filter((s) => s.pass === 2);
+    const sessions = (await store.sessions.of((await store.steps.of(run?.id ?? 0))[0]?.id ?? 0)).filter((s) => s.pass === 2);
     expect(sessions.map((s) => [s.purpose, s.state])).toEqual([
       ["revise", "interrupted"],
       ["resume", "succeeded"],

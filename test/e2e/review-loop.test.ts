@@ -75,7 +75,7 @@ async function twoRepos(invocations: FakeInvocation[], config = TWO_REPOS) {
 }
 
 const runOf = async (e: EmulatedLisa) => {
-  const [run] = await e.lisa.store.runsIn(...RUN_STATES);
+  const [run] = await e.lisa.store.runs.inState(...RUN_STATES);
   if (!run) throw new Error("no run");
   return run;
 };
@@ -229,7 +229,7 @@ describe("the review loop", () => {
     await github.labelIssue(REPO, issue.number, "lisa", "ann");
     await e.settle();
     expect(agent.calls()).toHaveLength(1);
-    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(1);
+    expect(await e.lisa.store.passes.of((await runOf(e)).id)).toHaveLength(1);
     const reply = github.comments(REPO, issue.number).find((c) => c.body.includes("is still open (review, pass 1)"));
     expect(reply?.body).toContain("/lisa redirect");
   });
@@ -275,7 +275,7 @@ describe("the review loop", () => {
     expect((await runOf(e)).state).toBe("accepted");
     const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run="));
     expect(report?.body).toContain("/lisa accept");
-    expect((await e.lisa.store.passes((await runOf(e)).id))[0]).toMatchObject({
+    expect((await e.lisa.store.passes.of((await runOf(e)).id))[0]).toMatchObject({
       decision: "accept",
       decided_via: "/lisa accept",
       decided_by: "ann",
@@ -398,7 +398,7 @@ describe("the review loop", () => {
     const prompt = calls[1]?.prompt ?? "";
     expect(prompt.indexOf("first: log each call")).toBeGreaterThan(-1);
     expect(prompt.indexOf("second: add a test")).toBeGreaterThan(prompt.indexOf("first: log each call"));
-    expect((await e.lisa.store.passes((await runOf(e)).id)).map((p) => p.number)).toEqual([1, 2]);
+    expect((await e.lisa.store.passes.of((await runOf(e)).id)).map((p) => p.number)).toEqual([1, 2]);
     expect(e.github.comments(REPO, issue.number).some((c) => c.body.includes("Queued for pass 2"))).toBe(true);
   });
 
@@ -414,7 +414,7 @@ describe("the review loop", () => {
     expect(agent.calls()).toHaveLength(2);
     expect(github.labels(REPO, issue.number)).toContain("lisa:blocked");
     expect(tracking(e, issue.number)).toContain("The gates still fail after 2 agent sessions");
-    const wip = `${(await e.lisa.store.steps((await runOf(e)).id))[0]?.branch}--wip`;
+    const wip = `${(await e.lisa.store.steps.of((await runOf(e)).id))[0]?.branch}--wip`;
     expect(await github.readFile(REPO, "other.ts", wip)).toBe("x\n");
 
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
@@ -435,7 +435,7 @@ describe("the review loop", () => {
     await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
     await e.settle();
     expect((await runOf(e)).state).toBe("review");
-    expect((await e.lisa.store.steps((await runOf(e)).id))[0]?.state).toBe("skipped");
+    expect((await e.lisa.store.steps.of((await runOf(e)).id))[0]?.state).toBe("skipped");
     expect(agent.calls()).toHaveLength(1);
     expect(github.labels(REPO, issue.number)).toContain("lisa:review");
   });
@@ -565,7 +565,7 @@ describe("the review loop", () => {
     await github.redeliver(review.id);
     await e.settle();
     expect(agent.calls()).toHaveLength(2);
-    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(2);
+    expect(await e.lisa.store.passes.of((await runOf(e)).id)).toHaveLength(2);
   });
 });
 
@@ -622,7 +622,7 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     expect(calls[1]?.prompt).toContain("the API only, please");
     expect(e.github.pulls("acme/web")).toEqual([]);
     expect(e.github.pulls("acme/api")).toHaveLength(1);
-    expect(await e.lisa.store.passes((await runOf(e)).id)).toHaveLength(1);
+    expect(await e.lisa.store.passes.of((await runOf(e)).id)).toHaveLength(1);
     expect(e.github.comments("acme/api", issue.number).some((c) => c.body.includes("the plan will include it"))).toBe(true);
   });
 
@@ -667,12 +667,12 @@ describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
     await e.settle();
     // The closed PR no longer holds the gate: the API's approval accepts the run.
     expect((await runOf(e)).state).toBe("accepted");
-    expect((await e.lisa.store.steps((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("dropped");
+    expect((await e.lisa.store.steps.of((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("dropped");
 
     await e.github.reopenPull("acme/web", web?.number ?? 0, "ann");
     await e.settle();
     expect((await runOf(e)).state).toBe("review");
-    expect((await e.lisa.store.steps((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("delivered");
+    expect((await e.lisa.store.steps.of((await runOf(e)).id)).find((s) => s.repo === "web")?.state).toBe("delivered");
   });
 
   it("E2E-11: what the planner cannot plan is named on the issue with the config key to change; the rest runs", async () => {

@@ -127,10 +127,10 @@ describe("workers leaving", () => {
       expect(code).toBe(0);
 
       await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
-      const [run] = await world.store.runsIn("review");
+      const [run] = await world.store.runs.inState("review");
       expect(run).toMatchObject({ restarts: 0, worker: world.other });
       expect(github?.pulls(REPO)).toHaveLength(1);
-      expect((await world.store.events(run?.id ?? 0)).map((e) => e.kind)).not.toContain("taken_over");
+      expect((await world.store.events.of(run?.id ?? 0)).map((e) => e.kind)).not.toContain("taken_over");
     } finally {
       await world.store.close();
     }
@@ -142,7 +142,7 @@ describe("workers leaving", () => {
       world.held.child.kill("SIGSTOP");
       await waitFor(
         "the other worker to take the run over",
-        async () => (await world.store.runsIn("running"))[0]?.worker === world.other,
+        async () => (await world.store.runs.inState("running"))[0]?.worker === world.other,
         60_000,
       );
       const exited = new Promise((resolve) => world.held.child.once("exit", resolve));
@@ -150,14 +150,14 @@ describe("workers leaving", () => {
       expect(await exited).toBe(70);
 
       await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
-      const [run] = await world.store.runsIn("review");
+      const [run] = await world.store.runs.inState("review");
       expect(run).toMatchObject({ restarts: 1, worker: world.other });
       expect(world.tracking()).toContain(
         `Worker ${world.holder} stopped renewing its claim on this run; worker ${world.other} took it over.`,
       );
       expect(github?.pulls(REPO)).toHaveLength(1);
       expect(
-        await github?.readFile(REPO, "half.txt", run ? (await world.store.steps(run.id))[0]?.branch : undefined),
+        await github?.readFile(REPO, "half.txt", run ? (await world.store.steps.of(run.id))[0]?.branch : undefined),
       ).toBeUndefined();
     } finally {
       await world.store.close();
@@ -174,7 +174,7 @@ describe("workers leaving", () => {
       await exited;
       await world.restartHolder(0);
       await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
-      expect((await world.store.runsIn("review"))[0]).toMatchObject({ restarts: 1, worker: world.other });
+      expect((await world.store.runs.inState("review"))[0]).toMatchObject({ restarts: 1, worker: world.other });
       expect(github?.pulls(REPO)).toHaveLength(1);
       // Kept at start-up (the holder might take its run up again), gone at its sweep once the other claimed it.
       await waitFor(
@@ -196,10 +196,10 @@ describe("workers leaving", () => {
       world.held.child.kill("SIGTERM");
       await exited;
       await world.restartHolder(0);
-      expect(await world.store.runsIn("queued")).toHaveLength(1);
+      expect(await world.store.runs.inState("queued")).toHaveLength(1);
       world.otherWorker?.child.kill("SIGCONT");
       await waitFor("the run to reach review", () => world.tracking().includes("Ready for review"), 60_000);
-      expect((await world.store.runsIn("review"))[0]).toMatchObject({ restarts: 0, worker: world.other });
+      expect((await world.store.runs.inState("review"))[0]).toMatchObject({ restarts: 0, worker: world.other });
       expect(github?.pulls(REPO)).toHaveLength(1);
       await waitFor(
         "the holder's worktree of the run to go",

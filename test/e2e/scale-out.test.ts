@@ -101,7 +101,7 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
     try {
       await waitFor(
         "all 12 runs to reach review",
-        async () => (await store.runsIn("review")).length === 12 || undefined,
+        async () => (await store.runs.inState("review")).length === 12 || undefined,
         180_000,
       );
       // The tracking comments are edited after the state changes (coalesced, off the critical path).
@@ -121,22 +121,22 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
       }
 
       // The victim's runs (the hanging one, and any other it held): taken over by the others.
-      const runs = await store.runsIn("review");
+      const runs = await store.runs.inState("review");
       const hungRun = Number(/run-(\d+)-step-/.exec(hungIn)?.[1]);
       const takenOver = runs.filter((r) => r.restarts > 0);
       expect(takenOver.map((r) => r.id)).toContain(hungRun);
       for (const other of takenOver) {
         expect(other.restarts).toBe(1);
         expect(other.worker).not.toBe(victim);
-        const note = (await store.events(other.id)).find((event) => event.kind === "taken_over")?.detail;
+        const note = (await store.events.of(other.id)).find((event) => event.kind === "taken_over")?.detail;
         expect(note).toContain(`Worker ${victim} stopped renewing its claim`);
       }
       const run = runs.find((r) => r.id === hungRun);
-      const kinds = (await store.events(run?.id ?? 0)).map((event) => event.kind);
+      const kinds = (await store.events.of(run?.id ?? 0)).map((event) => event.kind);
       expect(kinds).toContain("taken_over");
       expect(kinds).toContain("work_redone");
-      const step = (await store.steps(run?.id ?? 0)).find((s) => s.position > 0);
-      const sessions = (await store.sessions(step?.id ?? 0)).map((s) => [s.purpose, s.state]);
+      const step = (await store.steps.of(run?.id ?? 0)).find((s) => s.position > 0);
+      const sessions = (await store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state]);
       expect(sessions).toEqual([
         ["implement", "interrupted"],
         ["implement", "succeeded"],
@@ -152,7 +152,7 @@ describe("lisa web and three lisa workers on PostgreSQL", () => {
       // Every run was claimed by a worker that is alive, and the work was spread over them.
       const by = new Set(runs.map((r) => r.worker));
       expect(by.size).toBeGreaterThan(1);
-      expect(await store.pendingCommands()).toBe(0);
+      expect(await store.commands.pending()).toBe(0);
     } finally {
       await store.close();
     }

@@ -37,24 +37,24 @@ describe("a failure the full data disk kept from the store", () => {
     let full: boolean | undefined;
     const store = lisa.store;
     const diskFull = () => Object.assign(new Error("database or disk is full"), { code: "ERR_SQLITE_ERROR", errcode: 13 });
-    const moveStep = store.moveStep.bind(store);
-    vi.spyOn(store, "moveStep").mockImplementation((id, event, patch) => {
+    const move = store.steps.move.bind(store.steps);
+    vi.spyOn(store.steps, "move").mockImplementation((id, event, ...rest) => {
       if (event === "fail") full ??= true;
       if (full) throw diskFull();
-      return moveStep(id, event, patch);
+      return move(id, event, ...rest);
     });
-    const recordStep = store.recordStep.bind(store);
-    vi.spyOn(store, "recordStep").mockImplementation((id, fields) => {
+    const recordStep = store.steps.record.bind(store.steps);
+    vi.spyOn(store.steps, "record").mockImplementation((id, fields) => {
       if (full) throw diskFull();
       return recordStep(id, fields);
     });
-    const oweTracking = store.oweTracking.bind(store);
-    vi.spyOn(store, "oweTracking").mockImplementation((id, owed) => {
+    const oweTracking = store.runs.oweTracking.bind(store.runs);
+    vi.spyOn(store.runs, "oweTracking").mockImplementation((id, owed) => {
       if (full) throw diskFull();
       return oweTracking(id, owed);
     });
-    const recordTrackingComment = store.recordTrackingComment.bind(store);
-    vi.spyOn(store, "recordTrackingComment").mockImplementation((id, commentId) => {
+    const recordTrackingComment = store.runs.recordTrackingComment.bind(store.runs);
+    vi.spyOn(store.runs, "recordTrackingComment").mockImplementation((id, commentId) => {
       if (full) throw diskFull();
       return recordTrackingComment(id, commentId);
     });
@@ -80,6 +80,6 @@ describe("a failure the full data disk kept from the store", () => {
     );
     expect(agent.calls()).toHaveLength(2);
     expect(github.pulls(REPO)).toHaveLength(1);
-    expect(await lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await lisa.store.runs.inState("review")).toHaveLength(1);
   }, 120_000);
 });

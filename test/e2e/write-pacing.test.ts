@@ -57,7 +57,7 @@ describe("write pacing as deployed", () => {
     let clock = Date.now() - 3_600_000 + 45_000;
     const other = new Store(testStoreLocation(dataDir), () => clock);
     for (let i = 0; i < 497; i++, clock += 1_000) {
-      await other.reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 0 });
+      await other.writeSlots.reserve({ installationId: 1, creates: true, priority: false, horizonMs: 0 });
     }
     await other.close();
     const edits: string[] = [];

@@ -22,7 +22,7 @@ export async function githubBehind(
   let behind = 0;
   try {
     const atRest = ["plan_review", "blocked", "review", "accepted", "stopped", "failed", "merged", "closed"] as const;
-    for (const run of await store.runsIn(...atRest)) {
+    for (const run of await store.runs.inState(...atRest)) {
       const issue = `${run.owner}/${run.repo}`;
       const lags: string[] = [];
       const stateLabels = github
@@ -37,7 +37,7 @@ export async function githubBehind(
       if ((run.state === "accepted" || run.state === "merged") && !comments.some((c) => c.body.includes(reportMarker(run.id))))
         lags.push("no final report");
       const mergeOnAccept = (await readConfigOf(store, run.id)).review.on_accept === "merge";
-      for (const step of await store.steps(run.id)) {
+      for (const step of await store.steps.of(run.id)) {
         if (step.pr_number === null) continue;
         const repo = `${step.owner}/${step.repo}`;
         const pull = github.pulls(repo).find((p) => p.number === step.pr_number);

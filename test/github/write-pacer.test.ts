@@ -59,7 +59,7 @@ describe("createWritePacer", () => {
   it("sends a write a reviewer waits for ahead of the ordinary writes queued before it", async () => {
     const [store] = processes(1);
     const time = virtualTime();
-    const pace = createWritePacer({ store: store as Store, installationId: 1, now: () => clock, sleep: time.sleep });
+    const pace = createWritePacer({ slots: (store as Store).writeSlots, installationId: 1, now: () => clock, sleep: time.sleep });
     const sent: [string, number][] = [];
     const write = (name: string, priority: boolean) =>
       pace({ creates: true, priority }).then((at) => sent.push([name, (at - T0) / 1000]));
@@ -82,13 +82,13 @@ describe("createWritePacer", () => {
   it("says once that a write waits on a content budget, with the writes that fill it", async () => {
     const [store] = processes(1);
     for (let i = 0; i < 500; i++) {
-      await (store as Store).reserveWriteSlot({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
+      await (store as Store).writeSlots.reserve({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
       clock += 7_000;
     }
     const waits: LongWait[] = [];
     const time = virtualTime();
     const pace = createWritePacer({
-      store: store as Store,
+      slots: (store as Store).writeSlots,
       installationId: 1,
       now: () => clock,
       sleep: time.sleep,
@@ -115,15 +115,17 @@ describe("paceWrites", () => {
   it("sends an installation's writes at the slots the store gave them, after another process's, and its reads at once", async () => {
     const [mine, other] = processes(2) as [Store, Store];
     // Another Lisa process took the installation's first slot.
-    expect(await other.reserveWriteSlot({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject({
-      at: T0,
-    });
+    expect(await other.writeSlots.reserve({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject(
+      {
+        at: T0,
+      },
+    );
     const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
     // Sleeping moves the clock on: each request reaches GitHub at the time its pacer woke.
     const sleep = async (ms: number) => {
       clock += ms;
     };
-    paceWrites(octokit, createWritePacer({ store: mine, installationId: 5, now: () => clock, sleep }));
+    paceWrites(octokit, createWritePacer({ slots: mine.writeSlots, installationId: 5, now: () => clock, sleep }));
     const seen: string[] = [];
     const seenAt = (what: string, body: object) => () => {
       seen.push(`${what} at ${(clock - T0) / 1000} s`);

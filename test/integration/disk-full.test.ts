@@ -113,7 +113,7 @@ describe("a data disk that fills during a run", () => {
     expect(readdirSync(disk.outside(path.join(dataDir, "mirrors")))).toEqual(["acme"]);
     if (!testDatabaseUrl(dataDir)) {
       const store = new Store(testStoreLocation(disk.copyOut(dataDir, ["lisa.db", "lisa.db-wal"])));
-      expect(await store.runsIn("review")).toHaveLength(1);
+      expect(await store.runs.inState("review")).toHaveLength(1);
       await store.close();
     }
   }, 180_000);

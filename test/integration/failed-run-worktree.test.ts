@@ -39,8 +39,8 @@ describe("a failed run across a restart", () => {
     await emulator.waitForWebhooks();
     const worktree = await waitFor("the run to fail", async () => {
       const store = new Store(testStoreLocation(dataDir));
-      const [failed] = await store.runsIn("failed");
-      const dir = failed ? (await store.steps(failed.id))[0]?.worktree : undefined;
+      const [failed] = await store.runs.inState("failed");
+      const dir = failed ? (await store.steps.of(failed.id))[0]?.worktree : undefined;
       await store.close();
       return dir ?? undefined;
     });

@@ -42,7 +42,7 @@ describe("SIGTERM during an agent session", () => {
     expect(code).toBe(0);
     expect(pids.filter(isAlive)).toEqual([]);
     const handedBack = new Store(testStoreLocation(dataDir));
-    const [run] = await handedBack.runsIn("queued");
+    const [run] = await handedBack.runs.inState("queued");
     expect(run).toMatchObject({ restarts: 0 });
     await handedBack.close();
 
@@ -54,9 +54,9 @@ describe("SIGTERM during an agent session", () => {
 
     expect(emulator.pulls(REPO)).toHaveLength(1);
     const store = new Store(testStoreLocation(dataDir));
-    const [done] = await store.runsIn("review");
+    const [done] = await store.runs.inState("review");
     expect(done?.restarts).toBe(0);
-    const sessions = await store.sessions((await store.steps(done?.id ?? 0))[0]?.id ?? 0);
+    const sessions = await store.sessions.of((await store.steps.of(done?.id ?? 0))[0]?.id ?? 0);
     expect(sessions.map((s) => [s.purpose, s.state])).toEqual([
       ["implement", "interrupted"],
       ["resume", "succeeded"],

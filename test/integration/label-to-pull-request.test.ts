@@ -81,7 +81,7 @@ describe("labeling an issue", () => {
 
     await labelBug(e);
 
-    expect(await e.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await e.lisa.store.runs.inState("review")).toHaveLength(1);
     const [pull, ...otherPulls] = e.github.pulls(HELLO_WORLD);
     expect(otherPulls).toEqual([]);
     expect(pull).toMatchObject({
@@ -122,7 +122,7 @@ describe("labeling an issue", () => {
     expect(call?.prompt).toContain("Spelling error in the README file");
     // Durable where Lisa keeps its store: another process opening it sees the run.
     const reopened = new Store(testStoreLocation(e.dataDir));
-    expect((await reopened.runsIn("review")).map((run) => run.issue_number)).toEqual([1]);
+    expect((await reopened.runs.inState("review")).map((run) => run.issue_number)).toEqual([1]);
     await reopened.close();
   });
 });
@@ -139,7 +139,7 @@ describe("who may trigger Lisa", () => {
     await labelBug(e, "mona");
 
     expect(agent.calls()).toEqual([]);
-    expect(await e.lisa.store.runsIn("queued")).toEqual([]);
+    expect(await e.lisa.store.runs.inState("queued")).toEqual([]);
     expect(comments(e)).toHaveLength(1);
     expect(comments(e)[0]?.body).toContain("@mona, only people with write access");
     expect(routesTaken(e.github, before)).toEqual(sorted(REFUSAL_ROUTES));
@@ -166,7 +166,7 @@ describe("who may trigger Lisa", () => {
 
     expect(e.github.deliveries().at(-1)?.payload.sender).toMatchObject({ login: "lisa[bot]", type: "Bot" });
     expect(agent.calls()).toEqual([]);
-    expect(await e.lisa.store.readyCommands()).toEqual([]);
+    expect(await e.lisa.store.commands.ready()).toEqual([]);
     expect(e.github.requests().slice(before)).toEqual([]);
   });
 
@@ -251,7 +251,7 @@ describe("running the gates", () => {
     expect(agent.calls()).toHaveLength(2);
     expect(e.github.pulls(HELLO_WORLD)).toEqual([]);
     expect(e.github.labels(HELLO_WORLD, ISSUE)).toEqual(["bug", "lisa:blocked"]);
-    expect(await e.lisa.store.runsIn("blocked")).toHaveLength(1);
+    expect(await e.lisa.store.runs.inState("blocked")).toHaveLength(1);
     const [tracking] = comments(e);
     expect(tracking?.body).toContain("The gates still fail after 2 agent sessions (limits.max_iterations)");
     expect(tracking?.body).toContain("`/lisa fix [notes]`");
@@ -337,8 +337,8 @@ describe("the check run", () => {
       expect.objectContaining({ name: "Lisa", head_sha: pushed, status: "completed" }),
     ]);
     // Lisa keeps the head it read from the pull request: the same commit.
-    const [run] = await e.lisa.store.runsIn("review");
-    expect((await e.lisa.store.steps(run?.id ?? 0)).map((step) => step.head_sha)).toEqual([pushed]);
+    const [run] = await e.lisa.store.runs.inState("review");
+    expect((await e.lisa.store.steps.of(run?.id ?? 0)).map((step) => step.head_sha)).toEqual([pushed]);
     expectRoutesWithin(e, DELIVERY_ROUTES);
   });
 });

@@ -84,9 +84,9 @@ describe("a run interrupted by Lisa stopping", () => {
     env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
     await env.settle();
 
-    const [run] = await env.lisa.store.runsIn("review");
+    const [run] = await env.lisa.store.runs.inState("review");
     expect(run?.restarts).toBe(1);
-    const sessions = await env.lisa.store.sessions((await env.lisa.store.steps(run?.id ?? 0))[0]?.id ?? 0);
+    const sessions = await env.lisa.store.sessions.of((await env.lisa.store.steps.of(run?.id ?? 0))[0]?.id ?? 0);
     expect(sessions.map((s) => [s.iteration, s.purpose, s.state])).toEqual([
       [1, "implement", "interrupted"],
       [2, "resume", "succeeded"],
@@ -140,7 +140,7 @@ describe("a run interrupted by Lisa stopping", () => {
     // the kernel has finished it: an orphan is reaped by init).
     await waitFor("the old gate to end", () => !isAlive(gate), 3_000);
     await env.settle();
-    expect(await env.lisa.store.runsIn("review")).toHaveLength(1);
+    expect(await env.lisa.store.runs.inState("review")).toHaveLength(1);
     expect(gh.pulls(HELLO_WORLD)).toHaveLength(1);
     expect(RESUMED_ROUTES).toEqual(expect.arrayContaining(routesTaken(gh, from)));
   });
@@ -155,7 +155,7 @@ describe("a run interrupted by Lisa stopping", () => {
     const dataDir = path.join(tempDir("data"), "lisa");
     mkdirSync(dataDir, { recursive: true });
     const store = new Store(testStoreLocation(dataDir));
-    const run = await store.createRun(
+    const run = await store.runs.create(
       {
         installation_id: 1,
         owner: OWNER,
@@ -170,11 +170,11 @@ describe("a run interrupted by Lisa stopping", () => {
     );
     // Claimed for the third time, after two restarts.
     for (let restart = 0; restart < 2; restart++) {
-      await store.transitionRun(run?.id ?? 0, "claim");
-      await store.transitionRun(run?.id ?? 0, "interrupt", {}, { restart: true });
+      await store.runs.transition(run?.id ?? 0, "claim");
+      await store.runs.transition(run?.id ?? 0, "interrupt", {}, { restart: true });
     }
-    await store.transitionRun(run?.id ?? 0, "claim");
-    await store.recordTrackingComment(run?.id ?? 0, tracked?.id ?? 0);
+    await store.runs.transition(run?.id ?? 0, "claim");
+    await store.runs.recordTrackingComment(run?.id ?? 0, tracked?.id ?? 0);
     await store.close();
 
     const from = gh.requests().length;
@@ -182,7 +182,7 @@ describe("a run interrupted by Lisa stopping", () => {
     await env.settle();
 
     expect(agent.calls()).toEqual([]);
-    expect(await env.lisa.store.runsIn("failed")).toHaveLength(1);
+    expect(await env.lisa.store.runs.inState("failed")).toHaveLength(1);
     expect(gh.labels(HELLO_WORLD, ISSUE)).toEqual(["lisa:failed"]);
     expect(gh.comments(HELLO_WORLD, ISSUE)[0]?.body).toContain("Lisa stopped during this run 3 times, so it gave up");
     expect(routesTaken(gh, from)).toEqual(

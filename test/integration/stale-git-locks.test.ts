@@ -54,7 +54,7 @@ describe("a run killed while git held its locks", () => {
     await waitFor("the agent to die with Lisa", () => (pids.some(isAlive) ? undefined : true), 10_000);
 
     const store = new Store(testStoreLocation(dataDir));
-    const worktree = (await store.steps((await store.runsIn("running"))[0]?.id ?? 0))[0]?.worktree ?? "";
+    const worktree = (await store.steps.of((await store.runs.inState("running"))[0]?.id ?? 0))[0]?.worktree ?? "";
     await store.close();
     const mirror = path.join(dataDir, "mirrors", "acme", "api.git");
     // Someone pushed meanwhile, so the resumed run's fetch moves `main`: the ref a killed fetch left locked.
@@ -83,8 +83,8 @@ describe("a run killed while git held its locks", () => {
       "the resumed run's pull request",
       async () => {
         const check = new Store(testStoreLocation(dataDir));
-        const failed = (await check.runsIn("failed"))[0];
-        const error = failed ? (await check.run(failed.id))?.error : undefined;
+        const failed = (await check.runs.inState("failed"))[0];
+        const error = failed ? (await check.runs.get(failed.id))?.error : undefined;
         await check.close();
         if (error) throw new Error(`the run failed: ${error}`);
         return emulator.pulls(REPO).length > 0 || undefined;

@@ -18,8 +18,8 @@ async function runsClaimedBy(workers: string[]): Promise<Store> {
   const store = new Store(testDatabaseUrl(tempDir("store")) ?? ":memory:");
   for (const [index, worker] of workers.entries()) {
     const issue = index + 1;
-    const run = await store.createRun(newRun(issue), oneStep(issue));
-    await store.claimRun(worker, run?.id);
+    const run = await store.runs.create(newRun(issue), oneStep(issue));
+    await store.runs.claim(worker, run?.id);
   }
   return store;
 }
@@ -42,7 +42,7 @@ describe("sweepUnheldWorktrees", () => {
     const { workspace, mirror } = await mirrored();
     // Run 1 went to w2 (its folder and the CLI's own), run 2 too but it is under way here again, run 3 is w1's, run 4 failed on w2.
     const store = await runsClaimedBy(["w2", "w2", "w1", "w2"]);
-    await store.transitionRun(4, "fail");
+    await store.runs.transition(4, "fail");
     const folders = [];
     for (const run of [1, 2, 3, 4]) {
       const worktree = await createWorktree(workspace, ref, {
@@ -80,8 +80,8 @@ describe("sweepUnheldWorktrees", () => {
     const { workspace } = await mirrored();
     // All three are w1's: run 1 was aborted after a restart, run 2 failed, run 3 waits to be resumed here.
     const store = await runsClaimedBy(["w1", "w1", "w1"]);
-    await store.transitionRun(1, "abort");
-    await store.transitionRun(2, "fail");
+    await store.runs.transition(1, "abort");
+    await store.runs.transition(2, "fail");
     const folders = [];
     for (const run of [1, 2, 3]) {
       folders.push(

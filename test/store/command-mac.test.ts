@@ -11,24 +11,24 @@ const KEY = commandKey("the-webhook-secret-of-this-lisa");
 describe("command rows carry a MAC", () => {
   it("that Lisa gives each row it writes and finds valid again", async () => {
     const store = new Store(":memory:", Date.now, KEY);
-    await store.addCommand("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
-    const [row] = await store.readyCommands();
+    await store.commands.add("d-1", "start_run", { issue: 3 }, "issue-3-labeled");
+    const [row] = await store.commands.ready();
     expect(row?.mac).toMatch(/^[0-9a-f]{64}$/);
-    expect(row && store.isGenuine(row)).toBe(true);
+    expect(row && store.commands.isGenuine(row)).toBe(true);
     await store.close();
   });
 
   it("that no longer fits once a signed field changes, and that another key does not make", async () => {
     const store = new Store(":memory:", Date.now, KEY);
-    await store.addCommand("d-1", "gesture", { body: "/lisa fix" });
-    const [row] = await store.readyCommands();
+    await store.commands.add("d-1", "gesture", { body: "/lisa fix" });
+    const [row] = await store.commands.ready();
     if (!row) throw new Error("no row");
-    expect(store.isGenuine({ ...row, payload: JSON.stringify({ body: "/lisa approve" }) })).toBe(false);
-    expect(store.isGenuine({ ...row, kind: "start_run" })).toBe(false);
-    expect(store.isGenuine({ ...row, delivery_id: "d-2" })).toBe(false);
-    expect(store.isGenuine({ ...row, created_at: row.created_at + 1 })).toBe(false);
-    expect(store.isGenuine({ ...row, mac: null })).toBe(false);
-    expect(store.isGenuine({ ...row, mac: "not hex" })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, payload: JSON.stringify({ body: "/lisa approve" }) })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, kind: "start_run" })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, delivery_id: "d-2" })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, created_at: row.created_at + 1 })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, mac: null })).toBe(false);
+    expect(store.commands.isGenuine({ ...row, mac: "not hex" })).toBe(false);
     expect(hasValidMac(commandKey("another-secret-of-another-lisa"), row)).toBe(false);
     expect(hasValidMac(KEY, { ...row, mac: commandMac(KEY, row) })).toBe(true);
     await store.close();
@@ -43,9 +43,9 @@ describe("command rows carry a MAC", () => {
     db.prepare("INSERT INTO commands (delivery_id, kind, payload, created_at) VALUES ('old', 'start_run', '{}', 1)").run();
     db.close();
     const store = new Store(file, Date.now, KEY);
-    const [row] = await store.readyCommands();
+    const [row] = await store.commands.ready();
     expect(row).toMatchObject({ delivery_id: "old", mac: null });
-    expect(row && store.isGenuine(row)).toBe(false);
+    expect(row && store.commands.isGenuine(row)).toBe(false);
     await store.close();
   });
 });

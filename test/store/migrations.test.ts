@@ -111,7 +111,7 @@ describe("migrate", () => {
   it("keeps every run, and closes the older run of an issue that has a newer one", async () => {
     const store = new Store(firstReleaseDatabase());
     expect(
-      (await store.runsIn("queued", "running", "review", "failed", "closed")).map((r) => [r.id, r.issue_number, r.state]),
+      (await store.runs.inState("queued", "running", "review", "failed", "closed")).map((r) => [r.id, r.issue_number, r.state]),
     ).toEqual([
       [1, 10, "review"],
       [2, 11, "failed"],
@@ -120,25 +120,25 @@ describe("migrate", () => {
       [5, 13, "failed"],
       [6, 14, "failed"],
     ]);
-    expect(await store.run(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
+    expect(await store.runs.get(2)).toMatchObject({ error: "Step failed: gates red", comment_id: 900, current_pass: 1 });
     await store.close();
   });
 
   it("counts the runs of an older release as shown on GitHub: none is published again on upgrade", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(await store.runsBehindOnGitHub()).toEqual([]);
+    expect(await store.runs.behindOnGitHub()).toEqual([]);
     await store.close();
   });
 
   it("keeps a run that waits for review open: it is no longer finished", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(await store.run(1)).toMatchObject({ state: "review", finished_at: null, report_comment_id: null });
+    expect(await store.runs.get(1)).toMatchObject({ state: "review", finished_at: null, report_comment_id: null });
     await store.close();
   });
 
   it("gives every run its first pass, in the state the run stood", async () => {
     const store = new Store(firstReleaseDatabase());
-    const firstPasses = await Promise.all([1, 2, 3, 4, 5, 6].map((id) => store.currentPass(id)));
+    const firstPasses = await Promise.all([1, 2, 3, 4, 5, 6].map((id) => store.passes.current(id)));
     expect(firstPasses.map((p) => [p?.run_id, p?.number, p?.trigger, p?.requested_by, p?.state])).toEqual([
       [1, 1, "initial", "alice", "at_gate"],
       [2, 1, "initial", "alice", "building"],
@@ -147,59 +147,61 @@ describe("migrate", () => {
       [5, 1, "initial", "alice", "planning"],
       [6, 1, "initial", "alice", "building"],
     ]);
-    expect(await store.currentPass(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
-    expect((await store.currentPass(6))?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
+    expect(await store.passes.current(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
+    expect((await store.passes.current(6))?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
     await store.close();
   });
 
   it("marks steps with a pull request open and records them in pass 1", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(await store.steps(1)).toEqual([
+    expect(await store.steps.of(1)).toEqual([
       expect.objectContaining({ id: 1, state: "delivered", pr_number: 5, pr_state: "open", pass: 1, draft: 0, head_sha: null }),
     ]);
-    expect((await store.steps(2))[0]).toMatchObject({ pr_number: null, pr_state: null });
-    const pass = await store.currentPass(1);
-    expect(await store.stepPass(1, pass?.id ?? 0)).toMatchObject({
+    expect((await store.steps.of(2))[0]).toMatchObject({ pr_number: null, pr_state: null });
+    const pass = await store.passes.current(1);
+    expect(await store.steps.inPass(1, pass?.id ?? 0)).toMatchObject({
       state: "delivered",
       start_sha: "aaa111",
       gates: '[{"command":"npm test","passed":true}]',
       summary: "Did it",
     });
-    expect((await store.stepHistory(7)).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
+    expect((await store.steps.history(7)).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
     await store.close();
   });
 
   it("records each repository step in pass 1, and never the planning step", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect((await store.stepPasses((await store.currentPass(6))?.id ?? 0)).map((r) => [r.step_id, r.state, r.scope])).toEqual([
+    expect(
+      (await store.steps.allInPass((await store.passes.current(6))?.id ?? 0)).map((r) => [r.step_id, r.state, r.scope]),
+    ).toEqual([
       [7, "delivered", "add the endpoint"],
       [8, "failed", "call it"],
     ]);
-    expect(await store.stepPasses((await store.currentPass(5))?.id ?? 0)).toEqual([]);
+    expect(await store.steps.allInPass((await store.passes.current(5))?.id ?? 0)).toEqual([]);
     await store.close();
   });
 
   it("keeps sessions and their cost, as sessions of pass 1", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(await store.sessions(1)).toEqual([expect.objectContaining({ pass: 1, cost_usd: 0.5, state: "succeeded" })]);
-    expect(await store.runCost(1, 1)).toBe(0.5);
+    expect(await store.sessions.of(1)).toEqual([expect.objectContaining({ pass: 1, cost_usd: 0.5, state: "succeeded" })]);
+    expect(await store.runs.cost(1, 1)).toBe(0.5);
     await store.close();
   });
 
   it("allows one open run per issue, now including runs that wait for review or failed", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect(await store.createRun(newRun(10), oneStep(10))).toBeUndefined();
-    expect(await store.createRun(newRun(11), oneStep(11))).toBeUndefined();
-    expect(await store.createRun(newRun(12), oneStep(12))).toBeUndefined();
-    expect((await store.createRun(newRun(15), oneStep(15)))?.id).toBe(7);
+    expect(await store.runs.create(newRun(10), oneStep(10))).toBeUndefined();
+    expect(await store.runs.create(newRun(11), oneStep(11))).toBeUndefined();
+    expect(await store.runs.create(newRun(12), oneStep(12))).toBeUndefined();
+    expect((await store.runs.create(newRun(15), oneStep(15)))?.id).toBe(7);
     await store.close();
   });
 
   it("resumes a failed plan by planning again: /lisa retry of run 5 re-runs its planning step", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect((await store.retryRun(5, "{}", "alice"))?.state).toBe("queued");
-    expect((await store.currentPass(5))?.state).toBe("planning");
-    expect(await store.steps(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
+    expect((await store.runs.retry(5, "{}", "alice"))?.state).toBe("queued");
+    expect((await store.passes.current(5))?.state).toBe("planning");
+    expect(await store.steps.of(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
     await store.close();
   });
 
@@ -209,12 +211,12 @@ describe("migrate", () => {
     const snapshot = (store: Store) =>
       Promise.all(
         [1, 2, 3, 4, 5, 6].map(async (id) => {
-          const passes = await store.passes(id);
+          const passes = await store.passes.of(id);
           return {
-            run: await store.run(id),
+            run: await store.runs.get(id),
             passes,
-            steps: await store.steps(id),
-            stepPasses: (await Promise.all(passes.map((p) => store.stepPasses(p.id)))).flat(),
+            steps: await store.steps.of(id),
+            stepPasses: (await Promise.all(passes.map((p) => store.steps.allInPass(p.id)))).flat(),
           };
         }),
       );
@@ -289,9 +291,9 @@ describe("migratePostgres", () => {
       const url = new URL(base);
       url.searchParams.set("schema", schema);
       const store = new Store(url.toString());
-      expect(await store.run(1)).toMatchObject({ issue_number: 10, state: "failed", tracking_owed: 0 });
+      expect(await store.runs.get(1)).toMatchObject({ issue_number: 10, state: "failed", tracking_owed: 0 });
       // Shared migration 3 (PostgreSQL's 4) counts the runs already here as shown on GitHub.
-      expect(await store.runsBehindOnGitHub()).toEqual([]);
+      expect(await store.runs.behindOnGitHub()).toEqual([]);
       await store.close();
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
       expect(versions.rows).toEqual([{ version: 6 }]);

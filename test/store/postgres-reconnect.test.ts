@@ -54,14 +54,14 @@ describe("the PostgreSQL store when its connection is lost", () => {
     cleanups.push(() => store.close());
     const changes: ConnectionChange["kind"][] = [];
     store.onConnection((change) => changes.push(change.kind));
-    expect(await store.addCommand("before", "gesture", {})).toBe(true);
+    expect(await store.commands.add("before", "gesture", {})).toBe(true);
 
     await proxy.cut();
     await proxy.restore();
 
-    expect(await store.pendingCommands()).toBe(1);
-    expect(await store.addCommand("after", "gesture", {})).toBe(true);
-    expect(await store.pendingCommands()).toBe(2);
+    expect(await store.commands.pending()).toBe(1);
+    expect(await store.commands.add("after", "gesture", {})).toBe(true);
+    expect(await store.commands.pending()).toBe(2);
     await waitFor("the return to be said", () => changes.length === 2 || undefined);
     expect(changes).toEqual(["lost", "restored"]);
   });
@@ -119,11 +119,11 @@ describe("the PostgreSQL store when its connection is lost", () => {
     const { proxy, url } = await throughProxy();
     const store = new Store(url);
     cleanups.push(() => store.close());
-    await store.addCommand("before", "gesture", {});
+    await store.commands.add("before", "gesture", {});
 
     await proxy.cut();
     const started = Date.now();
-    const error = await thrown(() => store.pendingCommands());
+    const error = await thrown(() => store.commands.pending());
     expect(isDatabaseUnavailable(error), String(error)).toBe(true);
     // Not the 30 s a statement may wait for its answer: a web process answers 503 meanwhile.
     expect(Date.now() - started).toBeLessThan(3_000);
@@ -134,7 +134,7 @@ describe("the PostgreSQL store when its connection is lost", () => {
       "the store to answer again",
       async () => {
         try {
-          return await store.pendingCommands();
+          return await store.commands.pending();
         } catch (error) {
           if (isDatabaseUnavailable(error)) return undefined;
           throw error;

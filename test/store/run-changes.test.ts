@@ -8,23 +8,23 @@ import { newRun, oneStep } from "../support/store-fixtures.ts";
 /** A run blocked in its first pass, on an empty store (SQLite in memory, or PostgreSQL in npm run test:postgres). */
 async function blockedRun() {
   const store = new Store(testDatabaseUrl(tempDir("run-changes")) ?? ":memory:");
-  const run = await store.createRun(newRun(1), oneStep(1));
+  const run = await store.runs.create(newRun(1), oneStep(1));
   if (!run) throw new Error("no run");
-  await store.claimRun("w", run.id);
-  const pass = await store.currentPass(run.id);
+  await store.runs.claim("w", run.id);
+  const pass = await store.passes.current(run.id);
   if (!pass) throw new Error("no pass");
-  await store.transitionPass(pass.id, "start");
-  await store.transitionPass(pass.id, "planned");
-  const [step] = await store.steps(run.id);
+  await store.passes.transition(pass.id, "start");
+  await store.passes.transition(pass.id, "planned");
+  const [step] = await store.steps.of(run.id);
   if (!step) throw new Error("no step");
-  await store.moveStep(step.id, "start");
-  await store.moveStep(step.id, "block");
+  await store.steps.move(step.id, "start");
+  await store.steps.move(step.id, "block");
   expect((await changes.blockRun(store, run.id, pass.id))?.state).toBe("blocked");
   const held = async () => ({
-    run: (await store.run(run.id))?.state,
-    pass: (await store.currentPass(run.id))?.state,
-    steps: (await store.steps(run.id)).map((s) => s.state),
-    events: (await store.events(run.id)).length,
+    run: (await store.runs.get(run.id))?.state,
+    pass: (await store.passes.current(run.id))?.state,
+    steps: (await store.steps.of(run.id)).map((s) => s.state),
+    events: (await store.events.of(run.id)).length,
   });
   return { store, runId: run.id, passId: pass.id, stepId: step.id, held };
 }
@@ -57,10 +57,10 @@ describe("the changes of a run, its pass and its steps", () => {
     const context = await blockedRun();
     const { store, runId, held } = context;
     // Another writer moved the run on meanwhile: skipped to the gate and accepted.
-    await store.transitionRun(runId, "skip");
-    await store.transitionRun(runId, "claim");
-    await store.transitionRun(runId, "gate_open");
-    await store.transitionRun(runId, "accept");
+    await store.runs.transition(runId, "skip");
+    await store.runs.transition(runId, "claim");
+    await store.runs.transition(runId, "gate_open");
+    await store.runs.transition(runId, "accept");
     const before = await held();
     expect(before.run).toBe("accepted");
     expect(await change(context)).toBeUndefined();
@@ -72,26 +72,26 @@ describe("the changes of a run, its pass and its steps", () => {
 describe("the columns that change with a run's state", () => {
   it("are written by the state change itself, and not at all when it is refused", async () => {
     const { store, runId, stepId } = await blockedRun();
-    await store.transitionRun(runId, "fix");
-    await store.claimRun("w", runId);
+    await store.runs.transition(runId, "fix");
+    await store.runs.claim("w", runId);
     expect(await changes.failRun(store, runId, "git broke", [{ id: stepId, error: "git broke" }])).toMatchObject({
       state: "failed",
       error: "git broke",
     });
     // A failed run cannot fail again: the second message is not written over the first.
     expect(await changes.failRun(store, runId, "later", [])).toBeUndefined();
-    expect((await store.run(runId))?.error).toBe("git broke");
+    expect((await store.runs.get(runId))?.error).toBe("git broke");
     await store.close();
   });
 
   it("count a restart only when the run was running", async () => {
     const { store, runId } = await blockedRun();
     expect(await changes.interruptRun(store, runId)).toBeUndefined();
-    expect((await store.run(runId))?.restarts).toBe(0);
-    await store.transitionRun(runId, "skip");
-    await store.claimRun("w", runId);
+    expect((await store.runs.get(runId))?.restarts).toBe(0);
+    await store.runs.transition(runId, "skip");
+    await store.runs.claim("w", runId);
     expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 1 });
-    await store.claimRun("w", runId);
+    await store.runs.claim("w", runId);
     expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 2 });
     await store.close();
   });
@@ -101,11 +101,11 @@ describe("a pass's gate", () => {
   it("opens with the agents' recommendation in one write, and only from ascending", async () => {
     const { store, runId, passId } = await blockedRun();
     const outcome = { recommendation: "accept" as const, refinements: "[]", open_questions: '["which port?"]' };
-    expect(await store.openGate(passId, outcome)).toBe(false);
-    expect(await store.currentPass(runId)).toMatchObject({ state: "blocked", recommendation: null, open_questions: null });
-    await store.transitionPass(passId, "skip");
-    expect(await store.openGate(passId, outcome)).toBe(true);
-    expect(await store.currentPass(runId)).toMatchObject({ state: "at_gate", ...outcome });
+    expect(await store.passes.openGate(passId, outcome)).toBe(false);
+    expect(await store.passes.current(runId)).toMatchObject({ state: "blocked", recommendation: null, open_questions: null });
+    await store.passes.transition(passId, "skip");
+    expect(await store.passes.openGate(passId, outcome)).toBe(true);
+    expect(await store.passes.current(runId)).toMatchObject({ state: "at_gate", ...outcome });
     await store.close();
   });
 });

@@ -21,7 +21,7 @@ async function twoProcesses(): Promise<[Store, Store]> {
   const url = freshSchemaUrl(base, `locks_${randomUUID().replaceAll("-", "").slice(0, 12)}`);
   const [one, two] = [new Store(url), new Store(url)];
   stores.push(one, two);
-  for (const issue of [1, 2]) await one.createRun(newRun(issue), oneStep(issue));
+  for (const issue of [1, 2]) await one.runs.create(newRun(issue), oneStep(issue));
   return [one, two];
 }
 
@@ -32,7 +32,7 @@ function heldOpen(store: Store, runId: number) {
   let entered = () => {};
   const inside = new Promise<void>((resolve) => (entered = resolve));
   const done = store.atomically(async () => {
-    const run = await store.transitionRun(runId, "claim");
+    const run = await store.runs.transition(runId, "claim");
     entered();
     await released;
     return run;
@@ -46,7 +46,7 @@ describe("the PostgreSQL store's locks", () => {
     const slow = heldOpen(one, 1);
     await slow.inside;
     // Under one lock for the whole schema this waited for the slow transaction, which waits for it.
-    expect((await two.transitionRun(2, "claim"))?.state).toBe("running");
+    expect((await two.runs.transition(2, "claim"))?.state).toBe("running");
     slow.release();
     expect((await slow.done)?.state).toBe("running");
   });
@@ -56,12 +56,12 @@ describe("the PostgreSQL store's locks", () => {
     const slow = heldOpen(one, 1);
     await slow.inside;
     let settled = false;
-    const second = two.transitionRun(1, "claim").finally(() => (settled = true));
+    const second = two.runs.transition(1, "claim").finally(() => (settled = true));
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(settled).toBe(false);
     slow.release();
     // The run was claimed by the first: the second's compare-and-set finds it running.
     expect(await second).toBeUndefined();
-    expect((await one.run(1))?.state).toBe("running");
+    expect((await one.runs.get(1))?.state).toBe("running");
   });
 });

@@ -28,7 +28,7 @@ describe("opening a SQLite store", () => {
     await new Promise((resolve) => holder.stdout.once("data", resolve));
     const store = new Store(file);
     await store.ready();
-    expect(await store.runsIn("queued")).toEqual([]);
+    expect(await store.runs.inState("queued")).toEqual([]);
     await store.close();
     await exited;
   });

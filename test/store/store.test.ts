@@ -12,98 +12,104 @@ const freshStore = () => testDatabaseUrl(tempDir("store")) ?? ":memory:";
 describe("Store", () => {
   it("records a webhook command once per delivery id", async () => {
     const store = new Store(freshStore());
-    expect(await store.addCommand("d1", "start_run", { a: 1 })).toBe(true);
-    expect(await store.addCommand("d1", "start_run", { a: 1 })).toBe(false);
-    expect((await store.readyCommands()).map((c) => c.delivery_id)).toEqual(["d1"]);
+    expect(await store.commands.add("d1", "start_run", { a: 1 })).toBe(true);
+    expect(await store.commands.add("d1", "start_run", { a: 1 })).toBe(false);
+    expect((await store.commands.ready()).map((c) => c.delivery_id)).toEqual(["d1"]);
   });
 
   it("lists the commands before one, newest first, and when each was answered", async () => {
     let clock = 1_000;
     const store = new Store(freshStore(), () => clock);
-    for (const id of ["d1", "d2", "d3"]) await store.addCommand(id, "gesture", {});
-    const [first] = await store.readyCommands();
+    for (const id of ["d1", "d2", "d3"]) await store.commands.add(id, "gesture", {});
+    const [first] = await store.commands.ready();
     clock = 1_500;
-    await store.finishCommand(first?.id ?? 0, "done");
-    expect((await store.gesturesBefore(3, 10)).map((c) => [c.delivery_id, c.finished_at])).toEqual([
+    await store.commands.finish(first?.id ?? 0, "done");
+    expect((await store.commands.gesturesBefore(3, 10)).map((c) => [c.delivery_id, c.finished_at])).toEqual([
       ["d2", null],
       ["d1", 1_500],
     ]);
-    expect(await store.gesturesBefore(3, 1)).toHaveLength(1);
+    expect(await store.commands.gesturesBefore(3, 1)).toHaveLength(1);
   });
 
   it("tells whether an issue's run came to rest between two times", async () => {
     let clock = 1_000;
     const store = new Store(freshStore(), () => clock);
-    const run = await store.createRun(newRun(1), step);
+    const run = await store.runs.create(newRun(1), step);
     clock = 2_000;
-    await store.transitionRun(run?.id ?? 0, "claim");
-    expect(await store.runCameToRest("acme", "api", 1, 0, 5_000)).toBe(false);
+    await store.runs.transition(run?.id ?? 0, "claim");
+    expect(await store.runs.cameToRest("acme", "api", 1, 0, 5_000)).toBe(false);
     clock = 3_000;
-    await store.transitionRun(run?.id ?? 0, "fail");
-    expect(await store.runCameToRest("acme", "api", 1, 2_500, 3_000)).toBe(true);
-    expect(await store.runCameToRest("acme", "api", 1, 3_000, 5_000)).toBe(false);
-    expect(await store.runCameToRest("acme", "api", 2, 0, 5_000)).toBe(false);
+    await store.runs.transition(run?.id ?? 0, "fail");
+    expect(await store.runs.cameToRest("acme", "api", 1, 2_500, 3_000)).toBe(true);
+    expect(await store.runs.cameToRest("acme", "api", 1, 3_000, 5_000)).toBe(false);
+    expect(await store.runs.cameToRest("acme", "api", 2, 0, 5_000)).toBe(false);
   });
 
   it("allows one open run per issue, and a new one once it has ended", async () => {
     const store = new Store(freshStore());
-    const first = await store.createRun(newRun(1), step);
+    const first = await store.runs.create(newRun(1), step);
     expect(first?.state).toBe("queued");
-    expect(await store.createRun(newRun(1), step)).toBeUndefined();
-    expect((await store.createRun(newRun(2), step))?.issue_number).toBe(2);
+    expect(await store.runs.create(newRun(1), step)).toBeUndefined();
+    expect((await store.runs.create(newRun(2), step))?.issue_number).toBe(2);
 
-    await store.transitionRun(first?.id ?? 0, "claim");
-    await store.transitionRun(first?.id ?? 0, "fail");
+    await store.runs.transition(first?.id ?? 0, "claim");
+    await store.runs.transition(first?.id ?? 0, "fail");
     // A failed run is still open: `/lisa retry` resumes it.
-    expect(await store.createRun(newRun(1), step)).toBeUndefined();
-    await store.transitionRun(first?.id ?? 0, "close");
-    expect((await store.createRun(newRun(1), step))?.state).toBe("queued");
+    expect(await store.runs.create(newRun(1), step)).toBeUndefined();
+    await store.runs.transition(first?.id ?? 0, "close");
+    expect((await store.runs.create(newRun(1), step))?.state).toBe("queued");
   });
 
   it("claims queued runs oldest first", async () => {
     const store = new Store(freshStore());
-    await store.createRun(newRun(1), step);
-    await store.createRun(newRun(2), step);
-    expect((await store.claimRun("w1"))?.issue_number).toBe(1);
-    expect((await store.claimRun("w1"))?.issue_number).toBe(2);
-    expect(await store.claimRun("w1")).toBeUndefined();
+    await store.runs.create(newRun(1), step);
+    await store.runs.create(newRun(2), step);
+    expect((await store.runs.claim("w1"))?.issue_number).toBe(1);
+    expect((await store.runs.claim("w1"))?.issue_number).toBe(2);
+    expect(await store.runs.claim("w1")).toBeUndefined();
   });
 
   it("sums agent cost over a run's sessions and interrupts the running ones", async () => {
     let now = 1_000;
     const store = new Store(freshStore(), () => now);
-    const run = await store.createRun(newRun(1), step);
-    const [firstStep] = await store.steps(run?.id ?? 0);
+    const run = await store.runs.create(newRun(1), step);
+    const [firstStep] = await store.steps.of(run?.id ?? 0);
     const stepId = firstStep?.id ?? 0;
-    const done = await store.startSession({
+    const done = await store.sessions.start({
       step_id: stepId,
       iteration: 1,
       purpose: "implement",
       provider: "claude",
       model: null,
     });
-    await store.finishSession(done, { state: "succeeded", cost_usd: 0.25, turns: 3, failure_kind: null, message: null });
-    const running = await store.startSession({
+    await store.sessions.finish(done, { state: "succeeded", cost_usd: 0.25, turns: 3, failure_kind: null, message: null });
+    const running = await store.sessions.start({
       step_id: stepId,
       iteration: 2,
       purpose: "fix_gates",
       provider: "claude",
       model: null,
     });
-    await store.recordSessionPid(running, 4242, "boot-1:98765");
+    await store.sessions.recordPid(running, 4242, "boot-1:98765");
     now = 2_000;
 
-    expect(await store.runCost(run?.id ?? 0)).toBe(0.25);
-    expect((await store.interruptRunningSessions()).map((s) => [s.id, s.pid, s.pid_identity])).toEqual([
+    expect(await store.runs.cost(run?.id ?? 0)).toBe(0.25);
+    expect((await store.sessions.interruptAll()).map((s) => [s.id, s.pid, s.pid_identity])).toEqual([
       [running, 4242, "boot-1:98765"],
     ]);
-    expect((await store.sessions(stepId)).map((s) => [s.state, s.finished_at])).toEqual([
+    expect((await store.sessions.of(stepId)).map((s) => [s.state, s.finished_at])).toEqual([
       ["succeeded", 1_000],
       ["interrupted", 2_000],
     ]);
     // The session that was still running when it was marked interrupted ends so, whatever it reports after.
-    await store.finishSession(running, { state: "failed", cost_usd: 0, turns: null, failure_kind: "crashed", message: "killed" });
-    expect((await store.sessions(stepId)).at(-1)?.state).toBe("interrupted");
+    await store.sessions.finish(running, {
+      state: "failed",
+      cost_usd: 0,
+      turns: null,
+      failure_kind: "crashed",
+      message: "killed",
+    });
+    expect((await store.sessions.of(stepId)).at(-1)?.state).toBe("interrupted");
   });
 });
 
@@ -115,12 +121,12 @@ const ticking = () => {
 
 /** A single-repository run, claimed, whose first pass reached the gate. */
 const runInReview = async (store: Store, issue = 1) => {
-  const run = await store.createRun(newRun(issue), step);
+  const run = await store.runs.create(newRun(issue), step);
   const id = run?.id ?? 0;
-  await store.transitionRun(id, "claim");
-  const pass = (await store.currentPass(id))?.id ?? 0;
-  for (const event of ["start", "planned", "built", "gate_open"] as const) await store.transitionPass(pass, event);
-  await store.transitionRun(id, "gate_open");
+  await store.runs.transition(id, "claim");
+  const pass = (await store.passes.current(id))?.id ?? 0;
+  for (const event of ["start", "planned", "built", "gate_open"] as const) await store.passes.transition(pass, event);
+  await store.runs.transition(id, "gate_open");
   return id;
 };
 
@@ -140,13 +146,13 @@ const guidance = (deliveryId: string, body: string, githubId: number | null = nu
   body,
 });
 
-describe("Store.transitionRun", () => {
+describe("store.runs.transition", () => {
   it("moves a run along the table and logs the event with who and why", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    expect((await store.transitionRun(id, "claim"))?.state).toBe("running");
-    expect((await store.transitionRun(id, "abort", { actor: "ann", note: "/lisa abort" }))?.state).toBe("stopped");
-    expect((await store.events(id)).map((e) => [e.kind, e.from_state, e.to_state, e.actor, e.detail, e.pass])).toEqual([
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    expect((await store.runs.transition(id, "claim"))?.state).toBe("running");
+    expect((await store.runs.transition(id, "abort", { actor: "ann", note: "/lisa abort" }))?.state).toBe("stopped");
+    expect((await store.events.of(id)).map((e) => [e.kind, e.from_state, e.to_state, e.actor, e.detail, e.pass])).toEqual([
       ["run_created", null, "queued", "alice", null, 1],
       ["claim", "queued", "running", null, null, 1],
       ["abort", "running", "stopped", "ann", "/lisa abort", 1],
@@ -155,33 +161,33 @@ describe("Store.transitionRun", () => {
 
   it("refuses an event the table does not allow from the current state, and writes nothing", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    const before = await store.run(id);
-    expect(await store.transitionRun(id, "accept", { actor: "ann" })).toBeUndefined();
-    expect(await store.transitionRun(id, "gate_open")).toBeUndefined();
-    expect(await store.run(id)).toEqual(before);
-    expect((await store.events(id)).map((e) => e.kind)).toEqual(["run_created"]);
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    const before = await store.runs.get(id);
+    expect(await store.runs.transition(id, "accept", { actor: "ann" })).toBeUndefined();
+    expect(await store.runs.transition(id, "gate_open")).toBeUndefined();
+    expect(await store.runs.get(id)).toEqual(before);
+    expect((await store.events.of(id)).map((e) => e.kind)).toEqual(["run_created"]);
   });
 
   it("refuses every event once the run has ended", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    expect((await store.transitionRun(id, "merge"))?.state).toBe("merged");
-    expect(await store.transitionRun(id, "next_pass")).toBeUndefined();
-    expect(await store.transitionRun(id, "withdraw")).toBeUndefined();
-    expect((await store.run(id))?.state).toBe("merged");
+    expect((await store.runs.transition(id, "merge"))?.state).toBe("merged");
+    expect(await store.runs.transition(id, "next_pass")).toBeUndefined();
+    expect(await store.runs.transition(id, "withdraw")).toBeUndefined();
+    expect((await store.runs.get(id))?.state).toBe("merged");
   });
 
   it("returns undefined for a run that does not exist", async () => {
-    expect(await ticking().transitionRun(42, "claim")).toBeUndefined();
+    expect(await ticking().runs.transition(42, "claim")).toBeUndefined();
   });
 
   it("sets finished_at only when a run ends, and clears it when it goes on", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    expect((await store.run(id))?.finished_at).toBeNull();
-    expect((await store.transitionRun(id, "accept"))?.finished_at).toBeNull();
-    expect((await store.transitionRun(id, "close"))?.finished_at).toEqual(expect.any(Number));
+    expect((await store.runs.get(id))?.finished_at).toBeNull();
+    expect((await store.runs.transition(id, "accept"))?.finished_at).toBeNull();
+    expect((await store.runs.transition(id, "close"))?.finished_at).toEqual(expect.any(Number));
   });
 
   it("compares and sets: a second writer deciding from the same state is refused", async () => {
@@ -190,10 +196,10 @@ describe("Store.transitionRun", () => {
     const commands = new Store(file);
     const id = await runInReview(worker);
     // Both saw the run in review; the worker's redirect wins, the command's accept is refused.
-    expect((await commands.run(id))?.state).toBe("review");
-    expect((await worker.transitionRun(id, "next_pass"))?.state).toBe("queued");
-    expect(await commands.transitionRun(id, "accept")).toBeUndefined();
-    expect((await commands.events(id)).map((e) => e.kind)).toEqual(["run_created", "claim", "gate_open", "next_pass"]);
+    expect((await commands.runs.get(id))?.state).toBe("review");
+    expect((await worker.runs.transition(id, "next_pass"))?.state).toBe("queued");
+    expect(await commands.runs.transition(id, "accept")).toBeUndefined();
+    expect((await commands.events.of(id)).map((e) => e.kind)).toEqual(["run_created", "claim", "gate_open", "next_pass"]);
     await worker.close();
     await commands.close();
   });
@@ -203,72 +209,72 @@ describe("Store: what GitHub shows of a run", () => {
   /** A run moved from queued through running to review; the clock stands at `clock()`. */
   async function runInReview(clock: { now: number }) {
     const store = new Store(freshStore(), () => clock.now);
-    const run = await store.createRun(newRun(1), step);
+    const run = await store.runs.create(newRun(1), step);
     if (!run) throw new Error("no run");
-    await store.transitionRun(run.id, "claim");
-    const pass = await store.currentPass(run.id);
-    for (const event of ["start", "planned", "built", "gate_open"] as const) await store.transitionPass(pass?.id ?? 0, event);
-    await store.transitionRun(run.id, "gate_open");
+    await store.runs.transition(run.id, "claim");
+    const pass = await store.passes.current(run.id);
+    for (const event of ["start", "planned", "built", "gate_open"] as const) await store.passes.transition(pass?.id ?? 0, event);
+    await store.runs.transition(run.id, "gate_open");
     return { store, runId: run.id };
   }
 
   it("lists a run at rest whose last state change is not published, and not once it is", async () => {
     const { store, runId } = await runInReview({ now: 1_000 });
-    expect((await store.runsBehindOnGitHub()).map((r) => [r.id, r.state])).toEqual([[runId, "review"]]);
-    await store.markPublished(runId, await store.lastTransition(runId));
-    expect(await store.runsBehindOnGitHub()).toEqual([]);
+    expect((await store.runs.behindOnGitHub()).map((r) => [r.id, r.state])).toEqual([[runId, "review"]]);
+    await store.runs.markPublished(runId, await store.runs.lastTransition(runId));
+    expect(await store.runs.behindOnGitHub()).toEqual([]);
   });
 
   it("lists it again after the next state change, even back into a state it was in (a second pass's review)", async () => {
     const { store, runId } = await runInReview({ now: 1_000 });
-    await store.markPublished(runId, await store.lastTransition(runId));
-    await store.transitionRun(runId, "next_pass");
-    expect(await store.runsBehindOnGitHub()).toEqual([]);
-    await store.transitionRun(runId, "claim");
-    await store.transitionRun(runId, "gate_open");
-    expect((await store.runsBehindOnGitHub()).map((r) => r.state)).toEqual(["review"]);
+    await store.runs.markPublished(runId, await store.runs.lastTransition(runId));
+    await store.runs.transition(runId, "next_pass");
+    expect(await store.runs.behindOnGitHub()).toEqual([]);
+    await store.runs.transition(runId, "claim");
+    await store.runs.transition(runId, "gate_open");
+    expect((await store.runs.behindOnGitHub()).map((r) => r.state)).toEqual(["review"]);
   });
 
   it("never moves the mark back: a slow publication of an older change does not hide a newer one", async () => {
     const { store, runId } = await runInReview({ now: 1_000 });
-    const older = await store.lastTransition(runId);
-    await store.recordAcceptance(runId, { by: "bob", via: "approval" });
-    await store.markPublished(runId, await store.lastTransition(runId));
-    await store.markPublished(runId, older);
-    expect(await store.runsBehindOnGitHub()).toEqual([]);
-    expect((await store.run(runId))?.published_event).toBe(await store.lastTransition(runId));
+    const older = await store.runs.lastTransition(runId);
+    await store.runs.accept(runId, { by: "bob", via: "approval" });
+    await store.runs.markPublished(runId, await store.runs.lastTransition(runId));
+    await store.runs.markPublished(runId, older);
+    expect(await store.runs.behindOnGitHub()).toEqual([]);
+    expect((await store.runs.get(runId))?.published_event).toBe(await store.runs.lastTransition(runId));
   });
 
   it("records an acceptance with its pass and decision in one step, or not at all", async () => {
     const { store, runId } = await runInReview({ now: 2_000 });
-    expect((await store.recordAcceptance(runId, { by: "bob", via: "override" }))?.state).toBe("accepted");
-    expect(await store.currentPass(runId)).toMatchObject({
+    expect((await store.runs.accept(runId, { by: "bob", via: "override" }))?.state).toBe("accepted");
+    expect(await store.passes.current(runId)).toMatchObject({
       state: "accepted",
       decision: "accept",
       decided_by: "bob",
       decided_via: "/lisa accept",
       decided_at: 2_000,
     });
-    expect((await store.events(runId)).at(-1)).toMatchObject({ kind: "accept", actor: "bob", detail: "/lisa accept" });
+    expect((await store.events.of(runId)).at(-1)).toMatchObject({ kind: "accept", actor: "bob", detail: "/lisa accept" });
     // Accepted already: refused, and the pass keeps its decision.
-    expect(await store.recordAcceptance(runId, { by: "carol", via: "approval" })).toBeUndefined();
-    expect((await store.currentPass(runId))?.decided_by).toBe("bob");
+    expect(await store.runs.accept(runId, { by: "carol", via: "approval" })).toBeUndefined();
+    expect((await store.passes.current(runId))?.decided_by).toBe("bob");
   });
 });
 
-describe("Store.startNextPass", () => {
+describe("store.passes.startNext", () => {
   it("supersedes the pass at the gate, starts pass 2 and queues the run", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    const pass = await store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: '{"v":2}', guidance: [] });
+    const pass = await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: '{"v":2}', guidance: [] });
     expect(pass).toMatchObject({ number: 2, trigger: "redirect", requested_by: "bob", state: "queued", config: '{"v":2}' });
-    expect((await store.passes(id)).map((p) => [p.number, p.state])).toEqual([
+    expect((await store.passes.of(id)).map((p) => [p.number, p.state])).toEqual([
       [1, "superseded"],
       [2, "queued"],
     ]);
-    expect((await store.pass(id, 1))?.finished_at).toEqual(expect.any(Number));
-    expect(await store.run(id)).toMatchObject({ state: "queued", current_pass: 2 });
-    expect((await store.events(id)).at(-1)).toMatchObject({
+    expect((await store.passes.get(id, 1))?.finished_at).toEqual(expect.any(Number));
+    expect(await store.runs.get(id)).toMatchObject({ state: "queued", current_pass: 2 });
+    expect((await store.events.of(id)).at(-1)).toMatchObject({
       kind: "next_pass",
       from_state: "review",
       to_state: "queued",
@@ -278,49 +284,49 @@ describe("Store.startNextPass", () => {
 
   it("binds the guidance queued during the pass and the request's own to the new pass, in order", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    await store.transitionRun(id, "claim");
-    await store.addGuidance(id, [guidance("d1", "use v2")], undefined);
-    await store.addGuidance(id, [guidance("d2", "add a test")], undefined);
-    expect((await store.queuedGuidance(id)).map((g) => g.body)).toEqual(["use v2", "add a test"]);
-    await store.transitionRun(id, "gate_open");
-    const pass = await store.startNextPass(id, {
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    await store.runs.transition(id, "claim");
+    await store.guidance.add(id, [guidance("d1", "use v2")], undefined);
+    await store.guidance.add(id, [guidance("d2", "add a test")], undefined);
+    expect((await store.guidance.queued(id)).map((g) => g.body)).toEqual(["use v2", "add a test"]);
+    await store.runs.transition(id, "gate_open");
+    const pass = await store.passes.startNext(id, {
       trigger: "review",
       requestedBy: "bob",
       config: "{}",
       guidance: [guidance("d3", "rename it", 77)],
     });
-    expect((await store.guidanceFor(pass?.id ?? 0)).map((g) => [g.body, g.github_id])).toEqual([
+    expect((await store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.github_id])).toEqual([
       ["use v2", null],
       ["add a test", null],
       ["rename it", 77],
     ]);
-    expect(await store.queuedGuidance(id)).toEqual([]);
+    expect(await store.guidance.queued(id)).toEqual([]);
   });
 
   it("refuses to start a pass while one runs, and binds nothing", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    await store.transitionRun(id, "claim");
-    await store.addGuidance(id, [guidance("d1", "use v2")], undefined);
-    const next = await store.startNextPass(id, {
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    await store.runs.transition(id, "claim");
+    await store.guidance.add(id, [guidance("d1", "use v2")], undefined);
+    const next = await store.passes.startNext(id, {
       trigger: "redirect",
       requestedBy: "bob",
       config: "{}",
       guidance: [guidance("d2", "x")],
     });
     expect(next).toBeUndefined();
-    expect((await store.passes(id)).map((p) => p.number)).toEqual([1]);
-    expect(await store.run(id)).toMatchObject({ state: "running", current_pass: 1 });
-    expect((await store.queuedGuidance(id)).map((g) => g.body)).toEqual(["use v2"]);
+    expect((await store.passes.of(id)).map((p) => p.number)).toEqual([1]);
+    expect(await store.runs.get(id)).toMatchObject({ state: "running", current_pass: 1 });
+    expect((await store.guidance.queued(id)).map((g) => g.body)).toEqual(["use v2"]);
   });
 
   it("starts the queued pass as a running pass ends (queued_pass)", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    await store.transitionRun(id, "claim");
-    await store.addGuidance(id, [guidance("d1", "use v2")], undefined);
-    const pass = await store.startNextPass(id, {
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    await store.runs.transition(id, "claim");
+    await store.guidance.add(id, [guidance("d1", "use v2")], undefined);
+    const pass = await store.passes.startNext(id, {
       trigger: "redirect",
       requestedBy: "bob",
       config: "{}",
@@ -328,80 +334,80 @@ describe("Store.startNextPass", () => {
       event: "queued_pass",
     });
     expect(pass?.number).toBe(2);
-    expect((await store.run(id))?.state).toBe("queued");
-    expect((await store.guidanceFor(pass?.id ?? 0)).map((g) => g.body)).toEqual(["use v2"]);
+    expect((await store.runs.get(id))?.state).toBe("queued");
+    expect((await store.guidance.forPass(pass?.id ?? 0)).map((g) => g.body)).toEqual(["use v2"]);
   });
 
   it("supersedes a blocked pass: its blocked steps become skipped", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    await store.transitionRun(id, "claim");
-    const first = (await store.currentPass(id))?.id ?? 0;
-    for (const event of ["start", "planned", "block"] as const) await store.transitionPass(first, event);
-    const [blocked] = await store.steps(id);
-    await store.moveStep(blocked?.id ?? 0, "start");
-    await store.moveStep(blocked?.id ?? 0, "block");
-    await store.transitionRun(id, "block");
-    expect((await store.startNextPass(id, { trigger: "review", requestedBy: "bob", config: "{}", guidance: [] }))?.number).toBe(
-      2,
-    );
-    expect((await store.pass(id, 1))?.state).toBe("superseded");
-    expect((await store.steps(id)).map((s) => s.state)).toEqual(["skipped"]);
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    await store.runs.transition(id, "claim");
+    const first = (await store.passes.current(id))?.id ?? 0;
+    for (const event of ["start", "planned", "block"] as const) await store.passes.transition(first, event);
+    const [blocked] = await store.steps.of(id);
+    await store.steps.move(blocked?.id ?? 0, "start");
+    await store.steps.move(blocked?.id ?? 0, "block");
+    await store.runs.transition(id, "block");
+    expect(
+      (await store.passes.startNext(id, { trigger: "review", requestedBy: "bob", config: "{}", guidance: [] }))?.number,
+    ).toBe(2);
+    expect((await store.passes.get(id, 1))?.state).toBe("superseded");
+    expect((await store.steps.of(id)).map((s) => s.state)).toEqual(["skipped"]);
   });
 
   it("refuses a run that has ended", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    await store.transitionRun(id, "close");
+    await store.runs.transition(id, "close");
     expect(
-      await store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] }),
+      await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] }),
     ).toBeUndefined();
   });
 });
 
-describe("Store.addGuidance", () => {
+describe("store.guidance.add", () => {
   it("keeps one row per delivery and comment: a redelivered webhook adds nothing", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    await store.addGuidance(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
-    await store.addGuidance(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
-    expect((await store.queuedGuidance(id)).map((g) => g.github_id)).toEqual([77, 78]);
+    await store.guidance.add(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
+    await store.guidance.add(id, [guidance("d1", "use v2", 77), guidance("d1", "and v3", 78)], undefined);
+    expect((await store.guidance.queued(id)).map((g) => g.github_id)).toEqual([77, 78]);
   });
 
   it("keeps the same comment brought by another gesture", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    await store.addGuidance(id, [guidance("d1", "use v2", 77)], undefined);
-    await store.addGuidance(id, [guidance("d2", "use v2", 77)], undefined);
-    expect((await store.queuedGuidance(id)).map((g) => g.delivery_id)).toEqual(["d1", "d2"]);
+    await store.guidance.add(id, [guidance("d1", "use v2", 77)], undefined);
+    await store.guidance.add(id, [guidance("d2", "use v2", 77)], undefined);
+    expect((await store.guidance.queued(id)).map((g) => g.delivery_id)).toEqual(["d1", "d2"]);
   });
 
   it("adds nothing when a command without a comment id is handled again after a crash", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    await store.addGuidance(id, [guidance("d1", "use the v2 endpoint")], undefined);
-    await store.addGuidance(id, [guidance("d1", "use the v2 endpoint")], undefined);
-    expect((await store.queuedGuidance(id)).map((g) => g.body)).toEqual(["use the v2 endpoint"]);
+    await store.guidance.add(id, [guidance("d1", "use the v2 endpoint")], undefined);
+    await store.guidance.add(id, [guidance("d1", "use the v2 endpoint")], undefined);
+    expect((await store.guidance.queued(id)).map((g) => g.body)).toEqual(["use the v2 endpoint"]);
   });
 
   it("keeps every item of one delivery that has no comment id, such as the refinements of a continue", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    await store.addGuidance(id, [guidance("d1", "add pagination"), guidance("d1", "document the endpoint")], undefined);
-    expect((await store.queuedGuidance(id)).map((g) => g.body)).toEqual(["add pagination", "document the endpoint"]);
+    await store.guidance.add(id, [guidance("d1", "add pagination"), guidance("d1", "document the endpoint")], undefined);
+    expect((await store.guidance.queued(id)).map((g) => g.body)).toEqual(["add pagination", "document the endpoint"]);
   });
 
   it("adds to the pass it is given: guidance joins a pass whose plan is not fixed yet", async () => {
     const store = ticking();
-    const id = (await store.createRun(newRun(1), step))?.id ?? 0;
-    const pass = (await store.currentPass(id))?.id ?? 0;
-    await store.addGuidance(id, [guidance("d1", "use v2")], pass);
-    expect((await store.guidanceFor(pass)).map((g) => g.body)).toEqual(["use v2"]);
-    expect(await store.queuedGuidance(id)).toEqual([]);
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    const pass = (await store.passes.current(id))?.id ?? 0;
+    await store.guidance.add(id, [guidance("d1", "use v2")], pass);
+    expect((await store.guidance.forPass(pass)).map((g) => g.body)).toEqual(["use v2"]);
+    expect(await store.guidance.queued(id)).toEqual([]);
   });
 });
 
-describe("Store.recordPassPlan", () => {
+describe("store.passes.recordPlan", () => {
   const api = { position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: "add the endpoint" };
   const web = { position: 2, owner: "acme", repo: "web", branch: "lisa/1-title", baseBranch: "main", scope: "call it" };
   const mobile = { position: 1, owner: "acme", repo: "mobile", branch: "lisa/1-title", baseBranch: "main", scope: "show it" };
@@ -409,44 +415,47 @@ describe("Store.recordPassPlan", () => {
   /** A two-repository run whose pass 1 delivered PRs api#5 and web#7, now waiting in pass 2. */
   const secondPass = async (store: Store) => {
     const planning = [{ position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null }];
-    const id = (await store.createRun(newRun(1), planning))?.id ?? 0;
-    const [planner] = await store.steps(id);
-    await store.moveStep(planner?.id ?? 0, "start");
-    await store.moveStep(planner?.id ?? 0, "deliver", { phase: "done" });
-    await store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
-    for (const [s, pr] of (await store.steps(id)).filter((s) => s.position > 0).map((s, i) => [s, i === 0 ? 5 : 7] as const)) {
-      await store.moveStep(s.id, "start");
+    const id = (await store.runs.create(newRun(1), planning))?.id ?? 0;
+    const [planner] = await store.steps.of(id);
+    await store.steps.move(planner?.id ?? 0, "start");
+    await store.steps.move(planner?.id ?? 0, "deliver", { phase: "done" });
+    await store.passes.recordPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
+    for (const [s, pr] of (await store.steps.of(id)).filter((s) => s.position > 0).map((s, i) => [s, i === 0 ? 5 : 7] as const)) {
+      await store.steps.move(s.id, "start");
       await buildThrough(store, s.id);
-      await store.moveStep(s.id, "deliver", { phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
+      await store.steps.move(s.id, "deliver", { phase: "done", pr_number: pr, pr_state: "open", start_sha: "aaa111" });
     }
-    const [, apiStep] = await store.steps(id);
-    const session = await store.startSession({
+    const [, apiStep] = await store.steps.of(id);
+    const session = await store.sessions.start({
       step_id: apiStep?.id ?? 0,
       iteration: 3,
       purpose: "implement",
       provider: "claude",
       model: null,
     });
-    await store.finishSession(session, { state: "succeeded", cost_usd: 1, turns: 2, failure_kind: null, message: null });
-    await store.transitionRun(id, "claim");
-    await store.transitionRun(id, "gate_open");
-    await store.startNextPass(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] });
+    await store.sessions.finish(session, { state: "succeeded", cost_usd: 1, turns: 2, failure_kind: null, message: null });
+    await store.runs.transition(id, "claim");
+    await store.runs.transition(id, "gate_open");
+    await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] });
     return id;
   };
 
   it("creates the steps of pass 1 at the plan's positions, each recorded in the pass", async () => {
     const store = ticking();
     const id =
-      (await store.createRun(newRun(1), [{ position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null }]))
-        ?.id ?? 0;
-    await store.recordPassPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
-    expect((await store.steps(id)).map((s) => [s.position, s.repo, s.pass, s.state, s.scope])).toEqual([
+      (
+        await store.runs.create(newRun(1), [
+          { position: 0, owner: "acme", repo: "api", branch: "", baseBranch: null, scope: null },
+        ])
+      )?.id ?? 0;
+    await store.passes.recordPlan(id, 1, { steps: ["api", "web"] }, [api, web]);
+    expect((await store.steps.of(id)).map((s) => [s.position, s.repo, s.pass, s.state, s.scope])).toEqual([
       [0, "api", 1, "pending", null],
       [1, "api", 1, "pending", "add the endpoint"],
       [2, "web", 1, "pending", "call it"],
     ]);
-    expect((await store.run(id))?.plan).toBe('{"steps":["api","web"]}');
-    expect((await store.stepPasses((await store.currentPass(id))?.id ?? 0)).map((r) => [r.state, r.scope])).toEqual([
+    expect((await store.runs.get(id))?.plan).toBe('{"steps":["api","web"]}');
+    expect((await store.steps.allInPass((await store.passes.current(id))?.id ?? 0)).map((r) => [r.state, r.scope])).toEqual([
       ["pending", "add the endpoint"],
       ["pending", "call it"],
     ]);
@@ -455,8 +464,8 @@ describe("Store.recordPassPlan", () => {
   it("resets a step the new pass names, on the same branch and PR, with a fresh budget", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    await store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
-    const [, apiStep] = await store.steps(id);
+    await store.passes.recordPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
+    const [, apiStep] = await store.steps.of(id);
     expect(apiStep).toMatchObject({
       pass: 2,
       state: "pending",
@@ -468,7 +477,7 @@ describe("Store.recordPassPlan", () => {
       pr_state: "open",
       iteration_base: 3,
     });
-    expect((await store.stepHistory(apiStep?.id ?? 0)).map((r) => [r.number, r.state, r.scope])).toEqual([
+    expect((await store.steps.history(apiStep?.id ?? 0)).map((r) => [r.number, r.state, r.scope])).toEqual([
       [1, "pending", "add the endpoint"],
       [2, "pending", "use v2"],
     ]);
@@ -477,32 +486,32 @@ describe("Store.recordPassPlan", () => {
   it("leaves the steps the new pass does not name as they were", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    const before = (await store.steps(id))[2];
-    await store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
-    expect((await store.steps(id))[2]).toEqual(before);
-    expect((await store.stepHistory(before?.id ?? 0)).map((r) => r.number)).toEqual([1]);
+    const before = (await store.steps.of(id))[2];
+    await store.passes.recordPlan(id, 2, { steps: ["api"] }, [{ ...api, scope: "use v2" }]);
+    expect((await store.steps.of(id))[2]).toEqual(before);
+    expect((await store.steps.history(before?.id ?? 0)).map((r) => r.number)).toEqual([1]);
   });
 
   it("gives a repository new to the plan a new step at the next position", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    await store.recordPassPlan(id, 2, { steps: ["mobile"] }, [mobile]);
-    expect((await store.steps(id)).map((s) => [s.position, s.repo, s.pass, s.state])).toEqual([
+    await store.passes.recordPlan(id, 2, { steps: ["mobile"] }, [mobile]);
+    expect((await store.steps.of(id)).map((s) => [s.position, s.repo, s.pass, s.state])).toEqual([
       [0, "api", 1, "delivered"],
       [1, "api", 1, "delivered"],
       [2, "web", 1, "delivered"],
       [3, "mobile", 2, "pending"],
     ]);
-    expect((await store.stepPasses((await store.currentPass(id))?.id ?? 0)).map((r) => r.scope)).toEqual(["show it"]);
+    expect((await store.steps.allInPass((await store.passes.current(id))?.id ?? 0)).map((r) => r.scope)).toEqual(["show it"]);
   });
 
   it("opens a follow-up step for a repository whose PR was merged", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    const [, apiStep] = await store.steps(id);
-    await store.recordStep(apiStep?.id ?? 0, { pr_state: "merged" });
-    await store.recordPassPlan(id, 2, { steps: ["api"] }, [{ ...api, branch: "lisa/1-title-p2" }]);
-    expect((await store.steps(id)).map((s) => [s.position, s.repo, s.branch, s.pass])).toEqual([
+    const [, apiStep] = await store.steps.of(id);
+    await store.steps.record(apiStep?.id ?? 0, { pr_state: "merged" });
+    await store.passes.recordPlan(id, 2, { steps: ["api"] }, [{ ...api, branch: "lisa/1-title-p2" }]);
+    expect((await store.steps.of(id)).map((s) => [s.position, s.repo, s.branch, s.pass])).toEqual([
       [0, "api", "", 1],
       [1, "api", "lisa/1-title", 1],
       [2, "web", "lisa/1-title", 1],
@@ -513,26 +522,30 @@ describe("Store.recordPassPlan", () => {
   it("keeps pass 1's plan on the run and records each later plan on its pass", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    await store.recordPassPlan(id, 2, { steps: ["web"] }, [web]);
-    expect((await store.run(id))?.plan).toBe('{"steps":["api","web"]}');
-    expect((await store.pass(id, 2))?.plan).toBe('{"steps":["web"]}');
+    await store.passes.recordPlan(id, 2, { steps: ["web"] }, [web]);
+    expect((await store.runs.get(id))?.plan).toBe('{"steps":["api","web"]}');
+    expect((await store.passes.get(id, 2))?.plan).toBe('{"steps":["web"]}');
   });
 
   it("records the same plan twice (a restart) without new steps", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    await store.recordPassPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
-    const once = { steps: await store.steps(id), records: await store.stepPasses((await store.currentPass(id))?.id ?? 0) };
-    await store.recordPassPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
-    expect({ steps: await store.steps(id), records: await store.stepPasses((await store.currentPass(id))?.id ?? 0) }).toEqual(
-      once,
-    );
+    await store.passes.recordPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
+    const once = {
+      steps: await store.steps.of(id),
+      records: await store.steps.allInPass((await store.passes.current(id))?.id ?? 0),
+    };
+    await store.passes.recordPlan(id, 2, { steps: ["api", "mobile"] }, [api, mobile]);
+    expect({
+      steps: await store.steps.of(id),
+      records: await store.steps.allInPass((await store.passes.current(id))?.id ?? 0),
+    }).toEqual(once);
   });
 
   it("refuses a pass that does not exist", async () => {
     const store = ticking();
     const id = await secondPass(store);
-    await expect(store.recordPassPlan(id, 3, {}, [])).rejects.toThrow("run 1 has no pass 3");
+    await expect(store.passes.recordPlan(id, 3, {}, [])).rejects.toThrow("run 1 has no pass 3");
   });
 });
 
@@ -540,11 +553,11 @@ describe("Store config files", () => {
   it("keeps the last read of each file, one row per installation, repository (in any case) and path", async () => {
     const store = new Store(freshStore());
     const file = { installation_id: 2, owner: "Acme", repo: "API", path: ".github/lisa.yml" };
-    await store.saveConfigFile({ ...file, etag: 'W/"1"', content: "label: bot\n", label: "bot", validated_at: 1_000 });
-    await store.saveConfigFile({ ...file, etag: 'W/"2"', content: "label: ai\n", label: "ai", validated_at: 2_000 });
-    await store.saveConfigFile({ ...file, installation_id: 3, etag: null, content: null, label: null, validated_at: 3_000 });
+    await store.configFiles.save({ ...file, etag: 'W/"1"', content: "label: bot\n", label: "bot", validated_at: 1_000 });
+    await store.configFiles.save({ ...file, etag: 'W/"2"', content: "label: ai\n", label: "ai", validated_at: 2_000 });
+    await store.configFiles.save({ ...file, installation_id: 3, etag: null, content: null, label: null, validated_at: 3_000 });
 
-    expect(await store.configFile(2, "acme", "api", ".github/lisa.yml")).toMatchObject({
+    expect(await store.configFiles.get(2, "acme", "api", ".github/lisa.yml")).toMatchObject({
       owner: "acme",
       repo: "api",
       etag: 'W/"2"',
@@ -552,11 +565,11 @@ describe("Store config files", () => {
       label: "ai",
       validated_at: 2_000,
     });
-    expect(await store.configFile(3, "ACME", "Api", ".github/lisa.yml")).toMatchObject({
+    expect(await store.configFiles.get(3, "ACME", "Api", ".github/lisa.yml")).toMatchObject({
       etag: null,
       content: null,
       label: null,
     });
-    expect(await store.configFile(2, "acme", "api", ".github/other.yml")).toBeUndefined();
+    expect(await store.configFiles.get(2, "acme", "api", ".github/other.yml")).toBeUndefined();
   });
 });

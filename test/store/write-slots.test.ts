@@ -26,13 +26,13 @@ function twoProcesses(): [Store, Store] {
 const comment: SlotRequest = { installationId: 1, creates: true, priority: false, horizonMs: Number.POSITIVE_INFINITY };
 const at = (answer: SlotAnswer) => ("at" in answer ? answer.at : Number.NaN);
 
-describe("Store.reserveWriteSlot", () => {
+describe("store.writeSlots.reserve", () => {
   it("never gives two writes of one installation slots closer than 1 s, whichever process asks", async () => {
     const [web, worker] = twoProcesses();
     const slots: number[] = [];
     for (let i = 0; i < 10; i++) {
       const store = i % 2 === 0 ? web : worker;
-      slots.push(at(await store.reserveWriteSlot({ ...comment, creates: i % 3 === 0 })));
+      slots.push(at(await store.writeSlots.reserve({ ...comment, creates: i % 3 === 0 })));
       clock += 150;
     }
     const sorted = [...slots].sort((a, b) => a - b);
@@ -58,55 +58,55 @@ describe("Store.reserveWriteSlot", () => {
     // At GitHub's 1 s spacing a minute holds 60 writes at most; at half a second, 80 fit in 40 s.
     const fast = { ...comment, gapMs: 500 };
     const slots: number[] = [];
-    for (let i = 0; i < 80; i++) slots.push(at(await (i % 2 === 0 ? web : worker).reserveWriteSlot(fast)));
+    for (let i = 0; i < 80; i++) slots.push(at(await (i % 2 === 0 ? web : worker).writeSlots.reserve(fast)));
     expect(slots.at(-1)).toBe(T0 + 39_500);
-    expect(await worker.reserveWriteSlot(fast)).toEqual({ at: T0 + 60_000, minute: 80, hour: 80, limitedBy: "minute" });
+    expect(await worker.writeSlots.reserve(fast)).toEqual({ at: T0 + 60_000, minute: 80, hour: 80, limitedBy: "minute" });
   });
 
   it("holds the 501st content-creating write of an hour until the hour's first leaves it", async () => {
     const [web, worker] = twoProcesses();
     const slots: number[] = [];
     for (let i = 0; i < 500; i++) {
-      slots.push(at(await (i % 2 === 0 ? web : worker).reserveWriteSlot(comment)));
+      slots.push(at(await (i % 2 === 0 ? web : worker).writeSlots.reserve(comment)));
       // Far enough apart that no minute fills: only the hour does.
       clock += 7_000;
     }
     expect(slots.at(-1)).toBe(T0 + 499 * 7_000);
     // 8 of them in the minute before now, all 500 in the hour.
-    expect(await web.reserveWriteSlot(comment)).toEqual({ at: T0 + 3_600_000, minute: 8, hour: 500, limitedBy: "hour" });
+    expect(await web.writeSlots.reserve(comment)).toEqual({ at: T0 + 3_600_000, minute: 8, hour: 500, limitedBy: "hour" });
   });
 
   it("does not count one installation's writes against another's", async () => {
     const [web, worker] = twoProcesses();
-    for (let i = 0; i < 80; i++) await web.reserveWriteSlot(comment);
-    expect(await worker.reserveWriteSlot({ ...comment, installationId: 2 })).toEqual({ at: T0, minute: 0, hour: 0 });
+    for (let i = 0; i < 80; i++) await web.writeSlots.reserve(comment);
+    expect(await worker.writeSlots.reserve({ ...comment, installationId: 2 })).toEqual({ at: T0, minute: 0, hour: 0 });
   });
 
   it("lets a write that creates nothing use a gap while content waits for the minute", async () => {
     const [web] = twoProcesses();
     const fast = { ...comment, gapMs: 500 };
-    for (let i = 0; i < 80; i++) await web.reserveWriteSlot(fast);
-    expect(at(await web.reserveWriteSlot(fast))).toBe(T0 + 60_000);
+    for (let i = 0; i < 80; i++) await web.writeSlots.reserve(fast);
+    expect(at(await web.writeSlots.reserve(fast))).toBe(T0 + 60_000);
     // The edits are not behind the held comment: they take the free slots after the 80 creations.
-    expect(await web.reserveWriteSlot({ ...fast, creates: false })).toEqual({ at: T0 + 40_000, minute: 0, hour: 0 });
-    expect(await web.reserveWriteSlot({ ...fast, creates: false })).toEqual({ at: T0 + 40_500, minute: 0, hour: 0 });
+    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({ at: T0 + 40_000, minute: 0, hour: 0 });
+    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({ at: T0 + 40_500, minute: 0, hour: 0 });
   });
 
   it("gives an ordinary write no slot beyond its horizon, while a priority write takes the first free one", async () => {
     const [web, worker] = twoProcesses();
     const ordinary = { ...comment, horizonMs: 2_000 };
-    expect(await web.reserveWriteSlot(ordinary)).toMatchObject({ at: T0 });
-    expect(await worker.reserveWriteSlot(ordinary)).toMatchObject({ at: T0 + 1_000 });
-    expect(await web.reserveWriteSlot(ordinary)).toMatchObject({ at: T0 + 2_000 });
+    expect(await web.writeSlots.reserve(ordinary)).toMatchObject({ at: T0 });
+    expect(await worker.writeSlots.reserve(ordinary)).toMatchObject({ at: T0 + 1_000 });
+    expect(await web.writeSlots.reserve(ordinary)).toMatchObject({ at: T0 + 2_000 });
     // The next ordinary write would be 3 s ahead: it asks again when that is within 2 s.
-    expect(await worker.reserveWriteSlot(ordinary)).toEqual({ retryAt: T0 + 1_000, minute: 3, hour: 3 });
-    expect(await worker.reserveWriteSlot({ ...ordinary, priority: true })).toMatchObject({ at: T0 + 3_000 });
+    expect(await worker.writeSlots.reserve(ordinary)).toEqual({ retryAt: T0 + 1_000, minute: 3, hour: 3 });
+    expect(await worker.writeSlots.reserve({ ...ordinary, priority: true })).toMatchObject({ at: T0 + 3_000 });
   });
 
   it("forgets slots over an hour old", async () => {
     const [web, worker] = twoProcesses();
-    for (let i = 0; i < 80; i++) await web.reserveWriteSlot(comment);
+    for (let i = 0; i < 80; i++) await web.writeSlots.reserve(comment);
     clock = T0 + 3_600_000 + 80_000;
-    expect(await worker.reserveWriteSlot(comment)).toEqual({ at: clock, minute: 0, hour: 0 });
+    expect(await worker.writeSlots.reserve(comment)).toEqual({ at: clock, minute: 0, hour: 0 });
   });
 });

@@ -14,7 +14,7 @@ import { Store } from "../../src/store/store.ts";
 const dir = process.argv[2] ?? "";
 const file = path.join(dir, "lisa.db");
 const store = new Store(file);
-const run = await store.createRun(
+const run = await store.runs.create(
   {
     installation_id: 2,
     owner: "acme",
@@ -28,7 +28,7 @@ const run = await store.createRun(
   [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }],
 );
 if (!run) throw new Error("no run");
-await store.recordTrackingComment(run.id, 7);
+await store.runs.recordTrackingComment(run.id, 7);
 // An empty write-ahead log: the store's next write must grow it, as when the disk fills mid-run.
 const other = new DatabaseSync(file);
 other.exec("PRAGMA wal_checkpoint(TRUNCATE)");
@@ -45,7 +45,7 @@ closeSync(filler);
 
 let write = "written";
 try {
-  await store.oweTracking(run.id, true);
+  await store.runs.oweTracking(run.id, true);
 } catch (error) {
   write = (error as Error).message;
 }

@@ -6,7 +6,7 @@ const [location = "", count = "0"] = process.argv.slice(2);
 const store = new Store(location);
 const slots: number[] = [];
 for (let i = 0; i < Number(count); i++) {
-  const answer = await store.reserveWriteSlot({ installationId: 7, creates: i % 2 === 0, priority: false, horizonMs: 1e12 });
+  const answer = await store.writeSlots.reserve({ installationId: 7, creates: i % 2 === 0, priority: false, horizonMs: 1e12 });
   if ("at" in answer) slots.push(answer.at);
 }
 await store.close();

@@ -19,5 +19,5 @@ export const oneStep = (issue: number) => [
 
 /** Takes a step through its phases up to its pull request, as the workflow would. */
 export async function buildThrough(store: Store, stepId: number): Promise<void> {
-  for (const phase of ["agent", "gates", "commit", "push", "pull_request"] as const) await store.enterPhase(stepId, phase);
+  for (const phase of ["agent", "gates", "commit", "push", "pull_request"] as const) await store.steps.enterPhase(stepId, phase);
 }

@@ -13,8 +13,8 @@ let repo: string;
 let issueNumber: number;
 let pullNumber: number;
 
-const runCount = async () => (await world.env.lisa.store.runsIn(...RUN_STATES)).length;
-const run = () => world.env.lisa.store.latestRunFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", issueNumber);
+const runCount = async () => (await world.env.lisa.store.runs.inState(...RUN_STATES)).length;
+const run = () => world.env.lisa.store.runs.latestFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", issueNumber);
 
 /** Runs and sessions `act` started. */
 async function started(act: () => Promise<unknown>): Promise<number> {

@@ -11,7 +11,7 @@ let world: LisaWorld;
 let repo: string;
 let labeled: Record<string, unknown>;
 
-const runs = async () => (await world.env.lisa.store.runsIn(...RUN_STATES)).length;
+const runs = async () => (await world.env.lisa.store.runs.inState(...RUN_STATES)).length;
 
 /** What `act` started beyond nothing: runs, agent sessions and comments by Lisa. */
 async function startedBy(act: () => Promise<unknown>, w: LisaWorld = world, where?: { repo: string; number: number }) {
@@ -23,7 +23,7 @@ async function startedBy(act: () => Promise<unknown>, w: LisaWorld = world, wher
   await act();
   await w.env.settle();
   return {
-    runs: (await w.env.lisa.store.runsIn(...RUN_STATES)).length - before.runs,
+    runs: (await w.env.lisa.store.runs.inState(...RUN_STATES)).length - before.runs,
     sessions: w.agent.calls().length - before.sessions,
     comments: where ? w.lisaComments(where.repo, where.number).length - before.comments : 0,
   };
@@ -103,7 +103,7 @@ export const triggersGroup: HostileGroup = {
         const number = (labeled.issue as { number: number }).number;
         await world.env.github.commentOnIssue(repo, number, "Someone wrote:\n```\n/lisa accept\n```\nDo not do that yet.", "ann");
         await world.env.settle();
-        const run = await world.env.lisa.store.latestRunFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", number);
+        const run = await world.env.lisa.store.runs.latestFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", number);
         return { ...HELD, unauthorizedRuns: run?.state === "review" ? 0 : 1 };
       },
     },
@@ -122,7 +122,7 @@ export const triggersGroup: HostileGroup = {
         payload.changes = { body: { from: payload.comment.body } };
         payload.comment.body = "/lisa accept";
         await world.post("issue_comment", payload);
-        const run = await world.env.lisa.store.latestRunFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", number);
+        const run = await world.env.lisa.store.runs.latestFor(repo.split("/")[0] ?? "", repo.split("/")[1] ?? "", number);
         return { ...HELD, unauthorizedRuns: run?.state === "review" ? 0 : 1 };
       },
     },

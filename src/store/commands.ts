@@ -1,0 +1,69 @@
+import { commandMac, hasValidMac } from "./command-mac.ts";
+import type { Database } from "./database.ts";
+import type { CommandRow } from "./rows.ts";
+import { sql } from "./sql.ts";
+
+/**
+ * The webhook commands waiting to be handled, one row per delivery: signed when stored, checked
+ * before they run (command-mac.ts).
+ */
+export class CommandRecords {
+  readonly #db: Database;
+  readonly #key: Buffer;
+
+  constructor(db: Database, key: Buffer) {
+    this.#db = db;
+    this.#key = key;
+  }
+
+  /**
+   * Records a webhook command once per delivery id and, when given, once per event key (the same
+   * event redelivered under a new id). False when it was recorded before.
+   */
+  async add(deliveryId: string, kind: string, payload: unknown, eventKey?: string): Promise<boolean> {
+    const row = {
+      delivery_id: deliveryId,
+      event_key: eventKey ?? null,
+      kind,
+      payload: JSON.stringify(payload),
+      created_at: this.#db.now(),
+    };
+    const result = await this.#db.run(
+      sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}) ON CONFLICT DO NOTHING`,
+    );
+    return result.changes > 0;
+  }
+
+  /** Whether Lisa wrote this command row: its MAC is valid. Anyone else who can write the database cannot make one. */
+  isGenuine(command: CommandRow): boolean {
+    return hasValidMac(this.#key, command);
+  }
+
+  /** The oldest pending commands that may run now, up to `limit` (one waiting to be tried again waits its turn). */
+  async ready(limit = 200): Promise<CommandRow[]> {
+    return this.#db.all(
+      sql`SELECT * FROM commands WHERE state = 'pending' AND (not_before IS NULL OR not_before <= ${this.#db.now()}) ORDER BY id LIMIT ${limit}`,
+    );
+  }
+
+  /** Pending commands, those waiting to be tried again included. */
+  async pending(): Promise<number> {
+    return (await this.#db.get<{ n: number }>(sql`SELECT COUNT(*) AS n FROM commands WHERE state = 'pending'`))?.n ?? 0;
+  }
+
+  /** Counts a failed try of a command and sets when the next may start. */
+  async retryLater(id: number, notBefore: number): Promise<void> {
+    await this.#db.run(sql`UPDATE commands SET attempts = attempts + 1, not_before = ${notBefore} WHERE id = ${id}`);
+  }
+
+  /** Up to `limit` gestures (commands, reviews, pushes) recorded before command `id`, newest first. */
+  async gesturesBefore(id: number, limit: number): Promise<CommandRow[]> {
+    return this.#db.all(sql`SELECT * FROM commands WHERE id < ${id} AND kind = 'gesture' ORDER BY id DESC LIMIT ${limit}`);
+  }
+
+  async finish(id: number, outcome: string): Promise<void> {
+    await this.#db.run(
+      sql`UPDATE commands SET state = 'done', outcome = ${outcome}, finished_at = ${this.#db.now()} WHERE id = ${id}`,
+    );
+  }
+}
