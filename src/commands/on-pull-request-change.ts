@@ -1,5 +1,6 @@
 import { refreshGate } from "../review/refresh-gate.ts";
-import { isAncestor, syncMirror } from "../workspace/workspace.ts";
+import { isAncestor } from "../workspace/mirror-history.ts";
+import { syncMirror } from "../workspace/sync-mirror.ts";
 import type { PullRequestGesture } from "./gesture.ts";
 import type { Scene } from "./gesture-scene.ts";
 
