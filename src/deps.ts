@@ -4,7 +4,7 @@ import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
 import type { TokenPrices } from "./providers/token-prices.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
 import type { Store } from "./store/store.ts";
-import type { WorkspaceOptions } from "./workspace/workspace.ts";
+import type { WorkspaceOptions } from "./workspace/workspace-paths.ts";
 
 /** The subset of pino's interface Lisa logs through. */
 export interface Log {

@@ -1,7 +1,8 @@
 import type { Probot, ProbotOctokit } from "probot";
 import { storeConfigCache } from "./config/config-cache.ts";
+import { createGitHubPort } from "./github/create-github-port.ts";
 import { asGitHubError } from "./github/github-error.ts";
-import { createGitHubPort, type GitHubPort } from "./github/github-port.ts";
+import type { GitHubPort } from "./github/github-port.ts";
 import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
 import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
 import type { Store } from "./store/store.ts";

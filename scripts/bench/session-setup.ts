@@ -5,7 +5,10 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
-import { createWorktree, removeWorktree, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
+import { removeWorktree } from "../../src/workspace/remove-worktree.ts";
+import { syncMirror } from "../../src/workspace/sync-mirror.ts";
+import type { WorkspaceOptions } from "../../src/workspace/workspace-paths.ts";
 import { LARGE_REPO_FILES, largeRepoFiles, rawGit } from "./large-repo.ts";
 import { median, REPS, seconds, verdict } from "./stats.ts";
 

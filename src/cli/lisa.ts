@@ -4,7 +4,7 @@
 import { loadDotEnv } from "../config/load-dotenv.ts";
 import { stopWhenOrphaned } from "../process/stop-when-orphaned.ts";
 import { configCheck } from "./config-check.ts";
-import { doctor } from "./doctor.ts";
+import { doctor } from "./doctor/doctor.ts";
 import { runIssue } from "./run-issue.ts";
 import { status as workStatus } from "./status.ts";
 

@@ -3,7 +3,7 @@ import { Probot } from "probot";
 import { createLisa } from "../app.ts";
 import { EnvError, settingsFromEnv } from "../config/env-schema.ts";
 import { labelOf } from "../config/parse-config.ts";
-import { createGitHubPort } from "../github/github-port.ts";
+import { createGitHubPort } from "../github/create-github-port.ts";
 import { LisaOctokit } from "../github/lisa-octokit.ts";
 import { createWritePacer, paceWrites } from "../github/write-pacer.ts";
 import type { RunRow } from "../store/store.ts";

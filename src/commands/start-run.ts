@@ -9,7 +9,7 @@ import { WRITE_ROLES } from "../github/permissions.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import type { LabeledCommand } from "./gesture.ts";
-import type { RunControls } from "./handle-gesture.ts";
+import type { RunControls } from "./gesture-scene.ts";
 
 /**
  * The steps a run starts with: a planning step when the config lists several repositories, else

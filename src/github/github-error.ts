@@ -52,6 +52,9 @@ export function asGitHubError(error: unknown): GitHubError | undefined {
   });
 }
 
+/** The HTTP status of a failed request to GitHub (0: no answer), undefined for any other error. */
+export const statusOf = (error: unknown) => asGitHubError(error)?.status;
+
 function isTransient(status: number, message: string, headers: Record<string, string | undefined> | undefined): boolean {
   if (status === 0 || status >= 500 || status === 429) return true;
   return status === 403 && (/rate limit/i.test(message) || headers?.["retry-after"] !== undefined);

@@ -12,8 +12,11 @@ import { fenceAsData, renderPrompt } from "../runs/render-prompt.ts";
 import { freshToken, type RunContext } from "../runs/run-context.ts";
 import { sessionFailure } from "../runs/session-failure.ts";
 import { branchName } from "../workspace/branch-name.ts";
+import { checkoutDetached } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
-import { checkoutDetached, mirrorPath, removeWorktree, syncMirror, worktreesRoot } from "../workspace/workspace.ts";
+import { removeWorktree } from "../workspace/remove-worktree.ts";
+import { syncMirror } from "../workspace/sync-mirror.ts";
+import { mirrorPath, worktreesRoot } from "../workspace/workspace-paths.ts";
 import type { Plan } from "./plan-schema.ts";
 import { readPlan } from "./validate-plan.ts";
 

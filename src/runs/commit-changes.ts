@@ -1,5 +1,5 @@
 import { git } from "../workspace/git.ts";
-import { LISA_FILES } from "../workspace/workspace.ts";
+import { LISA_FILES } from "../workspace/workspace-paths.ts";
 
 /** Commits whatever the agent left uncommitted; false when there was nothing. */
 export async function commitPending(worktree: string, message: string): Promise<boolean> {

@@ -8,17 +8,13 @@ import { checkWaiting } from "../publication/check-runs.ts";
 import { issueRefFor } from "../publication/issue-ref.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
+import { createWorktree } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
-import {
-  createWorktree,
-  humanCommits,
-  mirrorPath,
-  pushBranch,
-  rebaseOnto,
-  remoteHead,
-  removeWorktree,
-  syncMirror,
-} from "../workspace/workspace.ts";
+import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
+import { pushBranch, rebaseOnto } from "../workspace/push-branch.ts";
+import { removeWorktree } from "../workspace/remove-worktree.ts";
+import { syncMirror } from "../workspace/sync-mirror.ts";
+import { mirrorPath } from "../workspace/workspace-paths.ts";
 import { buildStep, verifyGates } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";

@@ -3,7 +3,7 @@ import { guidanceView } from "../publication/guidance-view.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { GuidanceRow, StepRow } from "../store/store.ts";
-import { gitLog } from "../workspace/workspace.ts";
+import { gitLog } from "../workspace/mirror-history.ts";
 import { currentManifest } from "./read-manifest.ts";
 import type { RunContext } from "./run-context.ts";
 

@@ -1,6 +1,7 @@
 import { FAILED_OUTCOME, repeatedCommand } from "../commands/coalesce.ts";
 import type { Gesture, LabeledCommand } from "../commands/gesture.ts";
-import { handleGesture, type RunControls } from "../commands/handle-gesture.ts";
+import type { RunControls } from "../commands/gesture-scene.ts";
+import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
 import type { CoreDeps } from "../deps.ts";
 import { replyOnce } from "../github/ensure-comment.ts";

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { CoreDeps } from "../deps.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
 import { diskUsage } from "../workspace/disk-usage.ts";
-import { removeWorktree } from "../workspace/workspace.ts";
+import { removeWorktree } from "../workspace/remove-worktree.ts";
 
 /** A kept worktree's size, as measured while its run last stood still (`updated_at`). */
 export type KeptSizes = Map<string, { runUpdatedAt: number; bytes: number }>;

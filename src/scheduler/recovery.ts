@@ -5,7 +5,7 @@ import { refreshGate } from "../review/refresh-gate.ts";
 import { abandonRun } from "../runs/execute-run.ts";
 import type { RunRow, StepState } from "../store/rows.ts";
 import { interruptRun } from "../store/run-changes.ts";
-import { sweepWorktrees } from "../workspace/workspace.ts";
+import { sweepWorktrees } from "../workspace/sweep-worktrees.ts";
 import type { WorkClaims } from "./claims.ts";
 
 /** How often a run may be resumed after Lisa stopped in the middle of it before it is failed. */

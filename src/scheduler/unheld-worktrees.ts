@@ -2,7 +2,9 @@ import path from "node:path";
 import type { CoreDeps } from "../deps.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { RunState } from "../store/store.ts";
-import { dropOrphanBranchesIn, listWorktrees, sweepWorktrees } from "../workspace/workspace.ts";
+import { listWorktrees } from "../workspace/list-worktrees.ts";
+import { dropOrphanBranchesIn } from "../workspace/orphan-branches.ts";
+import { sweepWorktrees } from "../workspace/sweep-worktrees.ts";
 
 /**
  * The run a worktree folder belongs to, by its name: `run-<id>-step-<n>` and `run-<id>-plan` are

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { commentOnce, ensureComment } from "../../src/github/ensure-comment.ts";
-import { createGitHubPort } from "../../src/github/github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 

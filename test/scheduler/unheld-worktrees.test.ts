@@ -4,8 +4,10 @@ import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
 import { sweepUnheldWorktrees } from "../../src/scheduler/unheld-worktrees.ts";
 import { Store } from "../../src/store/store.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { git } from "../../src/workspace/git.ts";
-import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions } from "../../src/workspace/workspace.ts";
+import { syncMirror } from "../../src/workspace/sync-mirror.ts";
+import { mirrorPath, type WorkspaceOptions } from "../../src/workspace/workspace-paths.ts";
 import { createRemote, tempDir } from "../support/git-fixtures.ts";
 import { newRun, oneStep } from "../support/store-fixtures.ts";
 

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createWorktree } from "../../src/workspace/workspace.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { agentGit, KEY, lisaCheckout, PUSH_ATTACKS, REF, remoteHolds } from "../support/planted-git.ts";
 

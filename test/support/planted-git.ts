@@ -2,7 +2,9 @@ import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { createWorktree, mirrorPath, syncMirror, type WorkspaceOptions, type Worktree } from "../../src/workspace/workspace.ts";
+import { createWorktree, type Worktree } from "../../src/workspace/create-worktree.ts";
+import { syncMirror } from "../../src/workspace/sync-mirror.ts";
+import { mirrorPath, type WorkspaceOptions } from "../../src/workspace/workspace-paths.ts";
 import { createRemote, gitIn, tempDir } from "./git-fixtures.ts";
 
 // What an agent can leave in git for Lisa to trust: objects, refs, identities, registrations and

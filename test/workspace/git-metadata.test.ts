@@ -3,15 +3,13 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SecretInPushError } from "../../src/errors.ts";
 import { commitPending } from "../../src/runs/commit-changes.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
+import { findNativeWorktree } from "../../src/workspace/find-native-worktree.ts";
 import { git } from "../../src/workspace/git.ts";
-import {
-  createWorktree,
-  findNativeWorktree,
-  nativeWorktreePath,
-  pushBranch,
-  removeWorktree,
-  sweepWorktrees,
-} from "../../src/workspace/workspace.ts";
+import { pushBranch } from "../../src/workspace/push-branch.ts";
+import { removeWorktree } from "../../src/workspace/remove-worktree.ts";
+import { sweepWorktrees } from "../../src/workspace/sweep-worktrees.ts";
+import { nativeWorktreePath } from "../../src/workspace/workspace-paths.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { agentGit, KEY, lisaCheckout, PUSH_ATTACKS, REF, remoteHolds, TOKEN } from "../support/planted-git.ts";
 

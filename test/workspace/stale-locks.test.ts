@@ -4,17 +4,14 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { commitPending } from "../../src/runs/commit-changes.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { git } from "../../src/workspace/git.ts";
+import { pushBranch } from "../../src/workspace/push-branch.ts";
+import { removeWorktree } from "../../src/workspace/remove-worktree.ts";
 import { gitWorksIn } from "../../src/workspace/stale-locks.ts";
-import {
-  createWorktree,
-  pushBranch,
-  removeWorktree,
-  sweepWorktrees,
-  syncMirror,
-  type WorkspaceOptions,
-  worktreesRoot,
-} from "../../src/workspace/workspace.ts";
+import { sweepWorktrees } from "../../src/workspace/sweep-worktrees.ts";
+import { syncMirror } from "../../src/workspace/sync-mirror.ts";
+import { type WorkspaceOptions, worktreesRoot } from "../../src/workspace/workspace-paths.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
 import { groupAlive } from "../support/process-alive.ts";
 

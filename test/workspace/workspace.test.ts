@@ -2,17 +2,14 @@ import { existsSync, lstatSync, readFileSync, rmSync, symlinkSync, writeFileSync
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { branchName } from "../../src/workspace/branch-name.ts";
+import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { git } from "../../src/workspace/git.ts";
+import { pushBranch } from "../../src/workspace/push-branch.ts";
+import { removeWorktree } from "../../src/workspace/remove-worktree.ts";
 import { withRepoLock } from "../../src/workspace/repo-lock.ts";
-import {
-  createWorktree,
-  mirrorPath,
-  pushBranch,
-  removeWorktree,
-  sweepWorktrees,
-  syncMirror,
-  type WorkspaceOptions,
-} from "../../src/workspace/workspace.ts";
+import { sweepWorktrees } from "../../src/workspace/sweep-worktrees.ts";
+import { syncMirror } from "../../src/workspace/sync-mirror.ts";
+import { mirrorPath, type WorkspaceOptions } from "../../src/workspace/workspace-paths.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
 
 const TOKEN = `ghs_${"t".repeat(36)}`;

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { startEmulatedLisa } from "../../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../../dev/fake-agent.ts";
-import { pushBranch } from "../../../src/workspace/workspace.ts";
+import { pushBranch } from "../../../src/workspace/push-branch.ts";
 import { tempDir } from "../../support/git-fixtures.ts";
 import { KEY, lisaCheckout, PUSH_ATTACKS, REF, remoteHolds, TOKEN } from "../../support/planted-git.ts";
 import { breachIf, type HostileGroup, type HostileInput } from "./hostile-input.ts";

@@ -1,0 +1,44 @@
+import type { Octokit } from "@octokit/rest";
+import type { ConfigFileCache } from "../config/resolve-config.ts";
+import { asGitHubError } from "./github-error.ts";
+import type { GitHubPort } from "./github-port.ts";
+import { octokitChecks } from "./octokit-checks.ts";
+import { octokitIssues } from "./octokit-issues.ts";
+import { octokitPulls } from "./octokit-pulls.ts";
+import { octokitRepos } from "./octokit-repos.ts";
+import { octokitReviews } from "./octokit-reviews.ts";
+
+/**
+ * The GitHub port over an installation-authenticated Octokit, and a function that mints a fresh
+ * installation token for git. With `configCache`, config files are read conditionally (config-cache.ts).
+ * `self` is the login of a person's token (`lisa run`); without it, Lisa is the App's bot.
+ */
+export function createGitHubPort(
+  octokit: Octokit,
+  mintToken: () => Promise<string>,
+  { self, configCache }: { self?: string; configCache?: ConfigFileCache } = {},
+): GitHubPort {
+  return throwingGitHubErrors({
+    installationToken: mintToken,
+    ...octokitRepos(octokit, configCache),
+    ...octokitIssues(octokit, self),
+    ...octokitChecks(octokit),
+    ...octokitPulls(octokit),
+    ...octokitReviews(octokit, self),
+  });
+}
+
+/** The port whose every method turns Octokit's report of a failed request into a GitHubError on its way out. */
+function throwingGitHubErrors(port: GitHubPort): GitHubPort {
+  const wrapped = Object.entries(port).map(([name, method]: [string, (...args: unknown[]) => Promise<unknown>]) => [
+    name,
+    async (...args: unknown[]) => {
+      try {
+        return await method(...args);
+      } catch (error) {
+        throw asGitHubError(error) ?? error;
+      }
+    },
+  ]);
+  return Object.fromEntries(wrapped) as GitHubPort;
+}

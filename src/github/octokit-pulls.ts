@@ -1,0 +1,101 @@
+import type { Octokit } from "@octokit/rest";
+import { fitBody } from "./fit-body.ts";
+import { statusOf } from "./github-error.ts";
+import type { GitHubPort, PullRequestState } from "./github-port.ts";
+
+type PullMethods =
+  | "findPullRequest"
+  | "createPullRequest"
+  | "updatePullRequest"
+  | "getPullRequest"
+  | "setDraft"
+  | "mergePullRequest";
+
+/** The port's pull requests over Octokit: opening, reading, drafting and merging them. */
+export function octokitPulls(octokit: Octokit): Pick<GitHubPort, PullMethods> {
+  return {
+    async findPullRequest({ owner, repo }, branch, base) {
+      const { data } = await octokit.rest.pulls.list({
+        owner,
+        repo,
+        head: `${owner}:${branch}`,
+        base,
+        state: "all",
+        per_page: 10,
+      });
+      const pr = data.sort((a, b) => b.number - a.number)[0];
+      return pr ? pullState(pr) : undefined;
+    },
+    async createPullRequest({ owner, repo }, pr) {
+      try {
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fitBody(pr.body) });
+        return { number: data.number, url: data.html_url, draft: data.draft ?? false };
+      } catch (error) {
+        // Drafts need a paid plan on private repositories; GitHub answers 422 and Lisa opens a normal PR.
+        if (!pr.draft || statusOf(error) !== 422 || !/draft/i.test((error as Error).message)) throw error;
+        const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fitBody(pr.body), draft: false });
+        return { number: data.number, url: data.html_url, draft: false };
+      }
+    },
+    async updatePullRequest({ owner, repo }, number, pr) {
+      await octokit.rest.pulls.update({
+        owner,
+        repo,
+        pull_number: number,
+        ...pr,
+        ...(pr.body === undefined ? {} : { body: fitBody(pr.body) }),
+      });
+    },
+    async getPullRequest({ owner, repo }, number) {
+      const { data } = await octokit.rest.pulls.get({ owner, repo, pull_number: number });
+      return pullState(data);
+    },
+    async setDraft(nodeId, draft) {
+      const mutation = draft
+        ? "mutation($id: ID!) { convertPullRequestToDraft(input: {pullRequestId: $id}) { pullRequest { isDraft } } }"
+        : "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }";
+      await octokit.graphql(mutation, { id: nodeId });
+    },
+    async mergePullRequest({ owner, repo }, number, sha) {
+      try {
+        const { data } = await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha });
+        return { merged: data.merged, message: data.message };
+      } catch (error) {
+        const status = statusOf(error);
+        if (status === 405 || status === 409) return { merged: false, message: (error as Error).message };
+        throw error;
+      }
+    },
+  };
+}
+
+/** What the pulls API answers that Lisa reads, in the list and in a single pull request alike. */
+interface PullJson {
+  number: number;
+  html_url: string;
+  state: string;
+  merged?: boolean | null;
+  merged_at?: string | null;
+  draft?: boolean;
+  node_id: string;
+  title: string;
+  body?: string | null;
+  head: { sha: string; ref: string };
+  base: { ref: string };
+}
+
+function pullState(pr: PullJson): PullRequestState {
+  return {
+    number: pr.number,
+    url: pr.html_url,
+    state: pr.state === "closed" ? "closed" : "open",
+    merged: Boolean(pr.merged ?? pr.merged_at),
+    draft: pr.draft ?? false,
+    headSha: pr.head.sha,
+    headRef: pr.head.ref,
+    baseRef: pr.base.ref,
+    nodeId: pr.node_id,
+    title: pr.title,
+    body: pr.body ?? "",
+  };
+}
