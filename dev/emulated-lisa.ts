@@ -32,6 +32,8 @@ export async function startEmulatedLisa(options: {
   agentEnvSource?: NodeJS.ProcessEnv;
   /** Load Lisa into Probot; false leaves a bare Probot, the baseline of the webhook benchmark. */
   lisa?: boolean;
+  /** What bare Probot (`lisa: false`) does with each `issues` delivery; nothing by default. */
+  bareHandler?: (delivery: { id: string; payload: unknown }) => Promise<void>;
   /** Told how long each webhook took to answer, in milliseconds, measured at the server. */
   onAnswered?: (ms: number) => void;
   /** The first pause before a command GitHub failed is tried again. */
@@ -112,7 +114,7 @@ export async function startEmulatedLisa(options: {
   const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;
   github.setWebhookUrl(webhookUrl);
 
-  if (!lisa) probot.on("issues", async () => undefined);
+  if (!lisa) probot.on("issues", async (context) => await options.bareHandler?.({ id: context.id, payload: context.payload }));
   return {
     github,
     // Only the benchmark's baseline runs without Lisa, and it never asks for her.

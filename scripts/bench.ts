@@ -3,8 +3,9 @@
 // Repetitions of Lisa and her baseline are interleaved, and each figure is their median
 // (BENCH_REPS, at least 5), so load on the machine falls on both alike.
 //
-// webhooks    Webhook answer time of Lisa (a run under way) and of `lisa web` on PostgreSQL against
-//             bare Probot, over HTTP, one delivery to each in turn. Goal: p99 ≤ 2×, and < 50 ms.
+// webhooks    Webhook answer time of Lisa (a run under way) and, in a pass of its own, of `lisa web` on
+//             PostgreSQL against bare Probot (and Probot + one INSERT), over HTTP, one delivery to each
+//             in turn. Goal: p99 ≤ 2×, and < 50 ms.
 // writes      GitHub writes of a single-repository run, label to review gate. Goal: ≤ 8.
 // setup       Session set-up on a large repository (~10,000 files) from a warm mirror against raw
 //             `git fetch` + `git worktree add`, in-process and as deployed (throttling on); and a

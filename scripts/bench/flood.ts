@@ -8,9 +8,8 @@ import { startLisaChild } from "../../dev/lisa-process.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
-import { CONFIG_PATH } from "../../src/config/parse-config.ts";
-import { Store } from "../../src/store/store.ts";
 import { freshSchema, seconds, verdict } from "./stats.ts";
+import { workerReadConfig } from "./worker-read-config.ts";
 
 const SECRET = "bench-webhook-secret";
 
@@ -130,13 +129,6 @@ async function sendFlood(github: GitHubEmulator, issues: number[]): Promise<numb
     }),
   );
   return performance.now() - started;
-}
-
-async function workerReadConfig(databaseUrl: string, installationId: number): Promise<void> {
-  const store = new Store(databaseUrl);
-  const file = { installation_id: installationId, owner: "bench", repo: "app", path: CONFIG_PATH };
-  await store.configFiles.save({ ...file, etag: null, content: "label: lisa\n", label: "lisa", validated_at: Date.now() });
-  await store.close();
 }
 
 export async function floodOfIrrelevantDeliveries(): Promise<void> {
