@@ -16,6 +16,9 @@ export interface PullRequestRef {
   url: string;
 }
 
+/** A pull request that was found or opened for a branch. */
+export type EnsuredPullRequest = PullRequestRef & { state: "open" | "closed"; merged: boolean; draft: boolean; created: boolean };
+
 /** What Lisa reads of a pull request to decide its gate and whether it may push. */
 export interface PullRequestState extends PullRequestRef {
   state: "open" | "closed";
@@ -91,13 +94,15 @@ export interface GitHubPort {
   /** Replaces all the labels of an issue: one write where adding one and removing another takes two. */
   setLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
   removeLabel(ref: RepoRef, issue: number, label: string): Promise<void>;
-  /** The newest pull request from `branch` into `base`, open or not: a PR a human closed is never opened again. */
-  findPullRequest(ref: RepoRef, branch: string, base: string): Promise<PullRequestState | undefined>;
-  /** Opens a pull request; `draft` is a wish the repository may refuse (422), and the result says what it got. */
-  createPullRequest(
+  /**
+   * The newest pull request from `pr.head` into `pr.base`, open or not (a PR a human closed is never
+   * opened again), or one opened now (`created`) when there is none. `draft` is a wish the
+   * repository may refuse (422), and the result says what it got.
+   */
+  ensurePullRequest(
     ref: RepoRef,
     pr: { title: string; body: string; head: string; base: string; draft?: boolean },
-  ): Promise<PullRequestRef & { draft: boolean }>;
+  ): Promise<EnsuredPullRequest>;
   updatePullRequest(ref: RepoRef, number: number, pr: { title?: string; body?: string }): Promise<void>;
   getPullRequest(ref: RepoRef, number: number): Promise<PullRequestState>;
   listReviews(ref: RepoRef, number: number): Promise<ReviewRecord[]>;
@@ -115,8 +120,11 @@ export interface GitHubPort {
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
   /** The newest check run named `name` on commit `sha`, if any. */
   findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
-  /** A check run on `sha`: in progress without a conclusion, completed with one. */
-  createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number>;
+  /**
+   * The check run named `name` on `sha` says `report` (in progress without a conclusion, completed
+   * with one): the newest such run is updated, or one is created. Its id.
+   */
+  ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number>;
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;

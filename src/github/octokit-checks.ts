@@ -6,15 +6,22 @@ import type { CheckReport, GitHubPort } from "./github-port.ts";
 const CHECK_SUMMARY_LIMIT = 65_535;
 
 /** The port's check runs over Octokit. */
-export function octokitChecks(octokit: Octokit): Pick<GitHubPort, "findCheckRun" | "createCheckRun" | "updateCheckRun"> {
+export function octokitChecks(octokit: Octokit): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun"> {
+  const findCheckRun: GitHubPort["findCheckRun"] = async ({ owner, repo }, sha, name) => {
+    const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, per_page: 1 });
+    const [found] = data.check_runs;
+    return found ? { id: found.id, status: found.status } : undefined;
+  };
   return {
-    async findCheckRun({ owner, repo }, sha, name) {
-      const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, per_page: 1 });
-      const [found] = data.check_runs;
-      return found ? { id: found.id, status: found.status } : undefined;
-    },
-    async createCheckRun({ owner, repo }, sha, name, report) {
-      const { data } = await octokit.rest.checks.create({ owner, repo, name, head_sha: sha, ...checkFields(report) });
+    findCheckRun,
+    async ensureCheckRun(ref, sha, name, report) {
+      // One check run per head, even across a crash between the look and the write.
+      const found = await findCheckRun(ref, sha, name);
+      if (found) {
+        await octokit.rest.checks.update({ ...ref, check_run_id: found.id, ...checkFields(report) });
+        return found.id;
+      }
+      const { data } = await octokit.rest.checks.create({ ...ref, name, head_sha: sha, ...checkFields(report) });
       return data.id;
     },
     async updateCheckRun({ owner, repo }, id, report) {

@@ -3,38 +3,32 @@ import { fitBody } from "./fit-body.ts";
 import { statusOf } from "./github-error.ts";
 import type { GitHubPort, PullRequestState } from "./github-port.ts";
 
-type PullMethods =
-  | "findPullRequest"
-  | "createPullRequest"
-  | "updatePullRequest"
-  | "getPullRequest"
-  | "setDraft"
-  | "mergePullRequest";
+type PullMethods = "ensurePullRequest" | "updatePullRequest" | "getPullRequest" | "setDraft" | "mergePullRequest";
 
 /** The port's pull requests over Octokit: opening, reading, drafting and merging them. */
 export function octokitPulls(octokit: Octokit): Pick<GitHubPort, PullMethods> {
   return {
-    async findPullRequest({ owner, repo }, branch, base) {
-      const { data } = await octokit.rest.pulls.list({
+    async ensurePullRequest({ owner, repo }, pr) {
+      // Looked for first: the PR may exist from before a crash.
+      const { data: found } = await octokit.rest.pulls.list({
         owner,
         repo,
-        head: `${owner}:${branch}`,
-        base,
+        head: `${owner}:${pr.head}`,
+        base: pr.base,
         state: "all",
         per_page: 10,
       });
-      const pr = data.sort((a, b) => b.number - a.number)[0];
-      return pr ? pullState(pr) : undefined;
-    },
-    async createPullRequest({ owner, repo }, pr) {
+      const newest = found.sort((a, b) => b.number - a.number)[0];
+      if (newest) return { ...pullState(newest), created: false };
+      const opened = { state: "open" as const, merged: false, created: true };
       try {
         const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fitBody(pr.body) });
-        return { number: data.number, url: data.html_url, draft: data.draft ?? false };
+        return { number: data.number, url: data.html_url, draft: data.draft ?? false, ...opened };
       } catch (error) {
         // Drafts need a paid plan on private repositories; GitHub answers 422 and Lisa opens a normal PR.
         if (!pr.draft || statusOf(error) !== 422 || !/draft/i.test((error as Error).message)) throw error;
         const { data } = await octokit.rest.pulls.create({ owner, repo, ...pr, body: fitBody(pr.body), draft: false });
-        return { number: data.number, url: data.html_url, draft: false };
+        return { number: data.number, url: data.html_url, draft: false, ...opened };
       }
     },
     async updatePullRequest({ owner, repo }, number, pr) {

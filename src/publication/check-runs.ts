@@ -49,10 +49,7 @@ async function report(ctx: CheckContext, step: StepRow, headSha: string, make: (
   const run = (await ctx.deps.store.runs.get(ctx.run.id)) ?? ctx.run;
   const ref = { owner: step.owner, repo: step.repo };
   try {
-    const found = await ctx.gh.findCheckRun(ref, headSha, CHECK_NAME);
-    const check = make(view(run, step, ctx.pass.number, headSha, ctx.secrets));
-    if (found === undefined) await ctx.gh.createCheckRun(ref, headSha, CHECK_NAME, check);
-    else await ctx.gh.updateCheckRun(ref, found.id, check);
+    await ctx.gh.ensureCheckRun(ref, headSha, CHECK_NAME, make(view(run, step, ctx.pass.number, headSha, ctx.secrets)));
   } catch (error) {
     ctx.deps.log.warn({ err: error, runId: run.id, stepId: step.id }, "could not report the check run");
   }

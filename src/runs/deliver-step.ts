@@ -175,25 +175,22 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     let number = (await step()).pr_number;
     let url = (await step()).pr_url;
     if (number === null) {
-      // Look before creating: the PR may exist from before a crash. One a human closed stays closed.
-      const existing = await gh.findPullRequest(ref, (await step()).branch, base);
-      if (existing?.state === "closed") {
+      // The PR may exist from before a crash. One a human closed stays closed.
+      const opened = await gh.ensurePullRequest(ref, {
+        title: pr.title,
+        body: pr.mergeInto(null),
+        head: (await step()).branch,
+        base,
+        draft: ctx.config.review.draft_until_review && !gateNext,
+      });
+      if (opened.state === "closed") {
         await stepChanges.finishStep(store, { stepId, passId: pass.id }, "dropped", (await step()).start_sha, {
-          pr_number: existing.number,
-          pr_url: existing.url,
-          pr_state: existing.merged ? "merged" : "closed",
+          pr_number: opened.number,
+          pr_url: opened.url,
+          pr_state: opened.merged ? "merged" : "closed",
         });
         return;
       }
-      const opened =
-        existing ??
-        (await gh.createPullRequest(ref, {
-          title: pr.title,
-          body: pr.mergeInto(null),
-          head: (await step()).branch,
-          base,
-          draft: ctx.config.review.draft_until_review && !gateNext,
-        }));
       number = opened.number;
       url = opened.url;
       await store.steps.record(stepId, { pr_number: number, pr_url: url, pr_state: "open", draft: opened.draft ? 1 : 0 });

@@ -100,18 +100,71 @@ describe("the GitHub port's failures", () => {
       .post("/repos/acme/api/pulls", (body: { draft?: boolean }) => body.draft === false)
       .reply(201, { number: 4, html_url: "https://github.com/acme/api/pull/4", draft: false });
     nock(API).put("/repos/acme/api/pulls/4/merge").reply(405, { message: "Pull Request is not mergeable" });
+    nock(API)
+      .get("/repos/acme/api/pulls")
+      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 10 })
+      .reply(200, []);
     const gh = port();
     expect(await gh.roleOf(REF, "ann")).toBe("none");
     await gh.removeLabel(REF, 1, "lisa");
-    expect(await gh.createPullRequest(REF, { title: "t", body: "b", head: "lisa/1", base: "main", draft: true })).toEqual({
+    expect(await gh.ensurePullRequest(REF, { title: "t", body: "b", head: "lisa/1", base: "main", draft: true })).toEqual({
       number: 4,
       url: "https://github.com/acme/api/pull/4",
       draft: false,
+      state: "open",
+      merged: false,
+      created: true,
     });
     expect(await gh.mergePullRequest(REF, 4, "abc")).toMatchObject({
       merged: false,
       message: expect.stringMatching(/^Pull Request is not mergeable/),
     });
+  });
+});
+
+describe("what the port makes once", () => {
+  const pull = (number: number, state: string) => ({
+    number,
+    html_url: `https://github.com/acme/api/pull/${number}`,
+    state,
+    merged_at: null,
+    draft: false,
+    node_id: `PR_${number}`,
+    title: "t",
+    body: "b",
+    head: { sha: "abc", ref: "lisa/1" },
+    base: { ref: "main" },
+  });
+
+  it("finds the newest pull request of a branch, a closed one included, and opens none beside it", async () => {
+    nock(API)
+      .get("/repos/acme/api/pulls")
+      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 10 })
+      .reply(200, [pull(3, "open"), pull(5, "closed")]);
+    // No POST is answered: opening one would fail the test (strict nock).
+    expect(await port().ensurePullRequest(REF, { title: "t", body: "b", head: "lisa/1", base: "main" })).toMatchObject({
+      number: 5,
+      state: "closed",
+      created: false,
+    });
+  });
+
+  it("updates the check run a head has, and creates one only where there is none", async () => {
+    const report = { title: "Ready for review", summary: "All gates passed.", conclusion: "success" as const };
+    nock(API)
+      .get("/repos/acme/api/commits/abc/check-runs")
+      .query({ check_name: "Lisa", per_page: 1 })
+      .reply(200, { total_count: 1, check_runs: [{ id: 11, status: "in_progress" }] })
+      .patch("/repos/acme/api/check-runs/11", (body: { status?: string; conclusion?: string }) => body.conclusion === "success")
+      .reply(200, { id: 11 })
+      .get("/repos/acme/api/commits/def/check-runs")
+      .query({ check_name: "Lisa", per_page: 1 })
+      .reply(200, { total_count: 0, check_runs: [] })
+      .post("/repos/acme/api/check-runs", (body: { head_sha?: string }) => body.head_sha === "def")
+      .reply(201, { id: 12 });
+    const gh = port();
+    expect(await gh.ensureCheckRun(REF, "abc", "Lisa", report)).toBe(11);
+    expect(await gh.ensureCheckRun(REF, "def", "Lisa", report)).toBe(12);
   });
 });
 
