@@ -7,6 +7,8 @@ import type { RunRow } from "../store/rows.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import { CommandInbox } from "./command-inbox.ts";
+import { issueOfCommand, issueOfRun } from "./command-issue.ts";
+import { type CommandQueue, TABLE_QUEUE } from "./command-queue.ts";
 import { convergeGitHub } from "./converge-github.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { MAX_RESTARTS, recoverAlone, recoverShared, tooManyRestarts } from "./recovery.ts";
@@ -18,6 +20,9 @@ const POLL_MS = 1_000;
 /** How often a worker sharing PostgreSQL looks for worktrees of runs other workers hold now. */
 export const UNHELD_SWEEP_MS = 3_000;
 
+/** A command still pending this long after it was stored may never have reached the job library: queued again (as often). */
+const STRANDED_MS = 5_000;
+
 /** How often what GitHub refused (or a stopped Lisa left unwritten) is written again. */
 const PUBLISH_RETRY_MS = 30_000;
 
@@ -27,8 +32,10 @@ const KEPT_WORKTREES_BYTES = 10 * 1024 ** 3;
 export interface WorkerOptions {
   concurrency: number;
   commandRetryMs?: number;
-  /** Who handles which command and run; the store alone (one process) by default. */
+  /** Who handles which run; the store alone (one process) by default. */
   claims?: WorkClaims;
+  /** How stored commands reach a worker; the commands table, drained here, by default. */
+  commands?: CommandQueue;
   pollMs?: number;
   publishRetryMs?: number;
   /** Disk the worktrees of failed and blocked runs may keep (trimKeptWorktrees). */
@@ -38,9 +45,10 @@ export interface WorkerOptions {
 }
 
 /**
- * Executes what the webhook handlers stored: commands first, then queued runs, up to
- * `concurrency` runs at a time, in this process. Workers sharing PostgreSQL take both through
- * their claims, so each command is handled once and each run by one worker at a time.
+ * Executes what the webhook handlers stored: commands, and queued runs up to `concurrency` at a
+ * time, in this process. Workers sharing PostgreSQL are handed commands by the command queue and
+ * take runs through their claims (both pg-boss), so each command is handled once and each run by
+ * one worker at a time.
  */
 export class Worker {
   readonly #deps: CoreDeps;
@@ -50,6 +58,7 @@ export class Worker {
   readonly #acknowledgements = new Set<Promise<void>>();
   readonly #inbox: CommandInbox;
   readonly #claims: WorkClaims;
+  readonly #commands: CommandQueue;
   readonly #pollMs: number;
   readonly #onClaimLost: ((runId: number) => void) | undefined;
   readonly #publishRetryMs: number;
@@ -58,6 +67,8 @@ export class Worker {
   #poll: NodeJS.Timeout | undefined;
   /** When #pump next looks for worktrees of runs other workers hold (sweepUnheldWorktrees). */
   #unheldSweepAt = 0;
+  /** When #pump next looks for commands the job library may not have been told of (#requeueStranded). */
+  #strandedSweepAt = 0;
   #publishRetry: NodeJS.Timeout | undefined;
   #convergeAgain: NodeJS.Timeout | undefined;
   /** Runs the database's loss cut short, with the worker that was running each (undefined: not started): handed back once it is back (#handBack). */
@@ -83,6 +94,7 @@ export class Worker {
       due: () => this.notify(),
     });
     this.#claims = options.claims ?? new LocalClaims(deps.store);
+    this.#commands = options.commands ?? TABLE_QUEUE;
     this.#pollMs = options.pollMs ?? POLL_MS;
     this.#onClaimLost = options.onClaimLost;
     this.#publishRetryMs = options.publishRetryMs ?? PUBLISH_RETRY_MS;
@@ -100,7 +112,8 @@ export class Worker {
       this.#recoveryOwed = true;
     }
     this.#stopped = false;
-    // Other processes store commands and queue runs: look for them now and then.
+    if (this.#commands.handsOut) await this.#commands.work((id, attempt) => this.#inbox.handleQueued(id, attempt));
+    // Other processes queue runs (and, on SQLite, store commands): look for them now and then.
     if (this.#claims.shared) {
       this.#poll = setInterval(() => this.notify(), this.#pollMs);
       this.#poll.unref();
@@ -192,6 +205,28 @@ export class Worker {
     return !this.#stopped;
   }
 
+  /**
+   * A command was stored (a webhook, `lisa run`): the job library is told of it, or this worker,
+   * which drains the table, is woken.
+   */
+  commandStored(command: { id: number; kind: string; payload: unknown }): void {
+    const row = { ...command, payload: JSON.stringify(command.payload) };
+    this.#commands.enqueue(command.id, () => issueOfCommand(this.#deps.store, row));
+    this.notify();
+  }
+
+  /**
+   * Now and then, commands stored a while ago and still pending are queued again: a send lost on
+   * its way (a web process stopped, the database away) is made now; one queued already is left.
+   */
+  async #requeueStranded(): Promise<void> {
+    const { store, now } = this.#deps;
+    if (!this.#commands.handsOut || now() < this.#strandedSweepAt) return;
+    this.#strandedSweepAt = now() + STRANDED_MS;
+    for (const command of await store.commands.pendingSince(now() - STRANDED_MS))
+      await this.#commands.send(command.id, await issueOfCommand(store, command));
+  }
+
   /** Wakes the worker: new commands or runs may be waiting. */
   notify(): void {
     if (this.#stopped) return;
@@ -209,6 +244,7 @@ export class Worker {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#clearRetryTimers();
+    await this.#commands.stop();
     await Promise.allSettled([...this.#active.values(), ...this.#acknowledgements]);
   }
 
@@ -229,6 +265,7 @@ export class Worker {
   async shutdown(graceMs: number): Promise<void> {
     this.#stopped = true;
     this.#clearRetryTimers();
+    await this.#commands.stop();
     const finished = Promise.allSettled(this.#active.values());
     if (await settlesWithin(finished, graceMs)) return;
     const { store, log } = this.#deps;
@@ -276,8 +313,9 @@ export class Worker {
         await this.#recordUnrecorded();
         await this.#handBack();
         await this.#sweepUnheld();
-        // One worker at a time handles the commands, in order: those on one issue must not race.
-        if ((await this.#deps.store.commands.pending()) > 0)
+        await this.#requeueStranded();
+        // On SQLite one worker at a time drains the commands, in order: those on one issue must not race.
+        if (!this.#commands.handsOut && (await this.#deps.store.commands.pending()) > 0)
           await this.#deps.store.exclusively("inbox", (held) => this.#drainCommands(held));
         await this.#claimRuns();
       } while (this.#again && !this.#stopped);
@@ -305,6 +343,10 @@ export class Worker {
     if (this.#claims.shared) await this.#claims.offer((await store.runs.inState("queued")).map((run) => run.id));
     const taken = await this.#claims.take(this.#concurrency - this.#active.size);
     for (const [index, runId] of taken.entries()) {
+      if (await this.#commandWaits(runId)) {
+        await this.#claims.defer(runId);
+        continue;
+      }
       let run: RunRow | undefined;
       try {
         run = this.#stopped ? undefined : await this.#adopt(runId);
@@ -351,6 +393,20 @@ export class Worker {
         });
       this.#active.set(run.id, execution);
     }
+  }
+
+  /**
+   * Whether a command on the run's issue still waits for a worker. pg-boss hands commands out beside
+   * runs: the command goes first (a `/lisa abort` said before a restart stops the run instead of
+   * finding it resumed), as where one process drains every command before it claims a run.
+   */
+  async #commandWaits(runId: number): Promise<boolean> {
+    const { store } = this.#deps;
+    const run = this.#commands.handsOut ? await store.runs.get(runId) : undefined;
+    if (!run) return false;
+    for (const command of await store.commands.pendingRows())
+      if ((await issueOfCommand(store, command)) === issueOfRun(run)) return true;
+    return false;
   }
 
   /**
