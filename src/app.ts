@@ -21,12 +21,16 @@ import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
 import { BossClaims } from "./scheduler/boss-claims.ts";
+import { BossCommandQueue } from "./scheduler/boss-commands.ts";
 import { LocalClaims, type WorkClaims } from "./scheduler/claims.ts";
+import { COMMAND_RETRY_MS, COMMANDS_AT_ONCE } from "./scheduler/command-inbox.ts";
+import { type CommandQueue, TABLE_QUEUE } from "./scheduler/command-queue.ts";
 import { Worker } from "./scheduler/worker.ts";
 import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
 import { isDiskFull } from "./store/disk-full.ts";
+import { splitSchema } from "./store/postgres-driver.ts";
 import { isDatabaseUnavailable } from "./store/sql-driver.ts";
 import { Store } from "./store/store.ts";
 
@@ -171,7 +175,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     }
   });
   let worker: Worker | undefined;
-  const claims: WorkClaims = options.databaseUrl
+  const boss = options.databaseUrl
     ? new BossClaims({
         databaseUrl: options.databaseUrl,
         leaseSeconds: options.leaseSeconds ?? 30,
@@ -180,10 +184,22 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
         onConnectionLost: () => metrics.databaseLost("claims"),
         log: deps.log,
       })
-    : new LocalClaims(store);
+    : undefined;
+  const claims: WorkClaims = boss ?? new LocalClaims(store);
+  const commands: CommandQueue =
+    boss && options.databaseUrl
+      ? new BossCommandQueue({
+          boss: () => boss.boss,
+          schema: splitSchema(options.databaseUrl).schema,
+          concurrency: COMMANDS_AT_ONCE,
+          retryMs: options.commandRetryMs ?? COMMAND_RETRY_MS,
+          log: deps.log,
+        })
+      : TABLE_QUEUE;
   worker = new Worker(deps, {
     concurrency: options.concurrency ?? 2,
     claims,
+    commands,
     ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
     ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
     ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
@@ -191,7 +207,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   });
   const takesWork = role !== "web";
 
-  /** Stores what a handler made of a webhook, once per delivery and once per event, and wakes the worker. */
+  /** Stores what a handler made of a webhook, once per delivery and once per event, and queues it for a worker. */
   const accept = async (
     context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
     kind: "start_run" | "gesture",
@@ -202,11 +218,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       return;
     }
     const started = performance.now();
-    const fresh = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
+    const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
     metrics.webhookStored(performance.now() - started);
-    if (!fresh) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
-    // Workers elsewhere find it when they next look (every second).
-    if (takesWork) worker.notify();
+    if (id === undefined) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
+    // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken.
+    else worker.commandStored({ id, kind, payload: triage.command });
   };
   const foreignLabel = foreignLabels(store);
   app.on("issues.labeled", async (context) => {
@@ -251,6 +267,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       if (options.metricsAddress)
         operatorServer = await serveOperatorApart(options.metricsAddress, { store, worker, metrics, role });
       await claims.start();
+      await commands.start();
       if (!takesWork) return;
       // What a Lisa killed on this host left running (an unsandboxed gate, a git) ends before any run resumes.
       const children = path.join(options.dataDir, "children");

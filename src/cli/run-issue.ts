@@ -102,7 +102,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   try {
     const config = await port.readConfig({ owner, repo });
     const delivery = `lisa-run-${randomUUID()}`;
-    await lisa.store.commands.add(delivery, "start_run", {
+    const command = {
       installationId: 0,
       owner,
       repo,
@@ -110,8 +110,9 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
       issue: { number: Number(number), title: issue.title, body: issue.body },
       label: labelOf(config),
       sender: me,
-    });
-    lisa.worker.notify();
+    };
+    const id = await lisa.store.commands.add(delivery, "start_run", command);
+    if (id !== undefined) lisa.worker.commandStored({ id, kind: "start_run", payload: command });
     await lisa.idle();
     await reportNext();
     run = await lisa.store.runs.latestFor(owner, repo, Number(number));

@@ -1,8 +1,9 @@
+import { describeCommit } from "./describe-commit.ts";
 import { describeGates } from "./describe-gate.ts";
+import { describeGuidance } from "./describe-guidance.ts";
 import { prRef } from "./describe-pr-gate.ts";
 import { type Block, fitToLimit } from "./fit-to-limit.ts";
 import { formatDuration, mention, money, plural, shortSha } from "./format.ts";
-import { describeCommit, describeGuidance } from "./review-package.ts";
 import { cleanAfter, cleanBlock, cleanLine, code, link, quote, safeUrl } from "./untrusted.ts";
 import type { CommitView, GateLine, GuidanceView, PrGate } from "./views.ts";
 

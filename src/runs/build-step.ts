@@ -2,12 +2,12 @@ import { StepError } from "../errors.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { FailureKind } from "../providers/provider.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
+import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
+import { assertStillRunning, BlockedError, type RunContext } from "../workflow/run-context.ts";
+import { sessionFailure } from "../workflow/session-failure.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { gateEgress } from "./network-egress.ts";
-import { fenceAsData, renderPrompt } from "./render-prompt.ts";
-import { assertStillRunning, BlockedError, type RunContext } from "./run-context.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
-import { sessionFailure } from "./session-failure.ts";
 
 /** How much of a failing gate's output is kept with the step for the tracking comment. */
 const GATE_OUTPUT_KEPT = 4_000;

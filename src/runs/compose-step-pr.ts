@@ -3,8 +3,8 @@ import { isIssueRepo, issueRefFor } from "../publication/issue-ref.ts";
 import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { StepRow } from "../store/store.ts";
+import type { RunContext } from "../workflow/run-context.ts";
 import { currentManifest } from "./read-manifest.ts";
-import type { RunContext } from "./run-context.ts";
 
 /**
  * Title and Lisa's section of a step's pull request body, from what the store kept of it, its

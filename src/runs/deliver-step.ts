@@ -8,6 +8,7 @@ import { checkWaiting } from "../publication/check-runs.ts";
 import { issueRefFor } from "../publication/issue-ref.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
+import { BlockedError, freshToken, type RunContext } from "../workflow/run-context.ts";
 import { createWorktree } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
 import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
@@ -22,7 +23,6 @@ import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts"
 import { ownCommits } from "./own-commits.ts";
 import { currentManifest, takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
-import { BlockedError, freshToken, type RunContext } from "./run-context.ts";
 
 /** Lisa's own branch for a blocked step's attempt, so a PR head has always passed the gates. */
 export const wipBranch = (branch: string) => `${branch}--wip`;

@@ -5,11 +5,11 @@ import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
 import type { RunState } from "../store/transitions.ts";
+import { assertStillRunning, type RunContext } from "../workflow/run-context.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
 import { finishPackage } from "./review-package.ts";
-import { assertStillRunning, type RunContext } from "./run-context.ts";
 
 /**
  * One pass of a run, resumable from wherever it stands, as numbered steps:

@@ -17,8 +17,8 @@ import {
 } from "../store/disk-full.ts";
 import * as changes from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import { type RunContext, StoppedError } from "../workflow/run-context.ts";
 import { executePass } from "./execute-pass.ts";
-import { type RunContext, StoppedError } from "./run-context.ts";
 import { followWriteWaits } from "./write-wait-notice.ts";
 
 /**

@@ -9,13 +9,13 @@ import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
 import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
+import type { RunContext } from "../workflow/run-context.ts";
 import type { Worktree } from "../workspace/create-worktree.ts";
 import { findNativeWorktree } from "../workspace/find-native-worktree.ts";
 import { assertWorktreeOf } from "../workspace/git.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
 import { agentEgress } from "./network-egress.ts";
-import type { RunContext } from "./run-context.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
 export interface Checkout {

@@ -3,7 +3,7 @@ import type { ProviderName } from "../providers/registry.ts";
 import { emptyTally, type NetworkTally } from "../sandbox/egress-proxy.ts";
 import { type HostRule, ruleOfUrl, rulesOfAllowedHost } from "../sandbox/egress-rules.ts";
 import type { Egress } from "../sandbox/sandbox-settings.ts";
-import type { RunContext } from "./run-context.ts";
+import type { RunContext } from "../workflow/run-context.ts";
 
 /** The connections refused to a step's sandboxes in this pass, kept for its review package. */
 export function stepTally(ctx: RunContext, stepId: number): NetworkTally {

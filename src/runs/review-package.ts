@@ -3,9 +3,9 @@ import { guidanceView } from "../publication/guidance-view.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { GuidanceRow, StepRow } from "../store/store.ts";
+import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
 import { currentManifest } from "./read-manifest.ts";
-import type { RunContext } from "./run-context.ts";
 
 /**
  * The review package of one pass on one PR: created when the pass starts on the PR (so the

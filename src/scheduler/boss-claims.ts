@@ -46,7 +46,8 @@ export class BossClaims implements WorkClaims {
     this.#options = options;
   }
 
-  get #boss(): PgBoss {
+  /** The pg-boss instance, once started: the command queue shares it (BossCommandQueue). */
+  get boss(): PgBoss {
     if (!this.#started) throw new Error("BossClaims used before start()");
     return this.#started;
   }
@@ -65,14 +66,16 @@ export class BossClaims implements WorkClaims {
       superviseIntervalSeconds: Math.max(1, Math.floor(this.#options.leaseSeconds / 3)),
       monitorIntervalSeconds: Math.max(1, Math.floor(this.#options.leaseSeconds / 3)),
       schedule: false,
+      // A worker is woken the moment a command is stored (BossCommandQueue's queue notifies).
+      useListenNotify: this.#options.claims,
       max: 4,
     } as ConstructorParameters<typeof PgBoss>[0]);
-    this.#boss.on("error", (error) => {
+    this.boss.on("error", (error) => {
       if (isConnectionLoss(error)) this.#options.onConnectionLost?.();
       this.#options.log.warn({ err: error }, "pg-boss reported an error");
     });
-    await this.#boss.start();
-    await this.#boss.createQueue(RUNS, {
+    await this.boss.start();
+    await this.boss.createQueue(RUNS, {
       policy: "exclusive",
       heartbeatSeconds: Math.max(10, this.#options.leaseSeconds),
       expireInSeconds: MAX_HOLD_SECONDS,
@@ -91,16 +94,16 @@ export class BossClaims implements WorkClaims {
     clearInterval(this.#renewal);
     clearTimeout(this.#renewalRetry);
     if (!this.#started) return;
-    await this.#boss.stop({ graceful: false, close: true, timeout: 5_000 });
+    await this.boss.stop({ graceful: false, close: true, timeout: 5_000 });
   }
 
   async offer(runIds: readonly number[]): Promise<void> {
-    for (const runId of runIds) await unlessLost(this.#boss.send(RUNS, { runId }, { singletonKey: `run-${runId}` }));
+    for (const runId of runIds) await unlessLost(this.boss.send(RUNS, { runId }, { singletonKey: `run-${runId}` }));
   }
 
   async take(n: number): Promise<number[]> {
     if (n <= 0) return [];
-    const jobs = await unlessLost(this.#boss.fetch<{ runId: number }>(RUNS, { batchSize: n }));
+    const jobs = await unlessLost(this.boss.fetch<{ runId: number }>(RUNS, { batchSize: n }));
     for (const job of jobs) this.#held.set(job.data.runId, job);
     return jobs.map((job) => job.data.runId);
   }
@@ -109,15 +112,23 @@ export class BossClaims implements WorkClaims {
     const job = this.#held.get(runId);
     if (!job) return;
     this.#held.delete(runId);
-    await unlessLost(this.#boss.complete(RUNS, job));
+    await unlessLost(this.boss.complete(RUNS, job));
+  }
+
+  async defer(runId: number): Promise<void> {
+    const job = this.#held.get(runId);
+    if (!job) return;
+    this.#held.delete(runId);
+    // Failed, the job is retried at once (the queue's retryDelay is 0), by whichever worker fetches next.
+    await unlessLost(this.boss.fail(RUNS, job, { reason: "deferred: a command on the run's issue goes first" }));
   }
 
   /** Fails the jobs still active for these runs, so pg-boss retries them at once instead of after the lease. */
   async reclaim(runIds: readonly number[]): Promise<void> {
     for (const runId of runIds) {
-      const jobs = await unlessLost(this.#boss.findJobs(RUNS, { key: `run-${runId}` }));
+      const jobs = await unlessLost(this.boss.findJobs(RUNS, { key: `run-${runId}` }));
       const active = jobs.filter((job) => job.state === "active").map((job) => job.id);
-      if (active.length) await unlessLost(this.#boss.fail(RUNS, active, { reason: "its worker restarted" }));
+      if (active.length) await unlessLost(this.boss.fail(RUNS, active, { reason: "its worker restarted" }));
     }
   }
 
@@ -130,7 +141,7 @@ export class BossClaims implements WorkClaims {
     let failed = false;
     for (const [runId, job] of [...this.#held]) {
       try {
-        const touched = await this.#boss.touch(RUNS, job);
+        const touched = await this.boss.touch(RUNS, job);
         if ((touched as { affected?: number }).affected === 0 && this.#held.get(runId) === job) {
           this.#held.delete(runId);
           // Not awaited: stopping the run's sessions must not hold up the renewal of the other claims.
@@ -156,7 +167,7 @@ export class BossClaims implements WorkClaims {
 }
 
 /** pg-boss's own errors when its pool cannot reach PostgreSQL, as the store's: the database is unavailable. */
-async function unlessLost<T>(work: Promise<T>): Promise<T> {
+export async function unlessLost<T>(work: Promise<T>): Promise<T> {
   try {
     return await work;
   } catch (error) {

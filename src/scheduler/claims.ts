@@ -3,8 +3,8 @@ import type { Store } from "../store/store.ts";
 /**
  * Which worker runs which run. One process with SQLite needs nothing but the store (LocalClaims);
  * workers sharing PostgreSQL claim through pg-boss with leases they renew (BossClaims), so a run is
- * never run twice and a dead worker's runs are taken over. (Commands are handled by one worker at a
- * time, under the store's `inbox` lock: see Worker.)
+ * never run twice and a dead worker's runs are taken over. (Commands reach workers through the
+ * CommandQueue: command-queue.ts.)
  */
 export interface WorkClaims {
   /** Whether other processes share the work (and runs can be taken over). */
@@ -15,6 +15,8 @@ export interface WorkClaims {
   take(n: number): Promise<number[]>;
   /** Gives up the claim on a run this worker held (the run ended, or was handed back). */
   release(runId: number): Promise<void>;
+  /** Gives back the claim on a run this worker took but will not start yet: it is claimable again at once, as it stands. */
+  defer(runId: number): Promise<void>;
   /** Makes queued runs claimable (a run handed back, retried or redirected). */
   offer(runIds: readonly number[]): Promise<void>;
   /** Runs this worker's previous process held when it died: claimable now, not after their lease. */
@@ -38,6 +40,7 @@ export class LocalClaims implements WorkClaims {
   }
 
   async release(): Promise<void> {}
+  async defer(): Promise<void> {}
   async offer(): Promise<void> {}
   async reclaim(): Promise<void> {}
 }

@@ -15,13 +15,13 @@ import { drainInbox } from "./drain-inbox.ts";
 /** Tries of a command GitHub keeps failing (5xx, 429, secondary rate limits) before Lisa says so on the issue. */
 const MAX_COMMAND_ATTEMPTS = 5;
 /** The first pause before trying again; it doubles each time (2, 4, 8, 16 s). */
-const COMMAND_RETRY_MS = 2_000;
+export const COMMAND_RETRY_MS = 2_000;
 
 /**
  * Commands handled at once, each on an issue of its own: most of their time is GitHub's answers, and
  * GitHub allows 100 concurrent requests.
  */
-const COMMANDS_AT_ONCE = 8;
+export const COMMANDS_AT_ONCE = 8;
 
 /** How many earlier gestures a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
@@ -76,7 +76,7 @@ export class CommandInbox {
       {
         ready: () => store.commands.ready(),
         issueOf: (command) => issueOfCommand(store, command),
-        handle: (command) => this.#handleCommand(command),
+        handle: (command) => this.#handleStored(command),
         open,
         arrival: () =>
           new Promise<void>((resolve) => {
@@ -87,13 +87,36 @@ export class CommandInbox {
     );
   }
 
-  async #handleCommand(command: CommandRow): Promise<void> {
+  /** A command the drain found in the table: one GitHub failed waits in it for its next try. */
+  async #handleStored(command: CommandRow): Promise<void> {
+    const failed = await this.#handle(command, command.attempts);
+    if (failed) await this.#retryLater(command, failed);
+  }
+
+  /**
+   * A command the job library handed out (try `attempt`, from 0): "retry" when GitHub failed and
+   * tries are left, for the library to hand it out again later. One handled already is done.
+   */
+  async handleQueued(commandId: number, attempt: number): Promise<"done" | "retry"> {
+    const command = await this.#deps.store.commands.get(commandId);
+    if (command?.state !== "pending") return "done";
+    const failed = await this.#handle(command, attempt);
+    if (!failed) return "done";
+    this.#deps.log.warn(
+      { err: failed, delivery: command.delivery_id, attempt: attempt + 1 },
+      "GitHub failed; the command will be tried again",
+    );
+    return "retry";
+  }
+
+  /** Handles one command; a failure of GitHub's to try again later, with tries left after `attempts`, is returned. */
+  async #handle(command: CommandRow, attempts: number): Promise<GitHubError | undefined> {
     const { store, log } = this.#deps;
     // A run may have failed on a full disk since the pump began: its retry must find it failed.
     await this.#options.beforeEach();
     if (!store.commands.isGenuine(command)) {
       await this.#refuseForged(command);
-      return;
+      return undefined;
     }
     let outcome: string;
     try {
@@ -117,16 +140,14 @@ export class CommandInbox {
             ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this.#options.controls)
             : `ignored: unknown command kind ${command.kind}`;
     } catch (error) {
-      if (error instanceof GitHubError && error.transient && command.attempts + 1 < MAX_COMMAND_ATTEMPTS) {
-        await this.#retryLater(command, error);
-        return;
-      }
+      if (error instanceof GitHubError && error.transient && attempts + 1 < MAX_COMMAND_ATTEMPTS) return error;
       outcome = `${FAILED_OUTCOME}${(error as Error).message}`;
       log.error({ err: error, delivery: command.delivery_id }, "could not handle command");
       await this.#tellFailure(command, error);
     }
     await store.commands.finish(command.id, outcome);
     log.info({ delivery: command.delivery_id, outcome }, "command handled");
+    return undefined;
   }
 
   /**

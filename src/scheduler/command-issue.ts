@@ -7,7 +7,7 @@ import type { Store } from "../store/store.ts";
  * A gesture on one of a run's pull requests is about the run's issue, which may be in another
  * repository; a row that cannot be read is about nothing else.
  */
-export async function issueOfCommand(store: Store, command: CommandRow): Promise<string> {
+export async function issueOfCommand(store: Store, command: Pick<CommandRow, "id" | "kind" | "payload">): Promise<string> {
   let payload: Partial<Gesture & LabeledCommand>;
   try {
     payload = JSON.parse(command.payload);
@@ -20,6 +20,10 @@ export async function issueOfCommand(store: Store, command: CommandRow): Promise
   const run = payload.isPullRequest ? (await store.steps.byPullRequest(owner, repo, number))?.run : undefined;
   return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(owner, repo, number);
 }
+
+/** The key of a run's issue, as its commands have it. */
+export const issueOfRun = (run: { owner: string; repo: string; issue_number: number }) =>
+  issueKey(run.owner, run.repo, run.issue_number);
 
 // GitHub's owner and repository names are case-insensitive.
 const issueKey = (owner: string, repo: string, number: number) => `${owner}/${repo}#${number}`.toLowerCase();

@@ -18,9 +18,9 @@ export class CommandRecords {
 
   /**
    * Records a webhook command once per delivery id and, when given, once per event key (the same
-   * event redelivered under a new id). False when it was recorded before.
+   * event redelivered under a new id). The new row's id; undefined when it was recorded before.
    */
-  async add(deliveryId: string, kind: string, payload: unknown, eventKey?: string): Promise<boolean> {
+  async add(deliveryId: string, kind: string, payload: unknown, eventKey?: string): Promise<number | undefined> {
     const row = {
       delivery_id: deliveryId,
       event_key: eventKey ?? null,
@@ -28,10 +28,26 @@ export class CommandRecords {
       payload: JSON.stringify(payload),
       created_at: this.#db.now(),
     };
-    const result = await this.#db.run(
-      sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}) ON CONFLICT DO NOTHING`,
-    );
-    return result.changes > 0;
+    const { rows } = await this.#db
+      .statements()
+      .run<{ id: number }>(
+        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}) ON CONFLICT DO NOTHING RETURNING id`,
+      );
+    return rows[0] === undefined ? undefined : Number(rows[0].id);
+  }
+
+  async get(id: number): Promise<CommandRow | undefined> {
+    return this.#db.get(sql`SELECT * FROM commands WHERE id = ${id}`);
+  }
+
+  /** Every pending command, oldest first. */
+  async pendingRows(): Promise<CommandRow[]> {
+    return this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' ORDER BY id`);
+  }
+
+  /** Pending commands stored before `before`, oldest first: those a job library may never have been told of. */
+  async pendingSince(before: number): Promise<CommandRow[]> {
+    return this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' AND created_at < ${before} ORDER BY id`);
   }
 
   /** Whether Lisa wrote this command row: its MAC is valid. Anyone else who can write the database cannot make one. */

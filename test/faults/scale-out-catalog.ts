@@ -129,7 +129,7 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
   },
   {
     name: "scale-terminate-mid-drain",
-    what: "PostgreSQL ends every connection right after the 👀 on the label, while a worker drains the commands under the inbox's lock",
+    what: "PostgreSQL ends every connection right after the 👀 on the label, while a worker handles the label's command",
     invocations: [CHANGE],
     config: GATED,
     inflict: terminateAfter(isReaction),
@@ -230,7 +230,7 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
   },
   {
     name: "scale-workers-killed-mid-drain",
-    what: "SIGKILL of both workers right after the 👀 on the label, while one drains the commands under the inbox's lock; both start again",
+    what: "SIGKILL of both workers right after the 👀 on the label, while one handles the label's command; both start again",
     killPoint: true,
     invocations: [CHANGE],
     config: GATED,

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.ts";
 import { modelApiUrls } from "../../src/providers/model-hosts.ts";
 import { agentEgress, gateEgress } from "../../src/runs/network-egress.ts";
-import type { RunContext } from "../../src/runs/run-context.ts";
+import type { RunContext } from "../../src/workflow/run-context.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 describe("modelApiUrls", () => {

@@ -9,7 +9,7 @@ import { committingAs, forgeCommandRow, PLANTED, remoteCommits, STRANGER, toolRe
 // then gets through, so none of those inputs holds merely because it could not have.
 
 vi.mock("../../src/runs/own-commits.ts", () => ({ ownCommits: async () => 0 }));
-vi.mock("../../src/runs/session-failure.ts", () => ({
+vi.mock("../../src/workflow/session-failure.ts", () => ({
   sessionFailure: (session: string, failure: { kind: string; message: string; detail?: string } | undefined) =>
     `${session} failed (${failure?.kind}): ${failure?.message}; its last words: ${failure?.detail?.trim().split("\n").at(-1)}`,
 }));

@@ -12,9 +12,10 @@ const freshStore = () => testDatabaseUrl(tempDir("store")) ?? ":memory:";
 describe("Store", () => {
   it("records a webhook command once per delivery id", async () => {
     const store = new Store(freshStore());
-    expect(await store.commands.add("d1", "start_run", { a: 1 })).toBe(true);
-    expect(await store.commands.add("d1", "start_run", { a: 1 })).toBe(false);
-    expect((await store.commands.ready()).map((c) => c.delivery_id)).toEqual(["d1"]);
+    const id = await store.commands.add("d1", "start_run", { a: 1 });
+    expect(await store.commands.add("d1", "start_run", { a: 1 })).toBeUndefined();
+    expect((await store.commands.ready()).map((c) => [c.id, c.delivery_id])).toEqual([[id, "d1"]]);
+    expect((await store.commands.get(id ?? 0))?.delivery_id).toBe("d1");
   });
 
   it("lists the commands before one, newest first, and when each was answered", async () => {

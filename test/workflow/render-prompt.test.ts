@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fenceAsData, renderPrompt } from "../../src/runs/render-prompt.ts";
+import { fenceAsData, renderPrompt } from "../../src/workflow/render-prompt.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 describe("fenceAsData", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { claudeProvider } from "../../src/providers/claude.ts";
-import { sessionFailure } from "../../src/runs/session-failure.ts";
+import { sessionFailure } from "../../src/workflow/session-failure.ts";
 
 // A CLI's error report is JSON on its stdout, and a tool the agent runs can write there too: the
 // report's text is the agent's as much as the model API's, so it is quoted, never said in Lisa's words.

@@ -1,0 +1,42 @@
+import type { CommitView, FileChange, GateLine, GuidanceView, PrGate } from "./views.ts";
+
+/** What a pass did to one pull request, for its review package (design §5.3). */
+export interface PackageView {
+  runId: number;
+  pass: number;
+  maxPasses: number;
+  stepId: number;
+  /** `owner/name` of this pull request's repository. */
+  repo: string;
+  /** `working` while the pass runs; the others once it ended on this pull request. */
+  phase: "working" | "ready" | "blocked" | "skipped" | "aborted";
+  /** The gesture that started the pass; `excerpt` is the human's text. */
+  trigger: {
+    kind: "initial" | "redirect" | "review" | "continue";
+    by: string;
+    url?: string;
+    inlineCount?: number;
+    excerpt?: string;
+  };
+  /** The pass's commits on the branch: `from` is the head before the pass, `to` the head after. */
+  range?: { from: string; to: string; compareUrl?: string };
+  commits: CommitView[];
+  files: FileChange[];
+  gates: GateLine[];
+  /** The head the gates ran at. */
+  headSha?: string;
+  /** Tests Lisa added in an earlier pass that this pass edited or deleted. */
+  editedEarlierTests?: string[];
+  guidance: GuidanceView[];
+  openQuestions: string[];
+  recommendation?: { kind: "accept" | "continue" | "blocked"; text?: string };
+  refinements: string[];
+  block?: { reason: string; tried?: string; needed?: string; wipRef?: string; wipUrl?: string };
+  cost: { sessions: number; providers: string[]; durationMs: number; passUsd: number; runUsd: number; limitUsd: number };
+  /** Connections Lisa's egress proxy refused to this pass's agent sessions and gates on this pull request. */
+  network?: { refused: number; hosts: string[] };
+  /** Every pull request of the run, this one included. */
+  siblings: PrGate[];
+  /** Exact secret values to redact. */
+  secrets: readonly string[];
+}

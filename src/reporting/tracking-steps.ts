@@ -1,0 +1,98 @@
+import type { Block } from "./fit-to-limit.ts";
+import { formatDuration, money, plural } from "./format.ts";
+import type { TrackingSession, TrackingStep, TrackingView } from "./tracking-view.ts";
+import { cleanAfter, cleanLine, code, safeUrl } from "./untrusted.ts";
+
+const PHASE: Record<string, string> = {
+  planning: "planning",
+  workspace: "preparing the workspace",
+  agent: "the agent is working",
+  gates: "running the gates",
+  commit: "committing",
+  reconcile: "taking in human commits",
+  push: "pushing",
+  pull_request: "opening the pull request",
+  package: "writing the review package",
+  done: "delivered",
+};
+
+const PURPOSE: Record<string, string> = {
+  plan: "planning",
+  implement: "implementing",
+  revise: "revising",
+  fix_gates: "fixing gate failures",
+  resume: "resuming",
+  resolve_conflict: "resolving a conflict",
+};
+
+const DONE_STATES = new Set(["delivered", "unchanged", "merged"]);
+const MAX_STEPS = 50;
+const MAX_SESSIONS = 10;
+
+/** The plan as a checklist: the plan line, then each step with its pull request and its latest agent sessions. */
+export function stepBlocks(view: TrackingView): (string | Block)[] {
+  const { secrets } = view;
+  const blocks: (string | Block)[] = [];
+  if (view.plan) blocks.push(planLine(view.plan, view.steps.length, secrets));
+  const numbered = view.steps.length > 1;
+  for (const step of view.steps.slice(0, MAX_STEPS)) {
+    blocks.push({ text: stepLine(step, numbered, secrets), drop: 2 });
+    const shown = step.sessions.slice(-MAX_SESSIONS);
+    if (step.sessions.length > shown.length) {
+      blocks.push({ text: `  - …${plural(step.sessions.length - shown.length, "earlier session")}`, drop: 3 });
+    }
+    for (const session of shown) blocks.push({ text: sessionLine(session, secrets), drop: 3 });
+  }
+  if (view.steps.length > MAX_STEPS) {
+    blocks.push(`- …and ${plural(view.steps.length - MAX_STEPS, "more step")}; each pull request's comments show its passes`);
+  }
+  blocks.push("");
+  return blocks;
+}
+
+function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secrets: readonly string[]): string {
+  const summary = cleanAfter(" — ", plan.summary, { secrets, max: 160 });
+  switch (plan.state) {
+    case "delivered":
+      return `- [x] Plan: ${plural(steps, "step")}${summary}`;
+    case "running":
+      return `- [ ] Plan — planning${summary}`;
+    case "failed":
+      return `- [ ] Plan — failed${summary}`;
+    default:
+      return "- [ ] Plan — waiting";
+  }
+}
+
+function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly string[]): string {
+  const mark = DONE_STATES.has(step.state) ? "[x]" : "[ ]";
+  const number = numbered ? `${step.position}. ` : "";
+  const state =
+    step.state === "running"
+      ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))
+      : step.state === "blocked"
+        ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
+        : step.state === "failed"
+          ? "❌ failed"
+          : cleanLine(step.state, { secrets, max: 40 });
+  const url = safeUrl(step.prUrl);
+  const pr = url ? ` — pull request: ${url}` : "";
+  const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
+  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
+}
+
+function sessionLine(session: TrackingSession, secrets: readonly string[]): string {
+  const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
+  const provider = cleanLine(session.provider, { secrets, max: 40 });
+  const model = session.model ? ` (${cleanLine(session.model, { secrets, max: 60 })})` : "";
+  const purpose = PURPOSE[session.purpose] ?? cleanLine(session.purpose, { secrets, max: 40 });
+  const took = session.durationMs === undefined ? "" : ` · ${formatDuration(session.durationMs)}`;
+  const detail =
+    session.state === "running" ? "" : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
+  const why = session.failureKind
+    ? ` · ${cleanLine(session.failureKind, { secrets, max: 60 })}`
+    : session.state === "interrupted"
+      ? " · interrupted"
+      : "";
+  return `  - ${mark} Agent session ${session.iteration}: ${provider}${model}, ${purpose}${detail}${why}`;
+}

@@ -1,0 +1,52 @@
+import type { PrGate } from "./views.ts";
+
+export type TrackingSession = {
+  iteration: number;
+  provider: string;
+  model?: string;
+  purpose: string;
+  state: "running" | "succeeded" | "failed" | "interrupted";
+  durationMs?: number;
+  costUsd: number;
+  turns?: number;
+  failureKind?: string;
+};
+
+export type TrackingStep = {
+  position: number;
+  repo: string;
+  branch: string;
+  /** The step's state in the current pass (`running`, `delivered`, `blocked`, …). */
+  state: string;
+  /** While running: `workspace`, `agent`, `gates`, … */
+  phase?: string;
+  prUrl?: string;
+  scope?: string;
+  gate?: PrGate;
+  sessions: TrackingSession[];
+  blockReason?: string;
+  lastGateFailure?: { command: string; output: string };
+};
+
+/** The run as the issue's tracking comment shows it (design §5.5). */
+export interface TrackingView {
+  runId: number;
+  state: "queued" | "running" | "plan_review" | "blocked" | "review" | "accepted" | "stopped" | "failed" | "merged" | "closed";
+  pass: number;
+  maxPasses: number;
+  requestedBy: string;
+  elapsedMs: number;
+  costUsd: number;
+  limitUsd: number;
+  plan?: { summary?: string; state: "pending" | "running" | "delivered" | "failed" };
+  steps: TrackingStep[];
+  /** Guidance that will start the next pass when the current one ends. */
+  queuedGuidance: { author: string; source: string; excerpt: string }[];
+  history: { pass: number; trigger: string; by: string; outcome: string; costUsd: number }[];
+  error?: string;
+  /** Overrides the "Waiting for" line derived from the state. */
+  waitingFor?: string;
+  /** What happened to the run that its steps do not show, e.g. a worker lost and its work redone. */
+  notices?: string[];
+  secrets: readonly string[];
+}

@@ -1,0 +1,101 @@
+import { createHash } from "node:crypto";
+import type { PgBoss } from "pg-boss";
+import type { Log } from "../deps.ts";
+import { unlessLost } from "./boss-claims.ts";
+import type { CommandQueue } from "./command-queue.ts";
+
+/** The pg-boss queue of stored commands: one job per command row, keyed by its issue. */
+const COMMANDS = "lisa-commands";
+/** A worker that dies mid-command stops its heartbeat: the command is handed out again after this. */
+const HEARTBEAT_SECONDS = 10;
+/** How often a worker looks for a command NOTIFY did not announce (one retried, or unblocked behind another). */
+const POLL_SECONDS = 1;
+
+export interface BossCommandQueueOptions {
+  /** The pg-boss instance the run claims started (BossClaims). */
+  boss: () => PgBoss;
+  /** The store's schema: job ids are derived from it and the row's id. */
+  schema: string;
+  /** Commands handled at once by this worker, each on an issue of its own. */
+  concurrency: number;
+  /** The first pause before a command GitHub failed is tried again; it doubles each time. */
+  retryMs: number;
+  log: Log;
+}
+
+/**
+ * Commands on PostgreSQL, through pg-boss. The queue is `key_strict_fifo` keyed by issue: the
+ * commands of one issue are handed out one at a time, in the order they were stored, to whichever
+ * worker asks first, and those of other issues go on beside them. NOTIFY wakes a worker when a
+ * command is stored. The command row stays the record (its MAC, its outcome); the job only says
+ * which row is next, so sending one twice is harmless.
+ */
+export class BossCommandQueue implements CommandQueue {
+  readonly handsOut = true;
+  readonly #options: BossCommandQueueOptions;
+  /** Sends in the order commands were stored, without holding up the webhook's answer. */
+  #sending: Promise<void> = Promise.resolve();
+  #working = false;
+
+  constructor(options: BossCommandQueueOptions) {
+    this.#options = options;
+  }
+
+  async start(): Promise<void> {
+    await this.#options.boss().createQueue(COMMANDS, {
+      policy: "key_strict_fifo",
+      notify: true,
+      heartbeatSeconds: HEARTBEAT_SECONDS,
+      // Lisa gives up on a command herself, and says so (CommandInbox); a job pg-boss failed would
+      // hold the later commands of its issue back for ever.
+      retryLimit: 1_000_000,
+      retryDelay: Math.round(this.#options.retryMs / 1000),
+      retryBackoff: true,
+      retryDelayMax: 60,
+    });
+  }
+
+  enqueue(commandId: number, issue: () => Promise<string>): void {
+    this.#sending = this.#sending
+      .then(async () => await this.send(commandId, await issue()))
+      .catch((error) =>
+        // The row is durable: a worker queues it again when it finds it still pending (Worker).
+        this.#options.log.warn({ err: error, commandId }, "could not queue a stored command; a worker queues it later"),
+      );
+  }
+
+  async send(commandId: number, issue: string): Promise<void> {
+    // The job's id is the row's own: a row queued twice is one job.
+    const options = { singletonKey: issue, id: jobId(this.#options.schema, commandId) };
+    await unlessLost(this.#options.boss().send(COMMANDS, { commandId }, options));
+  }
+
+  async work(handle: (commandId: number, attempt: number) => Promise<"done" | "retry">): Promise<void> {
+    this.#working = true;
+    await this.#options.boss().work<{ commandId: number }>(
+      COMMANDS,
+      {
+        localConcurrency: this.#options.concurrency,
+        pollingIntervalSeconds: POLL_SECONDS,
+        notifyPollingIntervalSeconds: POLL_SECONDS,
+      },
+      async ([job]) => {
+        if (!job) return;
+        // Thrown, the job is retried after pg-boss's pause, still ahead of its issue's later commands.
+        if ((await handle(job.data.commandId, job.retryCount)) === "retry") throw new Error("GitHub failed; tried again later");
+      },
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.#sending;
+    if (this.#working) await this.#options.boss().offWork(COMMANDS, { wait: true });
+    this.#working = false;
+  }
+}
+
+/** A command row's job id: a UUID of the schema and the row, so the same row is one job. */
+function jobId(schema: string, commandId: number): string {
+  const hex = createHash("sha256").update(`lisa-command:${schema}:${commandId}`).digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
+}
