@@ -4,34 +4,22 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot } from "probot";
-import { foreignLabels } from "./config/config-cache.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import type { GitHubPort } from "./github/github-port.ts";
-import { onIssueComment } from "./handlers/on-issue-comment.ts";
-import { onIssueLabeled } from "./handlers/on-issue-labeled.ts";
-import { onPullRequest } from "./handlers/on-pull-request.ts";
-import { onPullRequestReview } from "./handlers/on-pull-request-review.ts";
-import { onPullRequestReviewComment } from "./handlers/on-pull-request-review-comment.ts";
 import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
+import { listenForWebhooks } from "./http/webhook-intake.ts";
 import { installationPorts } from "./installation-port.ts";
 import { createLisaMetrics } from "./metrics/lisa-metrics.ts";
 import { reapOrphans, recordChildrenIn } from "./process/child-registry.ts";
 import { GEMINI_PRICES, type TokenPrices } from "./providers/token-prices.ts";
 import { checkSandbox } from "./sandbox/check-sandbox.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
-import { BossClaims } from "./scheduler/boss-claims.ts";
-import { BossCommandQueue } from "./scheduler/boss-commands.ts";
-import { LocalClaims, type WorkClaims } from "./scheduler/claims.ts";
-import { COMMAND_RETRY_MS, COMMANDS_AT_ONCE } from "./scheduler/command-inbox.ts";
-import { type CommandQueue, TABLE_QUEUE } from "./scheduler/command-queue.ts";
+import { shareWork } from "./scheduler/shared-work.ts";
 import { Worker } from "./scheduler/worker.ts";
 import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
-import { isDiskFull } from "./store/disk-full.ts";
-import { splitSchema } from "./store/postgres-driver.ts";
-import { isDatabaseUnavailable } from "./store/sql-driver.ts";
 import { Store } from "./store/store.ts";
 
 /** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
@@ -174,28 +162,17 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       deps.log.info({ downMs: event.downMs, attempts: event.attempts }, "reconnected to PostgreSQL");
     }
   });
+  const takesWork = role !== "web";
   let worker: Worker | undefined;
-  const boss = options.databaseUrl
-    ? new BossClaims({
-        databaseUrl: options.databaseUrl,
-        leaseSeconds: options.leaseSeconds ?? 30,
-        claims: role !== "web",
-        onLost: async (runId) => await worker?.claimLost(runId),
-        onConnectionLost: () => metrics.databaseLost("claims"),
-        log: deps.log,
-      })
-    : undefined;
-  const claims: WorkClaims = boss ?? new LocalClaims(store);
-  const commands: CommandQueue =
-    boss && options.databaseUrl
-      ? new BossCommandQueue({
-          boss: () => boss.boss,
-          schema: splitSchema(options.databaseUrl).schema,
-          concurrency: COMMANDS_AT_ONCE,
-          retryMs: options.commandRetryMs ?? COMMAND_RETRY_MS,
-          log: deps.log,
-        })
-      : TABLE_QUEUE;
+  const { claims, commands } = shareWork(store, {
+    databaseUrl: options.databaseUrl,
+    leaseSeconds: options.leaseSeconds,
+    takesWork,
+    commandRetryMs: options.commandRetryMs,
+    onLost: async (runId) => await worker?.claimLost(runId),
+    onConnectionLost: () => metrics.databaseLost("claims"),
+    log: deps.log,
+  });
   worker = new Worker(deps, {
     concurrency: options.concurrency ?? 2,
     claims,
@@ -205,50 +182,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
     ...(options.onClaimLost ? { onClaimLost: options.onClaimLost } : {}),
   });
-  const takesWork = role !== "web";
-
-  /** Stores what a handler made of a webhook, once per delivery and once per event, and queues it for a worker. */
-  const accept = async (
-    context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
-    kind: "start_run" | "gesture",
-    triage: { command: unknown; key: string } | { ignored: string },
-  ) => {
-    if ("ignored" in triage) {
-      context.log.debug({ reason: triage.ignored }, `${context.name} ignored`);
-      return;
-    }
-    const started = performance.now();
-    const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
-    metrics.webhookStored(performance.now() - started);
-    if (id === undefined) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
-    // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken.
-    else worker.commandStored({ id, kind, payload: triage.command });
-  };
-  const foreignLabel = foreignLabels(store);
-  app.on("issues.labeled", async (context) => {
-    const triage = onIssueLabeled(context.payload);
-    // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
-    const lisaLabel = "command" in triage ? await storing(() => foreignLabel(triage.command, now())) : undefined;
-    if (lisaLabel !== undefined) {
-      metrics.webhookDropped("foreign_label");
-      context.log.debug(
-        { label: context.payload.label?.name, lisaLabel },
-        "issues.labeled dropped: not the repository's Lisa label",
-      );
-      return;
-    }
-    await accept(context, "start_run", triage);
-  });
-  app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
-  app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], (context) =>
-    accept(context, "gesture", onPullRequestReview(context.payload as never)),
-  );
-  app.on("pull_request_review_comment.created", (context) =>
-    accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
-  );
-  app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], (context) =>
-    accept(context, "gesture", onPullRequest(context.payload as never)),
-  );
+  listenForWebhooks(app, { store, metrics, now, stored: (command) => worker.commandStored(command) });
 
   let operatorServer: Server | undefined;
   const closeOperatorServer = async () => {
@@ -295,20 +229,6 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await store.close();
     },
   };
-}
-
-/** Reads or writes the store for a webhook; a database or disk that cannot serve it answers 503. */
-async function storing<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
-    if (isDatabaseUnavailable(error))
-      throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
-    if (isDiskFull(error))
-      throw Object.assign(new Error("Lisa's data disk is full; deliver again once it has space"), { status: 503 });
-    throw error;
-  }
 }
 
 /**

@@ -1,0 +1,83 @@
+import type { Probot } from "probot";
+import { foreignLabels } from "../config/config-cache.ts";
+import { onIssueComment } from "../handlers/on-issue-comment.ts";
+import { onIssueLabeled } from "../handlers/on-issue-labeled.ts";
+import { onPullRequest } from "../handlers/on-pull-request.ts";
+import { onPullRequestReview } from "../handlers/on-pull-request-review.ts";
+import { onPullRequestReviewComment } from "../handlers/on-pull-request-review-comment.ts";
+import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
+import { isDiskFull } from "../store/disk-full.ts";
+import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import type { Store } from "../store/store.ts";
+
+export interface WebhookIntake {
+  store: Store;
+  metrics: LisaMetrics;
+  now: () => number;
+  /** A command row was stored: it is queued for a worker (Worker.commandStored). */
+  stored(command: { id: number; kind: string; payload: unknown }): void;
+}
+
+/**
+ * Listens for the deliveries Lisa acts on: each is triaged from its payload alone, and what can
+ * concern Lisa is stored once per delivery and once per event, then queued. Nothing here calls
+ * GitHub or runs anything, so a webhook is answered in milliseconds.
+ */
+export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
+  const { store, metrics, now } = intake;
+  const accept = async (
+    context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
+    kind: "start_run" | "gesture",
+    triage: { command: unknown; key: string } | { ignored: string },
+  ) => {
+    if ("ignored" in triage) {
+      context.log.debug({ reason: triage.ignored }, `${context.name} ignored`);
+      return;
+    }
+    const started = performance.now();
+    const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
+    metrics.webhookStored(performance.now() - started);
+    if (id === undefined) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
+    // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken.
+    else intake.stored({ id, kind, payload: triage.command });
+  };
+  const foreignLabel = foreignLabels(store);
+  app.on("issues.labeled", async (context) => {
+    const triage = onIssueLabeled(context.payload);
+    // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
+    const lisaLabel = "command" in triage ? await storing(() => foreignLabel(triage.command, now())) : undefined;
+    if (lisaLabel !== undefined) {
+      metrics.webhookDropped("foreign_label");
+      context.log.debug(
+        { label: context.payload.label?.name, lisaLabel },
+        "issues.labeled dropped: not the repository's Lisa label",
+      );
+      return;
+    }
+    await accept(context, "start_run", triage);
+  });
+  app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
+  app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], (context) =>
+    accept(context, "gesture", onPullRequestReview(context.payload as never)),
+  );
+  app.on("pull_request_review_comment.created", (context) =>
+    accept(context, "gesture", onPullRequestReviewComment(context.payload as never)),
+  );
+  app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], (context) =>
+    accept(context, "gesture", onPullRequest(context.payload as never)),
+  );
+}
+
+/** Reads or writes the store for a webhook; a database or disk that cannot serve it answers 503. */
+async function storing<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    // 503, not 500: nothing was stored, and GitHub's redelivery (or the operator's) brings it again.
+    if (isDatabaseUnavailable(error))
+      throw Object.assign(new Error("the database is unavailable; deliver again"), { status: 503 });
+    if (isDiskFull(error))
+      throw Object.assign(new Error("Lisa's data disk is full; deliver again once it has space"), { status: 503 });
+    throw error;
+  }
+}
