@@ -1,9 +1,7 @@
 import { existsSync } from "node:fs";
-import { GitError, SecretInPushError } from "../errors.ts";
+import { SecretInPushError } from "../errors.ts";
 import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
-import { plainLiveText } from "../markdown/live-text.ts";
-import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { checkWaiting } from "../publication/check-runs.ts";
 import { issueRefFor } from "../publication/issue-ref.ts";
 import * as stepChanges from "../store/step-changes.ts";
@@ -12,20 +10,17 @@ import { BlockedError, freshToken, type RunContext } from "../workflow/run-conte
 import { createWorktree } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
 import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
-import { pushBranch, rebaseOnto } from "../workspace/push-branch.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
-import { buildStep, verifyGates } from "./build-step.ts";
+import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
-import { ownCommits } from "./own-commits.ts";
+import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
+import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
 import { currentManifest, takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
-
-/** Lisa's own branch for a blocked step's attempt, so a PR head has always passed the gates. */
-export const wipBranch = (branch: string) => `${branch}--wip`;
 
 /** Phases whose work exists only in the step's worktree until it is pushed. */
 const WORK_ON_DISK: ReadonlySet<string> = new Set(["agent", "gates", "commit", "push"]);
@@ -214,115 +209,11 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 const laterSteps = async (ctx: RunContext, position: number) =>
   (await ctx.deps.store.steps.of(ctx.run.id)).some((s) => s.position > position && s.state === "pending");
 
-/**
- * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
- * unpublished commits on top, runs the gates again and pushes. A conflict blocks the step.
- */
-async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
-  const { deps } = ctx;
-  const step = await deps.store.steps.get(stepId);
-  const dir = workDir(checkout);
-  try {
-    await ownCommits(dir, deps.workspace.author);
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
-      secrets: ctx.secrets,
-    });
-    return;
-  } catch (error) {
-    if (!(error instanceof GitError) || !/rejected|non-fast-forward|fetch first/i.test(error.message)) throw error;
-  }
-  await syncMirror(deps.workspace, checkout.ref, await freshToken(ctx));
-  const rebased = await rebaseOnto(dir, `refs/remotes/origin/${step.branch}`);
-  if (!rebased.ok) {
-    throw new BlockedError(
-      `Someone pushed to \`${step.branch}\` while Lisa worked, and Lisa's commits conflict with theirs in ${rebased.conflicts.map((c) => `\`${c}\``).join(", ") || "some files"}.`,
-    );
-  }
-  await deps.store.events.add(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
-  await verifyGates(ctx, step.id, checkout);
-  await ownCommits(dir, deps.workspace.author);
-  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
-    secrets: ctx.secrets,
-  });
-}
-
-/**
- * A blocked step keeps the PR at its last verified head: the attempt is committed to Lisa's WIP
- * branch (replaced only where Lisa left it, so a human push there is never clobbered).
- */
-async function blockAttempt(ctx: RunContext, stepId: number, checkout: Checkout, reason: string): Promise<void> {
-  const { deps, pass } = ctx;
-  const { store } = deps;
-  const step = await store.steps.get(stepId);
-  const dir = workDir(checkout);
-  const wip = wipBranch(step.branch);
-  let wipSha: string | null = null;
-  try {
-    // The reason may quote the agent; in a commit message GitHub still acts on closing keywords.
-    await commitPending(
-      dir,
-      `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
-    );
-    await ownCommits(dir, deps.workspace.author);
-    const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {
-      lease,
-      secrets: ctx.secrets,
-    });
-    wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;
-  } catch (error) {
-    deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
-  }
-  await stepChanges.blockStep(store, { runId: ctx.run.id, stepId, passId: pass.id }, reason, { wip_sha: wipSha });
-}
-
 /** Whether a step of this pass other than `stepId` is still to be built, or blocked: the gate waits for it. */
 const stepsStillOpen = async (ctx: RunContext, stepId: number) =>
   (await ctx.deps.store.steps.of(ctx.run.id)).some(
     (s) => s.id !== stepId && s.position > 0 && s.pass === ctx.pass.number && ["pending", "running", "blocked"].includes(s.state),
   );
-
-/** Before a pass works on a known PR: closed unmerged drops the step; merged moves the work to a follow-up branch. */
-async function stillOpen(ctx: RunContext, step: StepRow): Promise<boolean> {
-  const { deps, gh, pass } = ctx;
-  const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number ?? 0);
-  if (pr.merged) {
-    // Never push to a merged branch: a follow-up branch from the updated base gets a new PR.
-    await deps.store.steps.record(step.id, {
-      branch: `${step.branch.replace(/-p\d+$/, "")}-p${pass.number}`,
-      pr_number: null,
-      pr_url: null,
-      pr_state: null,
-      start_sha: null,
-      head_sha: null,
-    });
-    await deps.store.events.add(ctx.run.id, "follow_up", { note: `${step.owner}/${step.repo}#${pr.number} was merged` });
-    return true;
-  }
-  if (pr.state === "closed") {
-    await stepChanges.dropStep(deps.store, { stepId: step.id, passId: pass.id });
-    return false;
-  }
-  return true;
-}
-
-/**
- * A PR is a draft while Lisa works on it, so nobody merges a half-done pass; ascend marks it ready.
- * Repositories that refuse drafts keep a normal PR and a "pass in progress" line in the body.
- */
-async function draftWhileWorking(ctx: RunContext, step: StepRow): Promise<void> {
-  if (!ctx.config.review.draft_until_review || step.pr_number === null || step.draft === 1) return;
-  const ref = { owner: step.owner, repo: step.repo };
-  try {
-    const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
-    if (!pr.draft) await ctx.gh.setDraft(pr.nodeId, true);
-    await ctx.deps.store.steps.record(step.id, { draft: 1 });
-  } catch (error) {
-    ctx.deps.log.warn({ err: error, stepId: step.id }, "could not turn the PR into a draft while Lisa works on it");
-    const pr = await ctx.gh.getPullRequest(ref, step.pr_number);
-    await ctx.gh.updatePullRequest(ref, step.pr_number, { body: (await composeStepPullRequest(ctx, step)).mergeInto(pr.body) });
-  }
-}
 
 /** Commits people pushed to the branch since Lisa's last pass there. */
 async function humansSinceLastPass(ctx: RunContext, step: StepRow, head: string) {

@@ -1,3 +1,5 @@
+// About 300 lines, on purpose: the pool, its transactions, its session locks and what an outage does to
+// each share one connection state (#outage, #closing); splitting them would hand that state around.
 import pg from "pg";
 import { migratePostgres } from "./schema/migrate-postgres.ts";
 import { render, type Sql } from "./sql.ts";
