@@ -8,12 +8,18 @@ import type { Store } from "../store/store.ts";
  * repository; a row that cannot be read is about nothing else.
  */
 export async function issueOfCommand(store: Store, command: Pick<CommandRow, "id" | "kind" | "payload">): Promise<string> {
-  let payload: Partial<Gesture & LabeledCommand>;
+  let payload: unknown;
   try {
     payload = JSON.parse(command.payload);
   } catch {
     return `command:${command.id}`;
   }
+  return issueOfPayload(store, { id: command.id, kind: command.kind, payload });
+}
+
+/** The same, for a command whose payload is at hand (just stored), not read back from its row. */
+export async function issueOfPayload(store: Store, command: { id: number; kind: string; payload: unknown }): Promise<string> {
+  const payload = (command.payload ?? {}) as Partial<Gesture & LabeledCommand>;
   const { owner, repo } = payload;
   const number = command.kind === "start_run" ? payload.issue?.number : payload.number;
   if (typeof owner !== "string" || typeof repo !== "string" || typeof number !== "number") return `command:${command.id}`;

@@ -1,18 +1,16 @@
 import type { Store } from "../store/store.ts";
-import { issueOfCommand, issueOfRun } from "./command-issue.ts";
+import { issueOfCommand } from "./command-issue.ts";
 import type { CommandQueue } from "./command-queue.ts";
 
 /**
- * Whether a command on run `runId`'s issue is still pending. Where pg-boss hands commands out beside
- * runs, the command goes first (a `/lisa abort` said before a restart stops the run instead of
- * finding it resumed), as where one process drains every command before it claims a run.
+ * The issues with a command still pending. Where pg-boss hands commands out beside runs, the
+ * command goes first (a `/lisa abort` said before a restart stops the run instead of finding it
+ * resumed), as where one process drains every command before it claims a run.
  */
-export async function commandWaitsFor(store: Store, runId: number): Promise<boolean> {
-  const run = await store.runs.get(runId);
-  if (!run) return false;
-  for (const command of await store.commands.pendingRows())
-    if ((await issueOfCommand(store, command)) === issueOfRun(run)) return true;
-  return false;
+export async function pendingIssues(store: Store): Promise<Set<string>> {
+  const issues = new Set<string>();
+  for (const command of await store.commands.pendingRows()) issues.add(await issueOfCommand(store, command));
+  return issues;
 }
 
 /**

@@ -5,6 +5,7 @@ import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "../st
 import type { RunRow } from "../store/rows.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { WorkClaims } from "./claims.ts";
+import { issueOfRun } from "./command-issue.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { MAX_RESTARTS, tooManyRestarts } from "./recovery.ts";
 
@@ -13,8 +14,8 @@ export interface RunExecutionsOptions {
   concurrency: number;
   /** Disk the worktrees of failed and blocked runs may keep (trimKeptWorktrees). */
   keptWorktreesBytes: number;
-  /** Whether a command on the run's issue still waits: the run is given back until it is handled. */
-  commandWaits(runId: number): Promise<boolean>;
+  /** The issues with a command still waiting: their runs are given back until it is handled (issueOfRun keys). */
+  waitingIssues(): Promise<ReadonlySet<string>>;
   /** Stops the live agent sessions of a run (the worker's RunControls). */
   stopSessions(runId: number): Promise<void>;
   /** An execution ended: the worker looks for more work, and tells whoever waits for it to be idle. */
@@ -75,13 +76,17 @@ export class RunExecutions {
     if (stopped() || this.#active.size >= concurrency) return;
     if (claims.shared) await claims.offer((await store.runs.inState("queued")).map((run) => run.id));
     const taken = await claims.take(concurrency - this.#active.size);
+    let waiting: ReadonlySet<string> | undefined;
     for (const [index, runId] of taken.entries()) {
-      if (await this.#options.commandWaits(runId)) {
-        await claims.defer(runId);
-        continue;
-      }
       let run: RunRow | undefined;
       try {
+        // Asked once a round, and only when a run was taken: it reads every pending command.
+        waiting ??= await this.#options.waitingIssues();
+        const taking = waiting.size > 0 ? await store.runs.get(runId) : undefined;
+        if (taking && waiting.has(issueOfRun(taking))) {
+          await claims.defer(runId);
+          continue;
+        }
         run = stopped() ? undefined : await this.#adopt(runId);
       } catch (error) {
         // Claimed but not started: handed back with the rest once the database is back (handBack).

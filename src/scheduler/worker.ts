@@ -7,10 +7,10 @@ import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import { CommandInbox } from "./command-inbox.ts";
-import { issueOfCommand } from "./command-issue.ts";
+import { issueOfPayload } from "./command-issue.ts";
 import { type CommandQueue, TABLE_QUEUE } from "./command-queue.ts";
 import { convergeGitHub } from "./converge-github.ts";
-import { commandWaitsFor, requeuePending } from "./pending-commands.ts";
+import { pendingIssues, requeuePending } from "./pending-commands.ts";
 import { recoverAlone, recoverShared } from "./recovery.ts";
 import { RunExecutions } from "./run-executions.ts";
 import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
@@ -84,7 +84,7 @@ export class Worker {
       claims: this.#claims,
       concurrency: options.concurrency,
       keptWorktreesBytes: options.keptWorktreesBytes ?? KEPT_WORKTREES_BYTES,
-      commandWaits: async (runId) => this.#commands.handsOut && (await commandWaitsFor(deps.store, runId)),
+      waitingIssues: async () => (this.#commands.handsOut ? await pendingIssues(deps.store) : new Set()),
       stopSessions: (runId) => this.stopSessions(runId),
       ended: async () => {
         this.notify();
@@ -203,8 +203,7 @@ export class Worker {
    * which drains the table, is woken.
    */
   commandStored(command: { id: number; kind: string; payload: unknown }): void {
-    const row = { ...command, payload: JSON.stringify(command.payload) };
-    this.#commands.enqueue(command.id, () => issueOfCommand(this.#deps.store, row));
+    this.#commands.enqueue(command.id, () => issueOfPayload(this.#deps.store, command));
     this.notify();
   }
 

@@ -3,6 +3,7 @@ import { logEvent } from "./events.ts";
 import { insertPass, movePass } from "./passes.ts";
 import type { PassRow, RunRow, RunState, StepRow } from "./rows.ts";
 import { type RunStateFields, transitionRun } from "./run-transition.ts";
+import { interruptRunSessions } from "./sessions.ts";
 import { join, raw, sql } from "./sql.ts";
 import { insertStep, insertStepPass, lastIteration, moveStep, type NewStep } from "./steps.ts";
 import type { RunEvent } from "./transitions.ts";
@@ -118,10 +119,7 @@ export class RunRecords {
     return db.tx(async () => {
       const run = await this.get(runId);
       if (run?.state !== "running") return undefined;
-      await db.run(
-        sql`UPDATE sessions SET state = 'interrupted', finished_at = ${db.now()}, message = ${note}
-            WHERE state = 'running' AND step_id IN (SELECT id FROM steps WHERE run_id = ${runId})`,
-      );
+      await interruptRunSessions(db, runId, note);
       await logEvent(db, { runId, pass: run.current_pass, kind: "taken_over", actor: null, detail: note });
       return this.transition(runId, "interrupt", { note }, { restart: true });
     }, runLock(runId));

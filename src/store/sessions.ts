@@ -41,21 +41,13 @@ export class SessionRecords {
   }
 
   /** Ends the running sessions of one run as interrupted and returns them (a hand-back or a takeover). */
-  async interruptRun(runId: number, message: string): Promise<SessionRow[]> {
-    const running = await this.runningIn(runId);
-    for (const session of running) {
-      await this.#db.run(
-        sql`UPDATE sessions SET state = 'interrupted', finished_at = ${this.#db.now()}, message = ${message} WHERE id = ${session.id} AND state = 'running'`,
-      );
-    }
-    return running;
+  interruptRun(runId: number, message: string): Promise<SessionRow[]> {
+    return interruptRunSessions(this.#db, runId, message);
   }
 
   /** Sessions of a run still running, e.g. to stop them on `/lisa abort`. */
-  async runningIn(runId: number): Promise<SessionRow[]> {
-    return this.#db.all(
-      sql`SELECT s.* FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ${runId} AND s.state = 'running'`,
-    );
+  runningIn(runId: number): Promise<SessionRow[]> {
+    return runningSessions(this.#db, runId);
   }
 
   /**
@@ -69,4 +61,20 @@ export class SessionRecords {
     );
     return running;
   }
+}
+
+const runningSessions = (db: Database, runId: number) =>
+  db.all<SessionRow>(
+    sql`SELECT s.* FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ${runId} AND s.state = 'running'`,
+  );
+
+/** Ends the running sessions of one run as interrupted, and returns them (runs.takeOver uses it too). */
+export async function interruptRunSessions(db: Database, runId: number, message: string): Promise<SessionRow[]> {
+  const running = await runningSessions(db, runId);
+  for (const session of running) {
+    await db.run(
+      sql`UPDATE sessions SET state = 'interrupted', finished_at = ${db.now()}, message = ${message} WHERE id = ${session.id} AND state = 'running'`,
+    );
+  }
+  return running;
 }
