@@ -164,9 +164,11 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   });
   const takesWork = role !== "web";
   let worker: Worker | undefined;
+  const concurrency = options.concurrency ?? 2;
   const { claims, commands } = shareWork(store, {
     databaseUrl: options.databaseUrl,
     leaseSeconds: options.leaseSeconds,
+    concurrency,
     takesWork,
     commandRetryMs: options.commandRetryMs,
     onLost: async (runId) => await worker?.claimLost(runId),
@@ -174,7 +176,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     log: deps.log,
   });
   worker = new Worker(deps, {
-    concurrency: options.concurrency ?? 2,
+    concurrency,
     claims,
     commands,
     ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),

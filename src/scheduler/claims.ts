@@ -2,8 +2,8 @@ import type { Store } from "../store/store.ts";
 
 /**
  * Which worker runs which run. One process with SQLite needs nothing but the store (LocalClaims);
- * workers sharing PostgreSQL claim through pg-boss with leases they renew (BossClaims), so a run is
- * never run twice and a dead worker's runs are taken over. (Commands reach workers through the
+ * workers sharing PostgreSQL are handed runs by pg-boss, which renews their leases (BossClaims), so
+ * a run is never run twice and a dead worker's runs are taken over. (Commands reach workers through the
  * CommandQueue: command-queue.ts.)
  */
 export interface WorkClaims {
@@ -11,7 +11,11 @@ export interface WorkClaims {
   readonly shared: boolean;
   start(): Promise<void>;
   stop(): Promise<void>;
-  /** Up to `n` run ids this worker now holds, queued runs `offered` first made claimable. */
+  /** Starts handing this worker runs, once its recovery is done: `handed` wakes its loop to take them. */
+  work(handed: () => void): Promise<void>;
+  /** Stops handing runs out (the worker is stopping); those it holds stay held until released. */
+  stopWork(): Promise<void>;
+  /** Up to `n` run ids this worker now holds and has not taken up yet, of the queued runs `offered`. */
   take(n: number): Promise<number[]>;
   /** Gives up the claim on a run this worker held (the run ended, or was handed back). */
   release(runId: number): Promise<void>;
@@ -34,6 +38,9 @@ export class LocalClaims implements WorkClaims {
 
   async start(): Promise<void> {}
   async stop(): Promise<void> {}
+  // One process: its loop asks the store (take) whenever it is woken.
+  async work(): Promise<void> {}
+  async stopWork(): Promise<void> {}
 
   async take(n: number): Promise<number[]> {
     return (await this.#store.runs.inState("queued")).slice(0, n).map((run) => run.id);

@@ -83,11 +83,13 @@ export class RunExecutions {
         // Asked once a round, and only when a run was taken: it reads every pending command.
         waiting ??= await this.#options.waitingIssues();
         const taking = waiting.size > 0 ? await store.runs.get(runId) : undefined;
-        if (taking && waiting.has(issueOfRun(taking))) {
+        // Given back as it stands, to be taken again at once: by this worker once the command is
+        // handled, by another if this one is stopping.
+        if (stopped() || (taking && waiting.has(issueOfRun(taking)))) {
           await claims.defer(runId);
           continue;
         }
-        run = stopped() ? undefined : await this.#adopt(runId);
+        run = await this.#adopt(runId);
       } catch (error) {
         // Claimed but not started: handed back with the rest once the database is back (handBack).
         if (isDatabaseUnavailable(error)) for (const unstarted of taken.slice(index)) this.#cutShort.set(unstarted, undefined);

@@ -11,6 +11,8 @@ export interface SharedWorkOptions {
   /** DATABASE_URL: without it, one process with SQLite shares nothing. */
   databaseUrl?: string | undefined;
   leaseSeconds?: number | undefined;
+  /** Runs a worker executes at once. */
+  concurrency: number;
   /** Whether this process takes work (a worker, or one process doing everything), or only stores it (`lisa web`). */
   takesWork: boolean;
   commandRetryMs?: number | undefined;
@@ -29,6 +31,7 @@ export function shareWork(store: Store, options: SharedWorkOptions): { claims: W
   const claims = new BossClaims({
     databaseUrl: options.databaseUrl,
     leaseSeconds: options.leaseSeconds ?? 30,
+    concurrency: options.concurrency,
     claims: options.takesWork,
     onLost: options.onLost,
     onConnectionLost: options.onConnectionLost,

@@ -15,8 +15,12 @@ import { recoverAlone, recoverShared } from "./recovery.ts";
 import { RunExecutions } from "./run-executions.ts";
 import { sweepUnheldWorktrees } from "./unheld-worktrees.ts";
 
-/** How often a worker sharing PostgreSQL looks for work the others or `lisa web` stored. */
-const POLL_MS = 1_000;
+/**
+ * How often a worker sharing PostgreSQL looks for what no notification announces: a queued run whose
+ * offer was refused (its previous job still settling), runs the database's loss cut short, the sweeps
+ * below. Runs and commands themselves are handed out by pg-boss, woken by NOTIFY.
+ */
+export const SWEEP_MS = 3_000;
 
 /** How often a worker sharing PostgreSQL looks for worktrees of runs other workers hold now. */
 export const UNHELD_SWEEP_MS = 3_000;
@@ -37,7 +41,6 @@ export interface WorkerOptions {
   claims?: WorkClaims;
   /** How stored commands reach a worker; the commands table, drained here, by default. */
   commands?: CommandQueue;
-  pollMs?: number;
   publishRetryMs?: number;
   /** Disk the worktrees of failed and blocked runs may keep (trimKeptWorktrees). */
   keptWorktreesBytes?: number;
@@ -59,10 +62,9 @@ export class Worker {
   readonly #inbox: CommandInbox;
   readonly #claims: WorkClaims;
   readonly #commands: CommandQueue;
-  readonly #pollMs: number;
   readonly #onClaimLost: ((runId: number) => void) | undefined;
   readonly #publishRetryMs: number;
-  #poll: NodeJS.Timeout | undefined;
+  #sweep: NodeJS.Timeout | undefined;
   /** When #pump next looks for worktrees of runs other workers hold (sweepUnheldWorktrees). */
   #unheldSweepAt = 0;
   /** When #pump next looks for commands the job library may not have been told of (#requeueStranded). */
@@ -97,7 +99,6 @@ export class Worker {
       beforeEach: () => this.#runs.recordUnrecorded(),
       due: () => this.notify(),
     });
-    this.#pollMs = options.pollMs ?? POLL_MS;
     this.#onClaimLost = options.onClaimLost;
     this.#publishRetryMs = options.publishRetryMs ?? PUBLISH_RETRY_MS;
   }
@@ -113,11 +114,17 @@ export class Worker {
       this.#recoveryOwed = true;
     }
     this.#stopped = false;
-    if (this.#commands.handsOut) await this.#commands.work((id, attempt) => this.#inbox.handleQueued(id, attempt));
-    // Other processes queue runs (and, on SQLite, store commands): look for them now and then.
+    if (this.#commands.handsOut)
+      await this.#commands.work(async (id, attempt) => {
+        const outcome = await this.#inbox.handleQueued(id, attempt);
+        // The command may have queued a run: it is offered now.
+        this.notify();
+        return outcome;
+      });
+    await this.#claims.work(() => this.notify());
     if (this.#claims.shared) {
-      this.#poll = setInterval(() => this.notify(), this.#pollMs);
-      this.#poll.unref();
+      this.#sweep = setInterval(() => this.notify(), SWEEP_MS);
+      this.#sweep.unref();
     }
     this.#publishRetry = setInterval(() => {
       void this.#converge();
@@ -232,12 +239,13 @@ export class Worker {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#clearRetryTimers();
+    await this.#claims.stopWork();
     await this.#commands.stop();
     await Promise.allSettled([this.#runs.ended(), ...this.#acknowledgements]);
   }
 
   #clearRetryTimers(): void {
-    clearInterval(this.#poll);
+    clearInterval(this.#sweep);
     clearInterval(this.#publishRetry);
     clearTimeout(this.#convergeAgain);
     this.#inbox.stop();
@@ -253,6 +261,7 @@ export class Worker {
   async shutdown(graceMs: number): Promise<void> {
     this.#stopped = true;
     this.#clearRetryTimers();
+    await this.#claims.stopWork();
     await this.#commands.stop();
     await this.#runs.shutdown(graceMs);
   }
@@ -291,10 +300,10 @@ export class Worker {
       } while (this.#again && !this.#stopped);
     } catch (error) {
       // The database is gone for a moment, or the data disk is full: the worker looks again at its
-      // next poll or webhook. It is no crash of this worker.
+      // next sweep or webhook. It is no crash of this worker.
       if (isDiskFull(error)) this.#deps.log.error({ err: error }, "the data disk is full; the worker looks for work again later");
       else if (isDatabaseUnavailable(error))
-        this.#deps.log.warn({ err: error }, "the database is unavailable; the worker looks for work again at its next poll");
+        this.#deps.log.warn({ err: error }, "the database is unavailable; the worker looks for work again at its next sweep");
       else throw error;
     } finally {
       this.#pumping = false;

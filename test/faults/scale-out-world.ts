@@ -8,7 +8,7 @@ import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
-import { UNHELD_SWEEP_MS } from "../../src/scheduler/worker.ts";
+import { SWEEP_MS, UNHELD_SWEEP_MS } from "../../src/scheduler/worker.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { trackingBody } from "../support/tracking-body.ts";
@@ -87,8 +87,6 @@ const REPO = "acme/api";
 const LEASE_SECONDS = 10;
 /** How long Lisa has to bring the run to review after the fault; a takeover waits for a lease. */
 const RECOVERY_MS = 120_000;
-/** How often a worker looks for work, and so for worktrees to clear (the Worker's default). */
-const POLL_MS = 1_000;
 /** How long the supervisor waits before starting a worker that exited on its own. */
 const SUPERVISOR_DELAY_MS = 500;
 
@@ -261,7 +259,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     // GitHub brought to the store by whichever process, and what another worker took from a worker
     // cleared from its disk at its next sweep (its disk is its own): both are awaited.
     if (reached) await caughtUp(github, databaseUrl);
-    if (reached) await new Promise((resolve) => setTimeout(resolve, UNHELD_SWEEP_MS + 2 * POLL_MS));
+    if (reached) await new Promise((resolve) => setTimeout(resolve, UNHELD_SWEEP_MS + 2 * SWEEP_MS));
     const stale: string[] = [];
     if (reached)
       for (const [name, { dataDir }] of slots) stale.push(...(await staleWorktreesIn(dataDir)).map((line) => `${name}: ${line}`));

@@ -26,7 +26,14 @@ async function workerQueue(
   handle: (id: number, attempt: number) => Promise<"done" | "retry"> = async () => "done",
   url = freshSchemaUrl(base, "test_commands"),
 ) {
-  const claims = new BossClaims({ databaseUrl: url, leaseSeconds: 30, claims: true, onLost: async () => {}, log });
+  const claims = new BossClaims({
+    databaseUrl: url,
+    leaseSeconds: 30,
+    concurrency: 1,
+    claims: true,
+    onLost: async () => {},
+    log,
+  });
   await claims.start();
   started.push(claims);
   const queue = new BossCommandQueue({

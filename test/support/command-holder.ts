@@ -6,7 +6,7 @@ import { splitSchema } from "../../src/store/postgres-driver.ts";
 
 const url = process.argv[2] ?? "";
 const log = { info: () => {}, warn: () => {}, error: () => {} };
-const claims = new BossClaims({ databaseUrl: url, leaseSeconds: 30, claims: true, onLost: async () => {}, log });
+const claims = new BossClaims({ databaseUrl: url, leaseSeconds: 30, concurrency: 1, claims: true, onLost: async () => {}, log });
 await claims.start();
 const queue = new BossCommandQueue({ boss: () => claims.boss, schema: splitSchema(url).schema, concurrency: 1, retryMs: 0, log });
 await queue.start();
