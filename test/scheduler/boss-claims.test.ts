@@ -96,9 +96,8 @@ describe("runs through pg-boss", () => {
     const url = freshSchemaUrl(base, "test_claims");
     const holder = await workerClaims(url);
     await holder.claims.offer([5, 6]);
-    expect(await takeWithin(holder.claims, 1, 15_000)).toHaveLength(1);
-    const [held] = (await holder.claims.boss.findJobs("lisa-runs")).filter((job) => job.state === "active");
-    const runId = (held?.data as { runId: number }).runId;
+    const [runId = 0] = await takeWithin(holder.claims, 1, 15_000);
+    expect([5, 6]).toContain(runId);
     // The job is failed under the holder (as pg-boss's supervisor fails an unrenewed one): its next
     // heartbeat finds it gone.
     const other = await workerClaims(url, 0);
