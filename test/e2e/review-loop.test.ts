@@ -470,6 +470,34 @@ describe("the review loop", () => {
     expect((await runOf(e)).state).toBe("closed");
   });
 
+  it("rule 22: reopening the PR that closed the run brings it back to review, and an approval then accepts", async () => {
+    const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.closePull(REPO, pull.number, "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("closed");
+    expect(tracking(e, issue.number)).toContain("🚪 Closed");
+
+    await github.reopenPull(REPO, pull.number, "ann");
+    await e.settle();
+    const run = await runOf(e);
+    expect(run.state).toBe("review");
+    expect(run.finished_at).toBeNull();
+    expect((await e.lisa.store.steps.of(run.id)).find((s) => s.position === 1)).toMatchObject({
+      state: "delivered",
+      pr_state: "open",
+    });
+    expect((await e.lisa.store.passes.current(run.id))?.state).toBe("at_gate");
+    expect(tracking(e, issue.number)).toContain("👀 Ready for review");
+    expect(tracking(e, issue.number)).not.toContain("🚪 Closed");
+    expect(github.labels(REPO, issue.number)).toContain("lisa:review");
+
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(tracking(e, issue.number)).toContain("✅ Accepted");
+    expect(github.comments(REPO, issue.number).filter((c) => c.body.includes("<!-- lisa:report run="))).toHaveLength(1);
+  });
+
   it("E2E-14: a merged PR ends the run as merged", async () => {
     const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
