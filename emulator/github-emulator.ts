@@ -680,6 +680,25 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return emitLabelChange(context, repo, issue, removed, "unlabeled", state.account(sender));
     },
 
+    /** `user` closes an issue (as completed, unless said); sends `issues.closed`. */
+    async closeIssue(
+      fullName: string,
+      number: number,
+      user: string,
+      reason: "completed" | "not_planned" = "completed",
+    ): Promise<Delivery> {
+      const repo = repoNamed(fullName);
+      const issue = issueIn(repo, number);
+      if (isPull(issue)) throw new Error(`#${number} in ${fullName} is a pull request; close it with closePull`);
+      if (issue.state === "closed") throw new Error(`#${number} in ${fullName} is closed already; GitHub would send no webhook`);
+      issue.state = "closed";
+      issue.stateReason = reason;
+      issue.closedAt = now();
+      issue.updatedAt = issue.closedAt;
+      const json = issueJson(repo, issue, context.links());
+      return emit(context, "issues", repo, state.account(user), { action: "closed", issue: json });
+    },
+
     /** Check runs reported on a repository's commits, oldest first, as the API shows them. */
     checkRuns: (fullName: string) => {
       const repo = repoNamed(fullName);

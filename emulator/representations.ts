@@ -86,6 +86,7 @@ export function issueJson(repo: Repo, issue: Issue, links: Links) {
     user: accountJson(issue.user, links),
     labels: issueLabels(repo, issue, links),
     state: issue.state,
+    state_reason: issue.stateReason ?? null,
     locked: false,
     comments: [...repo.comments.values()].filter((c) => c.issueNumber === issue.number).length,
     url: `${api}/issues/${issue.number}`,

@@ -82,6 +82,8 @@ export interface Issue {
   /** Names of the repository labels on the issue, in the order they were added. */
   labels: string[];
   state: "open" | "closed";
+  /** Why an issue was closed, as GitHub's `state_reason` says it; unset while it never was. */
+  stateReason?: "completed" | "not_planned" | "reopened";
   reactions: Reaction[];
   pull?: PullFields;
   createdAt: string;

@@ -49,7 +49,15 @@ export interface PullRequestGesture extends GestureOrigin {
   after: string | null;
 }
 
-export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture;
+/** The issue itself: its Lisa label taken off, or the issue closed (rule 24). */
+export interface IssueGesture extends GestureOrigin {
+  kind: "issue";
+  action: "unlabeled" | "closed";
+  /** The label taken off; null for a close. */
+  label: string | null;
+}
+
+export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture | IssueGesture;
 
 /** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
 export interface LabeledCommand {

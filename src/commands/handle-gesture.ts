@@ -3,12 +3,13 @@ import { replyOnce } from "../github/ensure-comment.ts";
 import type { Gesture } from "./gesture.ts";
 import type { RunControls, Scene } from "./gesture-scene.ts";
 import { onCommand } from "./on-command.ts";
+import { onIssueChange } from "./on-issue-change.ts";
 import { onPullRequestChange } from "./on-pull-request-change.ts";
 import { onReview } from "./on-review.ts";
 
 /**
- * Acts on a human gesture stored by a webhook handler: a `/lisa` command, a review, or a change to
- * one of Lisa's pull requests. Only writers on the repository where it happened count; commands of
+ * Acts on a human gesture stored by a webhook handler: a `/lisa` command, a review, a change to
+ * one of Lisa's pull requests, or the issue unlabeled or closed. Only writers on the repository where it happened count; commands of
  * others get a polite answer, their reviews are ignored. Returns the outcome in words for the log.
  */
 export async function handleGesture(
@@ -40,5 +41,7 @@ export async function handleGesture(
       return onReview(scene, gesture);
     case "command":
       return onCommand(scene, gesture);
+    case "issue":
+      return onIssueChange(scene, gesture);
   }
 }

@@ -107,13 +107,20 @@ export async function proceed(scene: Scene, gesture: CommandGesture): Promise<st
   return "proceed: building the plan";
 }
 
-/** `/lisa abort`: the pass under way stops now, its agents with it; the run waits to be steered again. */
-export async function abort(scene: Scene, gesture: CommandGesture): Promise<string> {
+/**
+ * `/lisa abort` (or the issue unlabeled or closed by a writer): the pass under way stops now, its
+ * agents with it; the run waits to be steered again. `quietIfRefused`: a run that just came to rest says nothing.
+ */
+export async function abort(
+  scene: Scene,
+  gesture: Pick<CommandGesture, "sender">,
+  options: { quietIfRefused?: boolean } = {},
+): Promise<string> {
   const { deps, gh, run } = scene;
   if (!run) return "no run";
   const passId = (await deps.store.passes.current(run.id))?.id;
   if (!(await changes.abortRun(deps.store, run.id, passId, { actor: gesture.sender }))) {
-    await scene.reply(`Run ${run.id} is ${run.state}; there is nothing under way to stop.`);
+    if (!options.quietIfRefused) await scene.reply(`Run ${run.id} is ${run.state}; there is nothing under way to stop.`);
     return `abort refused in ${run.state}`;
   }
   await scene.controls.stopSessions(run.id);

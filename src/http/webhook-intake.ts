@@ -1,5 +1,6 @@
 import type { Probot } from "probot";
 import { foreignLabels } from "../config/config-cache.ts";
+import { onIssueClosedOrUnlabeled } from "../handlers/on-issue-closed-or-unlabeled.ts";
 import { onIssueComment } from "../handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "../handlers/on-issue-labeled.ts";
 import { onPullRequest } from "../handlers/on-pull-request.ts";
@@ -55,6 +56,19 @@ export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
       return;
     }
     await accept(context, "start_run", triage);
+  });
+  // Rule 24: the Lisa label taken off, or the issue closed, stops the run; another label is dropped as above.
+  app.on(["issues.unlabeled", "issues.closed"], async (context) => {
+    const triage = onIssueClosedOrUnlabeled(context.payload as never);
+    const label = "command" in triage ? triage.command.label : null;
+    const lisaLabel =
+      "command" in triage && label !== null ? await storing(() => foreignLabel({ ...triage.command, label }, now())) : undefined;
+    if (lisaLabel !== undefined) {
+      metrics.webhookDropped("foreign_label");
+      context.log.debug({ label, lisaLabel }, "issues.unlabeled dropped: not the repository's Lisa label");
+      return;
+    }
+    await accept(context, "gesture", triage);
   });
   app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
   app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], (context) =>

@@ -5,13 +5,14 @@ import { WRITE_ROLES } from "../github/permissions.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
 import type { PrGate } from "../reporting/views.ts";
-import type { PrState } from "../store/rows.ts";
-import { withdrawRun } from "../store/run-changes.ts";
+import type { PrState, RunRow } from "../store/rows.ts";
+import { reopenRun, withdrawRun } from "../store/run-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 
 /**
  * Reads every pull request of the run and its reviews from GitHub, records each PR's part of the
- * gate, and moves the run when the gate says so: accepted, back to review, merged or closed. It
+ * gate, and moves the run when the gate says so: accepted, back to review, merged or closed, and a
+ * closed run back to review when one of its PRs is open again. It
  * reads REST each time instead of trusting webhooks, so a lost or reordered event changes nothing.
  * `publish` edits the tracking comment; by default at once, from a run through its coalescing publisher.
  */
@@ -24,7 +25,10 @@ export async function refreshGate(
 ): Promise<GateVerdict | undefined> {
   const { store } = deps;
   const run = await store.runs.get(runId);
-  if (!run || run.state === "merged" || run.state === "closed") return undefined;
+  if (!run || run.state === "merged") return undefined;
+  // A closed run comes back only while it is its issue's latest: a newer run owns the issue now.
+  if (run.state === "closed" && (await store.runs.latestFor(run.owner, run.repo, run.issue_number))?.id !== run.id)
+    return undefined;
   const config = await readConfigOf(store, runId);
   const roles = new Map<string, string>();
   const statuses: PrStatus[] = [];
@@ -72,8 +76,16 @@ export async function refreshGate(
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);
-  const current = await store.runs.get(runId);
+  let current = await store.runs.get(runId);
   if (!current) return verdict;
+  let reopened: RunRow | undefined;
+  if (current.state === "closed") {
+    // Rule 22: a PR open again puts the run back before its gate; still all closed, nothing changed.
+    if (!statuses.some((status) => status !== "dropped")) return verdict;
+    reopened = await reopenRun(store, runId, cause);
+    if (!reopened) return verdict;
+    current = reopened;
+  }
   const moved =
     verdict === "merged"
       ? await store.runs.transition(runId, "merge", cause)
@@ -84,7 +96,7 @@ export async function refreshGate(
           : verdict === "wait" && current.state === "accepted"
             ? await withdrawRun(deps.store, runId, cause)
             : undefined;
-  if (moved) await publishRunState(deps, gh, runId, publish);
+  if (moved || reopened) await publishRunState(deps, gh, runId, publish);
   else await publish();
   return verdict;
 }

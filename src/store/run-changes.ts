@@ -112,6 +112,28 @@ export async function withdrawRun(store: Store, runId: number, cause: Cause): Pr
   }, runId);
 }
 
+/**
+ * A PR of a closed run was reopened (rule 22): a pass that had reached the gate waits for review
+ * again (an accepted one withdrawn to the gate); one closed mid-way is aborted, its unfinished steps
+ * skipped, and the run stands stopped, as after `/lisa abort`.
+ */
+export async function reopenRun(store: Store, runId: number, cause: Cause): Promise<RunRow | undefined> {
+  return store.atomically(async () => {
+    const pass = await store.passes.current(runId);
+    const atGate = pass?.state === "at_gate" || pass?.state === "accepted";
+    const run = await store.runs.transition(runId, atGate ? "reopen" : "reopen_stopped", cause);
+    if (!run || !pass) return run;
+    if (pass.state === "accepted") await store.passes.transition(pass.id, "withdraw");
+    if (atGate) return run;
+    await store.passes.transition(pass.id, "abort");
+    for (const step of await store.steps.of(runId)) {
+      if (step.state === "running" || step.state === "pending" || step.state === "blocked")
+        await store.steps.move(step.id, "skip");
+    }
+    return run;
+  }, runId);
+}
+
 /** The run failed with `message`; `steps` are the ones that failed with it, each with its own error. */
 export async function failRun(
   store: Store,

@@ -5,7 +5,7 @@
  * so a command that arrives while a worker executes the run can never overwrite a newer state.
  */
 
-/** Open states can still change; `merged` and `closed` are the end. */
+/** Open states can still change; `merged` is the end, and so is `closed` unless one of its PRs is reopened. */
 export const RUN_STATES = [
   "queued",
   "running",
@@ -20,6 +20,7 @@ export const RUN_STATES = [
 ] as const;
 export type RunState = (typeof RUN_STATES)[number];
 
+/** Finished runs: `finished_at` is set and the issue may get a new run; only `reopen` brings a closed one back. */
 export const TERMINAL_RUN_STATES: ReadonlySet<RunState> = new Set(["merged", "closed"]);
 
 export type RunEvent =
@@ -56,6 +57,10 @@ export type RunEvent =
   | "withdraw"
   /** Every PR of the run closed without merging. */
   | "close"
+  /** A PR of a closed run reopened, its pass at the gate: the run waits for review again (rule 22). */
+  | "reopen"
+  /** The same, but the pass had not reached the gate when the run closed: it stands stopped. */
+  | "reopen_stopped"
   /** Every PR merged (or merged and the rest dropped). */
   | "merge";
 
@@ -83,7 +88,8 @@ export const RUN_TRANSITIONS = {
   stopped: { next_pass: "queued", accept: "accepted", close: "closed", merge: "merged" },
   failed: { retry: "queued", next_pass: "queued", close: "closed", merge: "merged" },
   merged: {},
-  closed: {},
+  // A reopened PR is back in the gate (rule 22); what its pass left unfinished stays stopped.
+  closed: { reopen: "review", reopen_stopped: "stopped" },
 } as const satisfies Table<RunState, RunEvent>;
 
 /** The state `event` leads to from `from`, or undefined when the table does not allow it. */

@@ -470,6 +470,63 @@ describe("the review loop", () => {
     expect((await runOf(e)).state).toBe("closed");
   });
 
+  it("rule 22: reopening the PR that closed the run brings it back to review, and an approval then accepts", async () => {
+    const { github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
+    await github.closePull(REPO, pull.number, "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("closed");
+    expect(tracking(e, issue.number)).toContain("🚪 Closed");
+
+    await github.reopenPull(REPO, pull.number, "ann");
+    await e.settle();
+    const run = await runOf(e);
+    expect(run.state).toBe("review");
+    expect(run.finished_at).toBeNull();
+    expect((await e.lisa.store.steps.of(run.id)).find((s) => s.position === 1)).toMatchObject({
+      state: "delivered",
+      pr_state: "open",
+    });
+    expect((await e.lisa.store.passes.current(run.id))?.state).toBe("at_gate");
+    expect(tracking(e, issue.number)).toContain("👀 Ready for review");
+    expect(tracking(e, issue.number)).not.toContain("🚪 Closed");
+    expect(github.labels(REPO, issue.number)).toContain("lisa:review");
+
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(tracking(e, issue.number)).toContain("✅ Accepted");
+    expect(github.comments(REPO, issue.number).filter((c) => c.body.includes("<!-- lisa:report run="))).toHaveLength(1);
+  });
+
+  it("rule 22: a PR closed while its pass works, then reopened, leaves the run stopped at its last verified head", async () => {
+    const {
+      agent,
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health"), { write: { "health.ts": "half\n" }, hang: true }]);
+    const verified = headOf(e, pull.number);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect serve v2", "ann");
+    const pids = await waitFor("pass 2's agent to start", () => agent.hangingPids());
+    await github.closePull(REPO, pull.number, "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("closed");
+    expect(pids.filter(isAlive)).toEqual([]);
+
+    await github.reopenPull(REPO, pull.number, "ann");
+    await e.settle();
+    const run = await runOf(e);
+    expect(run.state).toBe("stopped");
+    expect((await e.lisa.store.passes.current(run.id))?.state).toBe("aborted");
+    expect(tracking(e, issue.number)).toContain("⏹️ Stopped");
+    expect(headOf(e, pull.number)).toBe(verified);
+    // What is on the PR was verified in pass 1: an approval accepts it, as from any stopped run.
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+  });
+
   it("E2E-14: a merged PR ends the run as merged", async () => {
     const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });

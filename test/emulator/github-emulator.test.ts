@@ -414,6 +414,24 @@ describe("the GitHub emulator", () => {
       expect(payload.repository.clone_url).toBe(`${emulator.gitBaseUrl}/${FULL_NAME}.git`);
     });
 
+    it("sends issues.closed as GitHub does: the issue closed with its reason and time, no label", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Close me", user: "mona" });
+      expect(emulator.issue(FULL_NAME, issue.number)).toMatchObject({ state: "open", state_reason: null, closed_at: null });
+      const delivery = await emulator.closeIssue(FULL_NAME, issue.number, "mona", "not_planned");
+
+      expect(delivery).toMatchObject({ event: "issues", action: "closed", status: 200 });
+      const { payload } = lastReceived();
+      expect(payload).toMatchObject({
+        action: "closed",
+        issue: { number: issue.number, state: "closed", state_reason: "not_planned", closed_at: expect.any(String) },
+        sender: { login: "mona", type: "User" },
+        installation: { id: INSTALLATION },
+      });
+      expect(payload.label).toBeUndefined();
+      expect(payload.issue.closed_at).toBe(payload.issue.updated_at);
+      await expect(emulator.closeIssue(FULL_NAME, issue.number, "mona")).rejects.toThrow(/closed already/);
+    });
+
     it("sends only the events app.yml subscribes to: a push is not, its pull_request.synchronize is", async () => {
       expect(subscribedEvents()).toEqual([
         "issues",

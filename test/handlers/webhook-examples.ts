@@ -1,3 +1,4 @@
+import type { onIssueClosedOrUnlabeled } from "../../src/handlers/on-issue-closed-or-unlabeled.ts";
 import type { onIssueComment } from "../../src/handlers/on-issue-comment.ts";
 import type { onIssueLabeled } from "../../src/handlers/on-issue-labeled.ts";
 import type { onPullRequest } from "../../src/handlers/on-pull-request.ts";
@@ -26,6 +27,7 @@ export type ReviewCommentPayload = Parameters<typeof onPullRequestReviewComment>
 export type PullRequestPayload = Parameters<typeof onPullRequest>[0];
 export type LabeledPayload = Parameters<typeof onIssueLabeled>[0];
 export type CommentPayload = Parameters<typeof onIssueComment>[0];
+export type IssueChangePayload = Parameters<typeof onIssueClosedOrUnlabeled>[0];
 
 /** The example repository, and the branch that makes its pull request #2 one of Lisa's. */
 export const OWNER = "Codertocat";
@@ -59,6 +61,25 @@ export function pullRequestPayload(action: string): PullRequestPayload {
 /** The real `issues.labeled` sample: issue #1 of Codertocat/Hello-World labeled `bug`. */
 export function labeledPayload(): LabeledPayload {
   return example("issues", "labeled") as LabeledPayload;
+}
+
+/** The real `issues.unlabeled` sample: label `bug` taken off issue #1 of Codertocat/Hello-World. */
+export function unlabeledPayload(): IssueChangePayload {
+  return example("issues", "unlabeled") as IssueChangePayload;
+}
+
+/**
+ * `issues.closed` on issue #1. The samples have none, so the `reopened` one is turned back, as
+ * GitHub's closed payload differs from it only in the action and the issue's state fields.
+ */
+export function closedPayload(): IssueChangePayload {
+  const payload = example("issues", "reopened") as IssueChangePayload & {
+    issue: { state: string; closed_at: string | null; state_reason?: string | null };
+  };
+  payload.issue.state = "closed";
+  payload.issue.closed_at = payload.issue.updated_at ?? null;
+  payload.issue.state_reason = "completed";
+  return { ...payload, action: "closed" };
 }
 
 /** The real `issue_comment.<action>` sample on issue #1, with the body given. */

@@ -69,6 +69,58 @@ describe("the changes of a run, its pass and its steps", () => {
   });
 });
 
+describe("a closed run whose PR is reopened (rule 22)", () => {
+  /** The blocked run skipped on to its gate: run in review, pass at the gate. */
+  async function atGate() {
+    const context = await blockedRun();
+    const { store, runId, passId, stepId } = context;
+    await store.steps.move(stepId, "skip");
+    await store.passes.transition(passId, "skip");
+    await store.passes.transition(passId, "gate_open");
+    await store.runs.transition(runId, "skip");
+    await store.runs.transition(runId, "claim");
+    await store.runs.transition(runId, "gate_open");
+    return context;
+  }
+
+  it("waits for review again when its pass was at the gate", async () => {
+    const { store, runId, held } = await atGate();
+    await store.runs.transition(runId, "close");
+    expect((await store.runs.get(runId))?.finished_at).not.toBeNull();
+    expect(await changes.reopenRun(store, runId, { actor: "ann" })).toMatchObject({ state: "review", finished_at: null });
+    expect(await held()).toMatchObject({ run: "review", pass: "at_gate" });
+    await store.close();
+  });
+
+  it("withdraws an accepted pass to the gate, so the next approval accepts it again", async () => {
+    const { store, runId, passId, held } = await atGate();
+    await store.runs.accept(runId, { by: "ann", via: "approval" });
+    await store.runs.transition(runId, "close");
+    expect(await held()).toMatchObject({ run: "closed", pass: "accepted" });
+    expect((await changes.reopenRun(store, runId, {}))?.state).toBe("review");
+    expect(await held()).toMatchObject({ run: "review", pass: "at_gate" });
+    expect((await store.runs.accept(runId, { by: "bob", via: "approval" }))?.state).toBe("accepted");
+    expect((await store.passes.current(runId))?.id).toBe(passId);
+    await store.close();
+  });
+
+  it("stands stopped, its pass aborted and its unfinished steps skipped, when the pass had not reached the gate", async () => {
+    const { store, runId, held } = await blockedRun();
+    await store.runs.transition(runId, "close");
+    expect((await changes.reopenRun(store, runId, {}))?.state).toBe("stopped");
+    expect(await held()).toMatchObject({ run: "stopped", pass: "aborted", steps: ["skipped"] });
+    await store.close();
+  });
+
+  it("writes nothing for a run that is not closed", async () => {
+    const { store, runId, held } = await atGate();
+    const before = await held();
+    expect(await changes.reopenRun(store, runId, {})).toBeUndefined();
+    expect(await held()).toEqual(before);
+    await store.close();
+  });
+});
+
 describe("the columns that change with a run's state", () => {
   it("are written by the state change itself, and not at all when it is refused", async () => {
     const { store, runId, stepId } = await blockedRun();

@@ -37,6 +37,8 @@ const RUN_EVENT_SET: Record<RunEvent, true> = {
   accept: true,
   withdraw: true,
   close: true,
+  reopen: true,
+  reopen_stopped: true,
   merge: true,
 };
 const RUN_EVENTS = Object.keys(RUN_EVENT_SET) as RunEvent[];
@@ -116,7 +118,10 @@ const EXPECTED_RUN: Record<RunState, Partial<Record<RunEvent, RunState>>> = {
     ...ENDINGS,
   },
   merged: {},
-  closed: {},
+  closed: {
+    reopen: "review", // rule 22: a reopened PR is back in the gate
+    reopen_stopped: "stopped", // rule 22, for a run closed before its pass reached the gate
+  },
 };
 
 /** The pass machine of §4.2: queued → planning → building → [blocked] → ascending → at_gate → accepted | superseded | aborted. */
@@ -139,8 +144,8 @@ const cross = <S extends string, E extends string>(states: readonly S[], events:
 describe("nextRunState", () => {
   const pairs = cross(RUN_STATES, RUN_EVENTS);
 
-  it("covers every run state and event (10 × 18 pairs)", () => {
-    expect(pairs).toHaveLength(180);
+  it("covers every run state and event (10 × 20 pairs)", () => {
+    expect(pairs).toHaveLength(200);
     expect(Object.keys(EXPECTED_RUN).sort()).toEqual([...RUN_STATES].sort());
   });
 
@@ -162,8 +167,19 @@ describe("nextRunState", () => {
     expect(RUN_TRANSITIONS).toEqual(EXPECTED_RUN);
   });
 
-  it.each([...TERMINAL_RUN_STATES])("accepts nothing once a run is %s", (state) => {
-    expect(RUN_EVENTS.map((event) => nextRunState(state, event)).filter(Boolean)).toEqual([]);
+  it("accepts nothing once a run is merged", () => {
+    expect(RUN_EVENTS.map((event) => nextRunState("merged", event)).filter(Boolean)).toEqual([]);
+  });
+
+  it("takes a closed run back only when one of its PRs is reopened (rule 22)", () => {
+    const moves = RUN_EVENTS.flatMap((event) => {
+      const to = nextRunState("closed", event);
+      return to ? [[event, to]] : [];
+    });
+    expect(moves).toEqual([
+      ["reopen", "review"],
+      ["reopen_stopped", "stopped"],
+    ]);
   });
 
   it("ends only in merged and closed", () => {
@@ -221,6 +237,9 @@ describe("nextRunState", () => {
     ["18/19: a dismissed approval or a human push withdraws an acceptance", "accepted", "withdraw", "review"],
     ["18/19: … and changes nothing in review", "review", "withdraw", undefined],
     ["21: every PR closed unmerged closes a run in review", "review", "close", "closed"],
+    ["22: a PR of a closed run reopened brings it back to review", "closed", "reopen", "review"],
+    ["22: … or to stopped when its pass had not reached the gate", "closed", "reopen_stopped", "stopped"],
+    ["22: … and means nothing to an open run", "review", "reopen", undefined],
     ["23: every PR merged ends an accepted run", "accepted", "merge", "merged"],
     ["23: … and a running one", "running", "merge", "merged"],
   ])("rule %s", (_rule, from, event, to) => {
