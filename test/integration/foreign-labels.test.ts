@@ -121,7 +121,12 @@ describe("labels that are not the repository's Lisa label", () => {
     await label(e, "bot");
     await e.settle();
 
-    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual(["ignored: another label", "queued run 1"]);
+    // Taking the label off is stored too (a writer's may stop a run, rule 24); here there was none.
+    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual([
+      "ignored: another label",
+      "issue unlabeled: no run",
+      "queued run 1",
+    ]);
     expect(agent.calls()).toHaveLength(1);
     // The second read held the first's ETag; the file had changed, so GitHub sent it whole.
     expect(configReads(e.github).map((read) => [read.ifNoneMatch !== undefined, read.status])).toEqual([
