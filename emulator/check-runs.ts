@@ -30,6 +30,7 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
     node_id: Buffer.from(`CheckRun${run.id}`).toString("base64"),
     name: run.name,
     head_sha: run.headSha,
+    app: { id: run.appId },
     external_id: null,
     url,
     html_url: `${links.base}/${repo.fullName}/runs/${run.id}`,
@@ -92,6 +93,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, `No commit found for SHA: ${headSha}`);
       const run: CheckRun = {
         id: context.state.nextId(),
+        appId: context.appId,
         name,
         headSha,
         status: "queued",
@@ -116,8 +118,14 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
 
     repoRoute("GET", "/commits/:ref/check-runs", (request, repo) => {
       const name = request.query.get("check_name");
+      const app = request.query.get("app_id");
       const runs = [...repo.checkRuns.values()]
-        .filter((run) => run.headSha === request.params.ref && (name === null || run.name === name))
+        .filter(
+          (run) =>
+            run.headSha === request.params.ref &&
+            (name === null || run.name === name) &&
+            (app === null || run.appId === Number(app)),
+        )
         .sort((a, b) => b.id - a.id)
         .map((run) => checkRunJson(repo, run, context.links()));
       return { status: 200, body: { total_count: runs.length, check_runs: runs } };

@@ -1,6 +1,15 @@
 import { branchSha } from "./git-repos.ts";
 import { accountJson, commentJson, issueJson, type Links, type PullJson, pullJson, repoJson } from "./representations.ts";
-import { type Account, type Comment, type EmulatorState, type Issue, isPull, type PullRequest, type Repo } from "./state.ts";
+import {
+  type Account,
+  type Comment,
+  type EmulatorState,
+  type Issue,
+  isPull,
+  type PullFields,
+  type PullRequest,
+  type Repo,
+} from "./state.ts";
 import type { Delivery, WebhookSender } from "./webhooks.ts";
 
 /** What the REST routes and the test helpers share: the state, the app's identity and the webhook sender. */
@@ -21,6 +30,8 @@ export interface EmulatorContext {
   tokenUsers: Map<string, Account>;
   /** How long a token handed out is valid for git; an hour on GitHub. */
   tokenLifetimeMs: number;
+  /** How long after a push a pull request still shows its old head, as GitHub's does for a moment; 0 by default. */
+  headLagMs: number;
   webhooks: WebhookSender;
   /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
   apiWebhooks: boolean;
@@ -56,9 +67,19 @@ export function emitInBackground(context: EmulatorContext, send: () => Promise<D
 
 /** A pull request's JSON with the current commits of its branches (the last seen ones for a deleted branch). */
 export async function pullView(context: EmulatorContext, repo: Repo, pull: PullRequest): Promise<PullJson> {
-  pull.pull.headSha = (await branchSha(repo.gitDir, pull.pull.head)) ?? pull.pull.headSha;
+  pull.pull.headSha = shownHead(context, pull.pull, (await branchSha(repo.gitDir, pull.pull.head)) ?? pull.pull.headSha);
   pull.pull.baseSha = (await branchSha(repo.gitDir, pull.pull.base)) ?? pull.pull.baseSha;
   return pullJson(repo, pull, context.links());
+}
+
+/** The head a pull request shows: a new commit on its branch only `headLagMs` after it was first seen there. */
+function shownHead(context: EmulatorContext, pull: PullFields, live: string): string {
+  if (live === pull.headSha || context.headLagMs <= 0) {
+    pull.nextHead = undefined;
+    return live;
+  }
+  if (pull.nextHead?.sha !== live) pull.nextHead = { sha: live, at: Date.now() + context.headLagMs };
+  return Date.now() >= pull.nextHead.at ? live : pull.headSha;
 }
 
 /** Sends `event` with the fields every payload to an installation carries. */

@@ -22,6 +22,7 @@ import {
 import {
   type Account,
   type AccountType,
+  type CheckRun,
   EmulatorState,
   type Issue,
   isPull,
@@ -103,9 +104,10 @@ export interface Fault {
   path: RegExp;
   /**
    * `slow`: the request is answered as usual, `delayMs` late (a GitHub under load). `hang`: never
-   * acted on nor answered (a client killed as its request left: GitHub never got it).
+   * acted on nor answered (a client killed as its request left: GitHub never got it). `lost_answer`:
+   * acted on, then answered 502 (GitHub did it, and the client cannot know).
    */
-  kind: "server_error" | "rate_limited" | "secondary_rate_limit" | "slow" | "hang";
+  kind: "server_error" | "rate_limited" | "secondary_rate_limit" | "slow" | "hang" | "lost_answer";
   /** Only requests whose JSON body's text matches. */
   body?: RegExp;
   /** Told when the fault answers a request (for `hang`, when the request arrives). */
@@ -119,7 +121,7 @@ export interface Fault {
 export const GITHUB_MAX_BODY = 65_536;
 
 /** The error GitHub answers with for each kind of fault, headers included. */
-function faultError(kind: Exclude<Fault["kind"], "slow" | "hang">): HttpError {
+function faultError(kind: Exclude<Fault["kind"], "slow" | "hang" | "lost_answer">): HttpError {
   if (kind === "server_error") return new HttpError(502, "Server Error");
   if (kind === "rate_limited") return new HttpError(429, "API rate limit exceeded", undefined, { "retry-after": "1" });
   return new HttpError(
@@ -180,6 +182,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     tokens: new Map(),
     tokenUsers: new Map(),
     tokenLifetimeMs: options.tokenLifetimeMs ?? 60 * 60 * 1000,
+    headLagMs: 0,
     webhooks: createWebhookSender({
       secret: options.webhookSecret,
       url: () => webhookUrl,
@@ -224,8 +227,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const fault = takeFault(method, safeDecode(url.pathname), body);
       if (fault instanceof HttpError) throw fault;
       // Held until the client goes away; the emulator's stop ends the connection.
-      if (fault?.delayMs === Number.POSITIVE_INFINITY) return;
-      if (fault) await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
+      if (typeof fault === "object" && fault.delayMs === Number.POSITIVE_INFINITY) return;
+      if (typeof fault === "object") await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       if (!match) throw notFound();
       // GitHub refuses a body over its limit rather than cutting it; Lisa must cut first.
       const text = (body as { body?: unknown } | undefined)?.body;
@@ -244,6 +247,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         headers: request.headers,
         body,
       });
+      if (fault === "lost_answer") throw new HttpError(502, "Server Error");
     } catch (error) {
       answer = error instanceof HttpError ? errorResponse(error) : { status: 500, body: { message: (error as Error).message } };
     }
@@ -273,7 +277,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   const faults: (Fault & { left: number })[] = [];
 
   /** The fault for this request, if one is left: an error to answer, a delay before answering, or never. */
-  function takeFault(method: string, path: string, body: unknown): HttpError | { delayMs: number } | undefined {
+  function takeFault(method: string, path: string, body: unknown): HttpError | { delayMs: number } | "lost_answer" | undefined {
     const fault = faults.find(
       (f) =>
         f.left > 0 &&
@@ -285,6 +289,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     fault.left -= 1;
     fault.onHit?.();
     if (fault.kind === "hang") return { delayMs: Number.POSITIVE_INFINITY };
+    if (fault.kind === "lost_answer") return fault.kind;
     return fault.kind === "slow" ? { delayMs: fault.delayMs ?? 1_000 } : faultError(fault.kind);
   }
 
@@ -697,6 +702,30 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       issue.updatedAt = issue.closedAt;
       const json = issueJson(repo, issue, context.links());
       return emit(context, "issues", repo, state.account(user), { action: "closed", issue: json });
+    },
+
+    /** From now on a pull request shows a push to its branch only `ms` later, as GitHub's may (0: at once). */
+    lagPullHeads(ms: number): void {
+      context.headLagMs = ms;
+    },
+
+    /** Another App (`appId`) reports a check run on `sha`, as a CI App would. */
+    async addCheckRun(fullName: string, check: { sha: string; name: string; appId: number; conclusion?: string }) {
+      const repo = repoNamed(fullName);
+      const run: CheckRun = {
+        id: state.nextId(),
+        appId: check.appId,
+        name: check.name,
+        headSha: check.sha,
+        status: check.conclusion ? "completed" : "in_progress",
+        conclusion: check.conclusion ?? null,
+        detailsUrl: null,
+        output: { title: check.name, summary: "" },
+        startedAt: now(),
+        completedAt: check.conclusion ? now() : null,
+      };
+      repo.checkRuns.set(run.id, run);
+      return checkRunJson(repo, run, context.links());
     },
 
     /** Check runs reported on a repository's commits, oldest first, as the API shows them. */

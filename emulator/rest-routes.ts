@@ -530,11 +530,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
       );
     }),
 
-    /** A reply in an inline comment's thread; GitHub answers 404 for a comment that is itself a reply's parent-less id. */
+    /** A reply in an inline comment's thread: to its first comment only (GitHub: "replies to replies are not supported"). */
     repoRoute("POST", "/pulls/:number/comments/:id/replies", (request, repo) => {
       const pull = pullOf(repo, request);
       const parent = repo.reviewComments.get(numberParam(request.params.id));
       if (!parent || parent.pullNumber !== pull.number) throw notFound();
+      if (parent.inReplyTo !== null)
+        throw validationFailed("PullRequestReviewComment", { field: "in_reply_to", code: "invalid" });
       const body = stringField(request.body, "body", "PullRequestReviewComment");
       const created = now();
       const reply = {
@@ -547,7 +549,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
         user: actorOf(context, request.headers),
         commitId: parent.commitId,
         diffHunk: parent.diffHunk,
-        inReplyTo: parent.inReplyTo ?? parent.id,
+        inReplyTo: parent.id,
         reactions: [],
         createdAt: created,
         updatedAt: created,

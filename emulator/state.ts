@@ -64,6 +64,8 @@ export interface PullFields {
   draft: boolean;
   /** Last commits seen on the branches; kept so a PR still shows them after a branch is deleted. */
   headSha: string;
+  /** A commit on the head branch the PR does not show yet (EmulatorContext.headLagMs), and from when it will. */
+  nextHead?: { sha: string; at: number } | undefined;
   baseSha: string;
   reviews: Review[];
   merged: boolean;
@@ -104,6 +106,8 @@ export interface Comment {
 /** A check run an app reported on a commit (the checks API). */
 export interface CheckRun {
   id: number;
+  /** The App that created it. */
+  appId: number;
   name: string;
   headSha: string;
   status: "queued" | "in_progress" | "completed";

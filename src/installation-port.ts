@@ -17,6 +17,22 @@ export function installationPorts(
   app: Probot,
   { store, metrics, now, pace }: { store: Store; metrics: LisaMetrics; now: () => number; pace: boolean },
 ): (installationId: number) => Promise<GitHubPort> {
+  // The App's id, asked of GitHub once: its check runs are found by it, not by their name alone.
+  let appId: Promise<number> | undefined;
+  const ownId = () => {
+    appId ??= app
+      .auth()
+      .then(async (client) => {
+        const { data } = await client.rest.apps.getAuthenticated();
+        if (!data) throw new Error("GitHub did not say which App this is");
+        return data.id;
+      })
+      .catch((error) => {
+        appId = undefined;
+        throw error;
+      });
+    return appId;
+  };
   return async (installationId) => {
     const waits = new Set<(wait: LongWait) => void>();
     let octokit: Hooked = counted(await app.auth(installationId), metrics);
@@ -30,7 +46,7 @@ export function installationPorts(
         const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
         return data.token;
       },
-      { configCache: storeConfigCache(store, installationId, now) },
+      { configCache: storeConfigCache(store, installationId, now), appId: ownId },
     );
     return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
   };

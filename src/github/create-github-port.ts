@@ -11,18 +11,19 @@ import { octokitReviews } from "./octokit-reviews.ts";
 /**
  * The GitHub port over an installation-authenticated Octokit, and a function that mints a fresh
  * installation token for git. With `configCache`, config files are read conditionally (config-cache.ts).
- * `self` is the login of a person's token (`lisa run`); without it, Lisa is the App's bot.
+ * `self` is the login of a person's token (`lisa run`); without it, Lisa is the App's bot, whose
+ * id `appId` tells (its check runs are found by it).
  */
 export function createGitHubPort(
   octokit: Octokit,
   mintToken: () => Promise<string>,
-  { self, configCache }: { self?: string; configCache?: ConfigFileCache } = {},
+  { self, configCache, appId }: { self?: string; configCache?: ConfigFileCache; appId?: () => Promise<number> } = {},
 ): GitHubPort {
   return throwingGitHubErrors({
     installationToken: mintToken,
     ...octokitRepos(octokit, configCache),
     ...octokitIssues(octokit, self),
-    ...octokitChecks(octokit),
+    ...octokitChecks(octokit, { ...(appId ? { appId } : {}), person: self !== undefined }),
     ...octokitPulls(octokit),
     ...octokitReviews(octokit, self),
   });

@@ -118,13 +118,14 @@ export interface GitHubPort {
   setDraft(nodeId: string, draft: boolean): Promise<void>;
   /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
-  /** The newest check run named `name` on commit `sha`, if any. */
+  /** The newest check run named `name` on commit `sha` of this App, if any. */
   findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
   /**
    * The check run named `name` on `sha` says `report` (in progress without a conclusion, completed
-   * with one): the newest such run is updated, or one is created. Its id.
+   * with one): the newest such run is updated, or one is created. Its id; none for a person's
+   * token, which GitHub refuses check runs.
    */
-  ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number>;
+  ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;

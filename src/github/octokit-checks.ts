@@ -5,16 +5,26 @@ import type { CheckReport, GitHubPort } from "./github-port.ts";
 /** The checks API bounds a summary one character below a comment's body. */
 const CHECK_SUMMARY_LIMIT = 65_535;
 
-/** The port's check runs over Octokit. */
-export function octokitChecks(octokit: Octokit): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun"> {
+/**
+ * The port's check runs over Octokit, those of the App whose id `appId` gives: another App's check
+ * of the same name is not Lisa's to update. A person's token (`lisa run`) writes none: GitHub
+ * takes check runs from Apps only.
+ */
+export function octokitChecks(
+  octokit: Octokit,
+  { appId, person }: { appId?: () => Promise<number>; person: boolean },
+): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun"> {
   const findCheckRun: GitHubPort["findCheckRun"] = async ({ owner, repo }, sha, name) => {
-    const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, per_page: 1 });
+    if (person) return undefined;
+    const app = appId ? { app_id: await appId() } : {};
+    const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, ...app, per_page: 1 });
     const [found] = data.check_runs;
     return found ? { id: found.id, status: found.status } : undefined;
   };
   return {
     findCheckRun,
     async ensureCheckRun(ref, sha, name, report) {
+      if (person) return undefined;
       // One check run per head, even across a crash between the look and the write.
       const found = await findCheckRun(ref, sha, name);
       if (found) {
@@ -25,6 +35,7 @@ export function octokitChecks(octokit: Octokit): Pick<GitHubPort, "findCheckRun"
       return data.id;
     },
     async updateCheckRun({ owner, repo }, id, report) {
+      if (person) return;
       await octokit.rest.checks.update({ owner, repo, check_run_id: id, ...checkFields(report) });
     },
   };

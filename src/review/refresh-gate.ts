@@ -8,6 +8,7 @@ import type { PrGate } from "../reporting/views.ts";
 import type { PrState, RunRow } from "../store/rows.ts";
 import { reopenRun, withdrawRun } from "../store/run-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
+import { shownHead } from "./shown-head.ts";
 
 /**
  * Reads every pull request of the run and its reviews from GitHub, records each PR's part of the
@@ -35,7 +36,8 @@ export async function refreshGate(
   for (const step of await store.steps.of(runId)) {
     if (step.position === 0 || step.pr_number === null) continue;
     const ref = { owner: step.owner, repo: step.repo };
-    const pr = await gh.getPullRequest(ref, step.pr_number);
+    const shown = await gh.getPullRequest(ref, step.pr_number);
+    const pr = { ...shown, headSha: await shownHead(store, step, shown.headSha) };
     const reviews = pr.state === "open" && !pr.merged ? await gh.listReviews(ref, step.pr_number) : [];
     for (const review of reviews) {
       const key = `${step.owner}/${step.repo}:${review.user}`.toLowerCase();

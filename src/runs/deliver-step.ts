@@ -194,12 +194,15 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     // A PR opened a moment ago already says all this: write only what changed.
     const body = pr.mergeInto(current.body);
     if (current.title !== pr.title || current.body !== body) await gh.updatePullRequest(ref, number, { title: pr.title, body });
-    await store.steps.record(stepId, { head_sha: current.headSha, draft: current.draft ? 1 : 0 });
-    await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", current.headSha);
+    // The commit Lisa pushed (the worktree's HEAD until the step ends), not the PR's head: GitHub
+    // updates that a moment after a push, and may still show the one before.
+    const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
+    await store.steps.record(stepId, { head_sha: pushed, draft: current.draft ? 1 : 0 });
+    await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", pushed);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.
     if (await laterSteps(ctx, (await step()).position)) {
-      await checkWaiting(ctx, stepId, current.headSha);
+      await checkWaiting(ctx, stepId, pushed);
       if (pass.number === 1) await openPackage(ctx, stepId);
     }
   }

@@ -3,6 +3,7 @@ import { planRun } from "../planner/plan-run.ts";
 import { checkAtGate } from "../publication/check-runs.ts";
 import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
+import { shownHead } from "../review/shown-head.ts";
 import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
 import type { RunState } from "../store/transitions.ts";
 import { assertStillRunning, type RunContext } from "../workflow/run-context.ts";
@@ -206,7 +207,7 @@ async function ascend(ctx: RunContext): Promise<void> {
     // Ready for review at the gate; if GitHub refuses, the PR stays a draft and the package still asks for review.
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
-    await store.steps.record(step.id, { draft: 0, head_sha: pr.headSha });
+    await store.steps.record(step.id, { draft: 0, head_sha: await shownHead(store, step, pr.headSha) });
     // The head Lisa pushed in this pass: a human's commit on top is not hers to vouch for.
     if (record.state === "delivered" && record.end_sha) await checkAtGate(ctx, step.id, record.end_sha);
     await requestReview(ctx, step.id);

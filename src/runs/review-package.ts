@@ -144,14 +144,17 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   for (const item of threads) {
     const said = manifest?.guidance?.find((g) => g.id === `g${numbered.findIndex((g) => g.id === item.id) + 1}`);
     const marker = `<!-- lisa:thread guidance=${item.id} -->`;
-    if (!existing.some((c) => c.inReplyTo === item.github_id && c.body.includes(marker))) {
+    // GitHub takes replies to a thread's first comment only, and files them under it.
+    const commented = existing.find((c) => c.id === item.github_id);
+    const thread = commented?.inReplyTo ?? item.github_id ?? 0;
+    if (!existing.some((c) => c.body.includes(marker))) {
       const status = said ? said.status.replace(/_/g, " ") : "worked on";
       const note = said?.note ? `: ${said.note.replace(/\s+/g, " ").slice(0, 500)}` : "";
       const head = (await deps.store.steps.get(stepId)).head_sha?.slice(0, 7) ?? "the new head";
       await gh.replyToReviewComment(
         ref,
         step.pr_number,
-        item.github_id ?? 0,
+        thread,
         `${marker}\nPass ${ctx.pass.number}: ${status}${note} (at \`${head}\`).`,
       );
     }

@@ -326,6 +326,57 @@ describe("the GitHub emulator", () => {
       await expect(create("main")).rejects.toMatchObject({ status: 422, message: expect.stringContaining("No commits between") });
     });
 
+    it("takes a reply to a thread's first comment only, as GitHub does not support replies to replies", async () => {
+      pushBranch(reposRoot, "lisa/thread", { "thread.txt": "1\n" });
+      const { data: pull } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "T",
+        head: "lisa/thread",
+        base: "main",
+      });
+      const first = await emulator.commentInline(FULL_NAME, pull.number, {
+        path: "thread.txt",
+        line: 1,
+        body: "Why?",
+        user: "mona",
+      });
+      const rootId = (first.payload.comment as { id: number }).id;
+      const reply = (commentId: number) =>
+        octokit.rest.pulls.createReplyForReviewComment({
+          owner: OWNER,
+          repo: REPO,
+          pull_number: pull.number,
+          comment_id: commentId,
+          body: "Because.",
+        });
+      const { data: answer } = await reply(rootId);
+      expect(answer.in_reply_to_id).toBe(rootId);
+      expect(await statusOf(reply(answer.id))).toBe(422);
+    });
+
+    it("shows a push to a pull request's branch late when told to, as GitHub may for a moment", async () => {
+      pushBranch(reposRoot, "lisa/late", { "late.txt": "1\n" });
+      const { data: pull } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "T",
+        head: "lisa/late",
+        base: "main",
+      });
+      emulator.lagPullHeads(60_000);
+      const { sha } = await emulator.pushCommit(FULL_NAME, "lisa/late", {
+        files: { "late.txt": "2\n" },
+        message: "Two",
+        user: "mona",
+      });
+      const head = async () =>
+        (await octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: pull.number })).data.head.sha;
+      expect(await head()).toBe(pull.head.sha);
+      emulator.lagPullHeads(0);
+      expect(await head()).toBe(sha);
+    });
+
     it("answers 404 for a pull request number that is an issue", async () => {
       const issue = await emulator.createIssue(FULL_NAME, { title: "Just an issue", user: "mona" });
       expect(await statusOf(octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: issue.number }))).toBe(404);
@@ -351,6 +402,31 @@ describe("the GitHub emulator", () => {
       ]);
       const { data: other } = await octokit.rest.checks.listForRef({ owner: OWNER, repo: REPO, ref: sha, check_name: "CI" });
       expect(other.total_count).toBe(0);
+    });
+
+    it("lists only an App's own when asked by `app_id`, as a CI App's check of the same name is not Lisa's", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const { data: own } = await octokit.rest.checks.create({ owner: OWNER, repo: REPO, name: "Lisa", head_sha: sha });
+      const theirs = await emulator.addCheckRun(FULL_NAME, { sha, name: "Lisa", appId: 999, conclusion: "failure" });
+      const listed = async (appId?: number) =>
+        (
+          await octokit.rest.checks.listForRef({
+            owner: OWNER,
+            repo: REPO,
+            ref: sha,
+            check_name: "Lisa",
+            ...(appId ? { app_id: appId } : {}),
+          })
+        ).data.check_runs
+          // Earlier tests reported on this commit too.
+          .filter((run) => run.id === own.id || run.id === theirs.id)
+          .map((run) => [run.id, run.app?.id]);
+      expect(await listed()).toEqual([
+        [theirs.id, 999],
+        [own.id, own.app?.id],
+      ]);
+      expect(await listed(own.app?.id)).toEqual([[own.id, own.app?.id]]);
+      expect(await listed(999)).toEqual([[theirs.id, 999]]);
     });
 
     it("refuses a commit it does not have, and a completed run without a conclusion", async () => {

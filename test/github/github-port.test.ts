@@ -13,10 +13,13 @@ const REF = { owner: "acme", repo: "api" };
 
 useStrictNock();
 
-function port(mintToken: () => Promise<string> = async () => "token", baseUrl = API): GitHubPort {
+/** The App whose installation the port acts for. */
+const APP_ID = 42;
+
+function port(mintToken: () => Promise<string> = async () => "token", baseUrl = API, self?: string): GitHubPort {
   // Octokit's own retries off: each failure reaches the port as GitHub gave it.
   const octokit = new LisaOctokit({ auth: { token: "token" }, baseUrl, retry: { enabled: false }, throttle: { enabled: false } });
-  return createGitHubPort(octokit as never, mintToken);
+  return createGitHubPort(octokit as never, mintToken, self ? { self } : { appId: async () => APP_ID });
 }
 
 /** What a port method rejected with. */
@@ -151,20 +154,30 @@ describe("what the port makes once", () => {
 
   it("updates the check run a head has, and creates one only where there is none", async () => {
     const report = { title: "Ready for review", summary: "All gates passed.", conclusion: "success" as const };
+    // Only this App's: another App's check run named "Lisa" is not Lisa's to update.
     nock(API)
       .get("/repos/acme/api/commits/abc/check-runs")
-      .query({ check_name: "Lisa", per_page: 1 })
+      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 1 })
       .reply(200, { total_count: 1, check_runs: [{ id: 11, status: "in_progress" }] })
       .patch("/repos/acme/api/check-runs/11", (body: { status?: string; conclusion?: string }) => body.conclusion === "success")
       .reply(200, { id: 11 })
       .get("/repos/acme/api/commits/def/check-runs")
-      .query({ check_name: "Lisa", per_page: 1 })
+      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 1 })
       .reply(200, { total_count: 0, check_runs: [] })
       .post("/repos/acme/api/check-runs", (body: { head_sha?: string }) => body.head_sha === "def")
       .reply(201, { id: 12 });
     const gh = port();
     expect(await gh.ensureCheckRun(REF, "abc", "Lisa", report)).toBe(11);
     expect(await gh.ensureCheckRun(REF, "def", "Lisa", report)).toBe(12);
+  });
+
+  it("writes no check run for a person's token, which GitHub would refuse", async () => {
+    const report = { title: "Ready for review", summary: "All gates passed.", conclusion: "success" as const };
+    // No route is answered: any request would fail the test (strict nock).
+    const gh = port(undefined, API, "ann");
+    expect(await gh.ensureCheckRun(REF, "abc", "Lisa", report)).toBeUndefined();
+    expect(await gh.findCheckRun(REF, "abc", "Lisa")).toBeUndefined();
+    await gh.updateCheckRun(REF, 11, report);
   });
 });
 

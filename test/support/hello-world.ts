@@ -55,6 +55,8 @@ export const DELIVERY_ROUTES = [
   `GET ${R}/pulls/:number`,
   `GET ${R}/pulls/:number/reviews`,
   `POST ${R}/pulls/:number/requested_reviewers`,
+  // Once per process: the App's id, by which its own check runs are found.
+  "GET /app",
   `GET ${R}/commits/:ref/check-runs`,
   `POST ${R}/check-runs`,
 ];

@@ -1,0 +1,112 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { RUN_STATES } from "../../src/store/transitions.ts";
+import { gitIn } from "../support/git-fixtures.ts";
+
+// GitHub's API where it is stricter than a naive client expects (issue 24, item 11), as the
+// emulator plays it: replies go to a thread's first comment only, and a pull request shows a push
+// to its branch a moment late.
+
+const REPO = "acme/api";
+const CONFIG = "label: lisa\ngates:\n  - test -f health.ts\n";
+
+const change = (text: string, manifest: object = {}): FakeInvocation => ({
+  write: { "health.ts": `${text}\n` },
+  manifest: { title: "Add a health endpoint", what: `${text}.`, ...manifest },
+  result: `${text}: done.`,
+});
+
+let env: EmulatedLisa | undefined;
+afterEach(async () => {
+  await env?.stop();
+  env = undefined;
+});
+
+/** ann (a writer) labels an issue and pass 1 reaches review; bob is a second writer. */
+async function passOne(invocations: FakeInvocation[]) {
+  const agent = createFakeClaude(invocations);
+  env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  const { github } = env;
+  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG });
+  github.addCollaborator(REPO, "ann", "write");
+  github.addCollaborator(REPO, "bob", "maintain");
+  const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
+  await github.labelIssue(REPO, issue.number, "lisa", "ann");
+  await env.settle();
+  const [pull] = github.pulls(REPO);
+  if (!pull) throw new Error("pass 1 opened no pull request");
+  return { agent, github, pull, env };
+}
+
+const runOf = async (e: EmulatedLisa) => {
+  const [run] = await e.lisa.store.runs.inState(...RUN_STATES);
+  if (!run) throw new Error("no run");
+  return run;
+};
+
+describe("Lisa against GitHub's stricter edges", () => {
+  it("answers guidance written as a reply in a thread under the thread's first comment, once though GitHub's answer was lost", async () => {
+    const {
+      github,
+      pull,
+      env: e,
+    } = await passOne([change("ok"), change("JSON", { guidance: [{ id: "g1", status: "addressed", note: "JSON now" }] })]);
+    const first = await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "Is this JSON?",
+      user: "bob",
+    });
+    const root = (first.payload.comment as { id: number }).id;
+    // GitHub creates the answer, and its reply to Lisa is lost: Lisa must find it, not write another.
+    github.injectFault({ method: "POST", path: /\/comments\/\d+\/replies$/, kind: "lost_answer" });
+    await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "/lisa redirect return JSON here",
+      user: "ann",
+      inReplyTo: root,
+    });
+    await e.settle();
+    // The lost answer stops the pass, as any GitHub failure at its gate does; a retry brings it there.
+    expect((await runOf(e)).state).toBe("failed");
+    await github.commentOnIssue(REPO, (await runOf(e)).issue_number, "/lisa retry", "ann");
+    await e.settle();
+
+    expect((await runOf(e)).state).toBe("review");
+    const answers = github.reviewComments(REPO, pull.number).filter((c) => c.user.login === "lisa[bot]");
+    expect(answers.map((c) => c.in_reply_to_id)).toEqual([root]);
+    expect(answers[0]?.body).toContain("addressed: JSON now");
+    // The answer's first write was made and its reply lost; none was sent to a reply (422).
+    const statuses = github
+      .requests()
+      .filter((r) => r.path.endsWith("/replies"))
+      .map((r) => r.status);
+    expect(statuses[0]).toBe(502);
+    expect(statuses).not.toContain(422);
+  });
+
+  it("records the commit it pushed, and reports its check there, while the pull request still shows the one before", async () => {
+    const { github, pull, env: e } = await passOne([change("ok"), change("v2")]);
+    const before = pull.head.sha;
+    github.lagPullHeads(60_000);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect make it v2", "ann");
+    await e.settle();
+
+    const pushed = gitIn(github.gitDir(REPO), "rev-parse", pull.head.ref).trim();
+    expect(pushed).not.toBe(before);
+    // GitHub still shows pass 1's head; Lisa knows better.
+    expect(github.pulls(REPO)[0]?.head.sha).toBe(before);
+    const run = await runOf(e);
+    expect(run.state).toBe("review");
+    const [step] = (await e.lisa.store.steps.of(run.id)).filter((s) => s.position > 0);
+    expect(step?.head_sha).toBe(pushed);
+    const history = await e.lisa.store.steps.history(step?.id ?? 0);
+    expect(history.map((record) => record.end_sha)).toEqual([before, pushed]);
+    const checks = github.checkRuns(REPO).filter((check) => check.name === "Lisa");
+    expect(checks.find((check) => check.head_sha === pushed)).toMatchObject({ status: "completed", conclusion: "success" });
+    // Pass 1's check is pass 1's: not rewritten with pass 2's report.
+    expect(checks.find((check) => check.head_sha === before)?.output.summary).toContain("Pass 1");
+  });
+});
