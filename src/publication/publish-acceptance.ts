@@ -6,6 +6,7 @@ import { type ReportView, renderFinalReport, reportMarker } from "../reporting/f
 import type { PrGate } from "../reporting/views.ts";
 import type { Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
+import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { guidanceView } from "./guidance-view.ts";
 
 /** Who accepted the run and how, as the store has it. */
@@ -45,17 +46,25 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
 }
 
 /**
- * What accepting does to the pull requests: drafts marked ready and, with `review.on_accept:
- * merge`, the approved heads merged in plan order. Each part reads GitHub before it acts, so it
+ * What accepting does to the pull requests: drafts marked ready, bodies that say so and, with
+ * `review.on_accept: merge`, the approved heads merged in plan order. Each part reads GitHub before it acts, so it
  * can run again after a stop.
  */
 export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
+  const run = await store.runs.get(runId);
+  if (!run) return;
   for (const step of await store.steps.of(runId)) {
-    if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
+    if (step.pr_number === null || step.pr_state !== "open") continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
-    if (pr.draft) await gh.setDraft(pr.nodeId, false);
-    await store.steps.record(step.id, { draft: 0 });
+    if (step.draft) {
+      if (pr.draft) await gh.setDraft(pr.nodeId, false);
+      await store.steps.record(step.id, { draft: 0 });
+    }
+    // The body says the run was accepted, after how many passes.
+    const context = { run, deps, pass: { number: run.current_pass }, secrets: deps.heldSecrets };
+    const body = (await composeStepPullRequest(context, await store.steps.get(step.id))).mergeInto(pr.body);
+    if (body !== pr.body) await gh.updatePullRequest({ owner: step.owner, repo: step.repo }, step.pr_number, { body });
   }
   if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }

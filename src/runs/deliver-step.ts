@@ -3,7 +3,9 @@ import { SecretInPushError } from "../errors.ts";
 import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
 import { checkWaiting } from "../publication/check-runs.ts";
+import { composeStepPullRequest } from "../publication/compose-step-pr.ts";
 import { issueRefFor } from "../publication/issue-ref.ts";
+import { currentManifest } from "../reporting/manifest-schema.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
 import { BlockedError, freshToken, type RunContext } from "../workflow/run-context.ts";
@@ -15,11 +17,10 @@ import { syncMirror } from "../workspace/sync-mirror.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
 import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
-import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
 import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
-import { currentManifest, takeManifest } from "./read-manifest.ts";
+import { takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
 
 /** Phases whose work exists only in the step's worktree until it is pushed. */

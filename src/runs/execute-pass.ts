@@ -1,13 +1,13 @@
 import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { checkAtGate } from "../publication/check-runs.ts";
+import { composeStepPullRequest } from "../publication/compose-step-pr.ts";
 import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { shownHead } from "../review/shown-head.ts";
 import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
 import type { RunState } from "../store/transitions.ts";
 import { assertStillRunning, type RunContext } from "../workflow/run-context.ts";
-import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { deliverStep } from "./deliver-step.ts";
 import { invokeAgent } from "./invoke-agent.ts";
 import { finishPackage } from "./review-package.ts";

@@ -1,7 +1,7 @@
+import { composeStepPullRequest } from "../publication/compose-step-pr.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
-import { composeStepPullRequest } from "./compose-step-pr.ts";
 
 // What a pass does first with a step whose pull request a previous pass opened.
 

@@ -1,11 +1,11 @@
 import { ensureComment } from "../github/ensure-comment.ts";
 import { guidanceView } from "../publication/guidance-view.ts";
+import { currentManifest } from "../reporting/manifest-schema.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { GuidanceRow, StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
-import { currentManifest } from "./read-manifest.ts";
 
 /**
  * The review package of one pass on one PR: created when the pass starts on the PR (so the

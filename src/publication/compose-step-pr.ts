@@ -1,21 +1,30 @@
+import type { CoreDeps } from "../deps.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
-import { isIssueRepo, issueRefFor } from "../publication/issue-ref.ts";
+import { currentManifest } from "../reporting/manifest-schema.ts";
 import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
-import type { StepRow } from "../store/store.ts";
-import type { RunContext } from "../workflow/run-context.ts";
-import { currentManifest } from "./read-manifest.ts";
+import type { RunRow, StepRow } from "../store/store.ts";
+import { isIssueRepo, issueRefFor } from "./issue-ref.ts";
+
+/** What a pull request's text is composed from: the run, its current pass, and the secrets to keep out. */
+export interface PullRequestContext {
+  run: RunRow;
+  deps: CoreDeps;
+  pass: { number: number };
+  secrets: readonly string[];
+}
 
 /**
  * Title and Lisa's section of a step's pull request body, from what the store kept of it, its
  * passes and its sibling steps. `mergeInto` puts the section into the body as it is on GitHub,
  * keeping what people wrote outside Lisa's markers. `delivered` writes the step's running pass as
- * it will read once the step is delivered, for a PR written just before its gate opens.
+ * it will read once the step is delivered, for a PR written just before its gate opens. An
+ * accepted run's PRs say after how many passes, and its accepted pass reads "accepted".
  */
 export async function composeStepPullRequest(
-  ctx: RunContext,
+  ctx: PullRequestContext,
   step: StepRow,
-  options: { acceptedAfter?: number; delivered?: boolean } = {},
+  options: { delivered?: boolean } = {},
 ): Promise<{ title: string; mergeInto(existing: string | null): string }> {
   const { run, deps } = ctx;
   const { store } = deps;
@@ -40,11 +49,13 @@ export async function composeStepPullRequest(
       gates: gates.length === 0 ? "none" : gates.every((g) => g.passed) ? "green" : "red",
       costUsd: sessions.filter((s) => s.pass === record.number).reduce((sum, s) => sum + s.cost_usd, 0),
       outcome:
-        record.state !== "pending" && record.state !== "running"
-          ? (record.state as PassRowView["outcome"])
-          : deliveredNow
-            ? "delivered"
-            : "working",
+        pass?.state === "accepted" && record.state === "delivered"
+          ? "accepted"
+          : record.state !== "pending" && record.state !== "running"
+            ? (record.state as PassRowView["outcome"])
+            : deliveredNow
+              ? "delivered"
+              : "working",
     };
   });
   const section = renderPrBodySection({
@@ -71,7 +82,8 @@ export async function composeStepPullRequest(
       : {}),
     closing: closer?.id === step.id ? "closes" : "part_of",
     ...(step.draft === 0 && step.state === "running" && !options.delivered ? { inProgress: ctx.pass.number } : {}),
-    ...(options.acceptedAfter ? { acceptedAfter: options.acceptedAfter } : {}),
+    // Accepted: said at the top, until a withdrawn approval takes the run back to review.
+    ...(run.state === "accepted" || run.state === "merged" ? { acceptedAfter: run.current_pass } : {}),
     secrets: ctx.secrets,
   });
   return {

@@ -4,9 +4,10 @@ import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { RUN_STATES } from "../../src/store/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 
-// GitHub's API where it is stricter than a naive client expects (issue 24, item 11), as the
-// emulator plays it: replies go to a thread's first comment only, and a pull request shows a push
-// to its branch a moment late.
+// What reviewers read on GitHub is the truth (issue 24): the pull request says when it was
+// accepted, and Lisa holds to GitHub's API where it is stricter than a naive client expects, as
+// the emulator plays it: replies go to a thread's first comment only, and a pull request shows a
+// push to its branch a moment late.
 
 const REPO = "acme/api";
 const CONFIG = "label: lisa\ngates:\n  - test -f health.ts\n";
@@ -44,6 +45,24 @@ const runOf = async (e: EmulatedLisa) => {
   if (!run) throw new Error("no run");
   return run;
 };
+
+describe("the pull request at acceptance", () => {
+  it("says after how many passes it was accepted, and its last pass reads accepted", async () => {
+    const { github, pull, env: e } = await passOne([change("ok"), change("v2")]);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect make it v2", "ann");
+    await e.settle();
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
+    await e.settle();
+
+    expect((await runOf(e)).state).toBe("accepted");
+    const body = github.pulls(REPO)[0]?.body ?? "";
+    expect(body).toContain("✅ Accepted after 2 passes.");
+    const rows = body.split("\n").filter((line) => /^\| [12] \|/.test(line));
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/\| delivered \|$/);
+    expect(rows[1]).toMatch(/\| ✅ accepted \|$/);
+  });
+});
 
 describe("Lisa against GitHub's stricter edges", () => {
   it("answers guidance written as a reply in a thread under the thread's first comment, once though GitHub's answer was lost", async () => {
