@@ -7,6 +7,7 @@ import { checkRunJson } from "./check-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
+import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
 import {
@@ -642,7 +643,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return { sha: after, deliveries };
     },
 
-    /** `user` merges a pull request (a merge commit on its base); sends `pull_request.closed` with `merged: true`. */
+    /**
+     * `user` merges a pull request (a merge commit on its base); sends `pull_request.closed` with
+     * `merged: true`, then closes the issues its body names with a closing keyword, as GitHub does.
+     */
     async mergePull(fullName: string, number: number, merge: { user: string }): Promise<Delivery> {
       const repo = repoNamed(fullName);
       const pull = pullIn(repo, number);
@@ -650,7 +654,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const sha = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${number}`);
       if (!sha) throw new Error(`${fullName}#${number} conflicts with ${pull.pull.base}`);
       markMerged(pull, sha);
-      return emitPullChange(context, repo, pull, "closed", state.account(merge.user));
+      const delivery = await emitPullChange(context, repo, pull, "closed", state.account(merge.user));
+      await closeIssuesOnMerge(context, repo, pull, state.account(merge.user));
+      return delivery;
     },
 
     /** `user` closes a pull request without merging it; sends `pull_request.closed`. */
@@ -695,13 +701,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       const repo = repoNamed(fullName);
       const issue = issueIn(repo, number);
       if (isPull(issue)) throw new Error(`#${number} in ${fullName} is a pull request; close it with closePull`);
-      if (issue.state === "closed") throw new Error(`#${number} in ${fullName} is closed already; GitHub would send no webhook`);
-      issue.state = "closed";
-      issue.stateReason = reason;
-      issue.closedAt = now();
-      issue.updatedAt = issue.closedAt;
-      const json = issueJson(repo, issue, context.links());
-      return emit(context, "issues", repo, state.account(user), { action: "closed", issue: json });
+      const delivery = await closeIssue(context, repo, number, state.account(user), reason);
+      if (!delivery) throw new Error(`#${number} in ${fullName} is closed already; GitHub would send no webhook`);
+      return delivery;
     },
 
     /** From now on a pull request shows a push to its branch only `ms` later, as GitHub's may (0: at once). */

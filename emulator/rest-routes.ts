@@ -12,6 +12,7 @@ import {
   tokenOf,
 } from "./context.ts";
 import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
+import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
 import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import {
   HttpError,
@@ -209,6 +210,29 @@ export function restRoutes(context: EmulatorContext): Route[] {
       status: 200,
       body: issueJson(repo, issueOf(repo, request), context.links()),
     })),
+
+    /** Closes or reopens an issue (`state`, with `state_reason`); Lisa closes one whose plan's last PR merged. */
+    repoRoute("PATCH", "/issues/:number", async (request, repo) => {
+      const issue = issueOf(repo, request);
+      const { state: wanted, state_reason: reason } = (request.body ?? {}) as { state?: unknown; state_reason?: unknown };
+      if (wanted !== undefined && wanted !== "open" && wanted !== "closed")
+        throw validationFailed("Issue", { field: "state", code: "invalid" });
+      if (wanted === "closed")
+        await closeIssue(
+          context,
+          repo,
+          issue.number,
+          actorOf(context, request.headers),
+          reason === "not_planned" ? "not_planned" : "completed",
+        );
+      if (wanted === "open" && issue.state === "closed") {
+        issue.state = "open";
+        issue.stateReason = "reopened";
+        issue.closedAt = null;
+        touch(issue);
+      }
+      return { status: 200, body: issueJson(repo, issue, context.links()) };
+    }),
 
     repoRoute("GET", "/issues/:number/comments", (request, repo) => {
       const issue = issueOf(repo, request);
@@ -614,7 +638,12 @@ export function restRoutes(context: EmulatorContext): Route[] {
       const merged = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${pull.number}`);
       if (!merged) throw new HttpError(405, "Pull Request is not mergeable");
       markMerged(pull, merged);
-      emitInBackground(context, () => emitPullChange(context, repo, pull, "closed", actorOf(context, request.headers)));
+      const merger = actorOf(context, request.headers);
+      emitInBackground(context, async () => {
+        const delivery = await emitPullChange(context, repo, pull, "closed", merger);
+        await closeIssuesOnMerge(context, repo, pull, merger);
+        return delivery;
+      });
       return { status: 200, body: { sha: merged, merged: true, message: "Pull Request successfully merged" } };
     }),
   ];

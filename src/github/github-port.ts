@@ -94,6 +94,8 @@ export interface GitHubPort {
   /** Replaces all the labels of an issue: one write where adding one and removing another takes two. */
   setLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
   removeLabel(ref: RepoRef, issue: number, label: string): Promise<void>;
+  /** Closes an issue as completed, unless it is closed already (looked at first). Whether it was open. */
+  ensureIssueClosed(ref: RepoRef, issue: number): Promise<boolean>;
   /**
    * The newest pull request from `pr.head` into `pr.base`, open or not (a PR a human closed is never
    * opened again), or one opened now (`created`) when there is none. `draft` is a wish the

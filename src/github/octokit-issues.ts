@@ -12,6 +12,7 @@ type IssueMethods =
   | "addLabels"
   | "setLabels"
   | "removeLabel"
+  | "ensureIssueClosed"
   | "addCommentReaction";
 
 /** The port's issue methods over Octokit: comments, reactions and labels (a pull request is an issue here too). */
@@ -21,6 +22,12 @@ export function octokitIssues(octokit: Octokit, self: string | undefined): Pick<
   const isMine = (user: { type?: string; login?: string } | null | undefined) =>
     self === undefined ? user?.type === "Bot" : user?.login?.toLowerCase() === self.toLowerCase();
   return {
+    async ensureIssueClosed({ owner, repo }, issue) {
+      const { data } = await octokit.rest.issues.get({ owner, repo, issue_number: issue });
+      if (data.state === "closed") return false;
+      await octokit.rest.issues.update({ owner, repo, issue_number: issue, state: "closed", state_reason: "completed" });
+      return true;
+    },
     async addReaction({ owner, repo }, issue, content) {
       await octokit.rest.reactions.createForIssue({ owner, repo, issue_number: issue, content });
     },

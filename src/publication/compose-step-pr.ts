@@ -4,7 +4,7 @@ import { currentManifest } from "../reporting/manifest-schema.ts";
 import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
-import { isIssueRepo, issueRefFor } from "./issue-ref.ts";
+import { issueRefFor } from "./issue-ref.ts";
 
 /** What a pull request's text is composed from: the run, its current pass, and the secrets to keep out. */
 export interface PullRequestContext {
@@ -30,8 +30,6 @@ export async function composeStepPullRequest(
   const { store } = deps;
   const manifest = currentManifest(step);
   const planned = (await store.steps.of(run.id)).filter((s) => s.position > 0);
-  // Only one pull request of a plan closes the issue: the one in the issue's repository, else the last.
-  const closer = planned.find((s) => isIssueRepo(run, s)) ?? planned.at(-1);
   const sessions = await store.sessions.of(step.id);
   const passRows = await store.passes.of(run.id);
   const passes: PassRowView[] = (await store.steps.history(step.id)).map((record) => {
@@ -80,7 +78,9 @@ export async function composeStepPullRequest(
           },
         }
       : {}),
-    closing: closer?.id === step.id ? "closes" : "part_of",
+    // A plan's pull requests are each part of the issue: merging one first must not close it. Lisa
+    // closes it once the last has merged (publishRunState).
+    closing: planned.length > 1 ? "part_of" : "closes",
     ...(step.draft === 0 && step.state === "running" && !options.delivered ? { inProgress: ctx.pass.number } : {}),
     // Accepted: said at the top, until a withdrawn approval takes the run back to review.
     ...(run.state === "accepted" || run.state === "merged" ? { acceptedAfter: run.current_pass } : {}),

@@ -42,6 +42,8 @@ async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish
   const ref = { owner: run.owner, repo: run.repo };
   if (run.state === "accepted" || run.state === "merged") await publishFinalReport(deps, gh, runId);
   if (run.state === "accepted") await publishAcceptance(deps, gh, runId);
+  // Every pull request of the run merged: the issue is done (a plan's PRs only say "Part of" it).
+  if (run.state === "merged") await gh.ensureIssueClosed(ref, run.issue_number);
   await setStateLabel(gh, ref, run.issue_number, run.state);
   if (run.state === "failed") await endOpenChecks(deps, gh, runId, "failure", run.error ?? "The run failed.", deps.heldSecrets);
   if (run.state === "stopped") await endOpenChecks(deps, gh, runId, "cancelled", STOPPED_BEFORE_REVIEW, deps.heldSecrets);

@@ -123,8 +123,8 @@ describe("a multi-repository issue", () => {
     const [web] = github.pulls("acme/web");
     const [docs] = github.pulls("acme/docs");
     expect([api?.title, web?.title, docs?.title]).toEqual(["Add GET /health", "Show API health", "Document /health"]);
-    // Only the pull request in the issue's repository closes it; merging another must not close the issue early.
-    expect(api?.body).toMatch(new RegExp(`Closes #${issue.number}\n<!-- lisa:body:end -->$`));
+    // Each is part of the issue: merging one first must not close it (Lisa closes it after the last).
+    expect(api?.body).toMatch(new RegExp(`Part of #${issue.number}\n<!-- lisa:body:end -->$`));
     expect(web?.body).toMatch(new RegExp(`Part of acme/api#${issue.number}\n<!-- lisa:body:end -->$`));
     // The first pull request was updated to link the ones opened after it.
     expect(api?.body).toContain("This is step 1 of 3 of the plan");
@@ -142,6 +142,18 @@ describe("a multi-repository issue", () => {
     expect(comment).toMatch(/- \[x\] 1\. `acme\/api`/);
     // Nothing is left in the data directory's worktrees once every step is delivered.
     expect(readdirSync(path.join((env as EmulatedLisa).dataDir, "worktrees"))).toEqual([]);
+
+    // The issue repository's PR merged first leaves the issue open while its siblings are; the last
+    // merge closes it, by Lisa.
+    const e = env as EmulatedLisa;
+    await github.mergePull("acme/api", api?.number ?? 0, { user: "alice" });
+    await e.settle();
+    expect(github.issue("acme/api", issue.number).state).toBe("open");
+    await github.mergePull("acme/web", web?.number ?? 0, { user: "alice" });
+    await github.mergePull("acme/docs", docs?.number ?? 0, { user: "alice" });
+    await e.settle();
+    expect(github.issue("acme/api", issue.number)).toMatchObject({ state: "closed", state_reason: "completed" });
+    expect(tracking(e, issue.number)).toContain("merged");
   });
 
   it("asks the planner again, listing what was wrong, when its plan is invalid", async () => {

@@ -326,6 +326,34 @@ describe("the GitHub emulator", () => {
       await expect(create("main")).rejects.toMatchObject({ status: 422, message: expect.stringContaining("No commits between") });
     });
 
+    it("closes the issues a merged pull request's body names with a closing keyword, as GitHub does", async () => {
+      const named = await emulator.createIssue(FULL_NAME, { title: "Named", user: "mona" });
+      const other = await emulator.createIssue(FULL_NAME, { title: "Only mentioned", user: "mona" });
+      pushBranch(reposRoot, "lisa/closing", { "closing.txt": "1\n" });
+      const body = `Fixes #${named.number}; see #${other.number}.`;
+      const { data: pull } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: REPO,
+        title: "T",
+        body,
+        head: "lisa/closing",
+        base: "main",
+      });
+      await emulator.mergePull(FULL_NAME, pull.number, { user: "mona" });
+      expect(emulator.issue(FULL_NAME, named.number)).toMatchObject({ state: "closed", state_reason: "completed" });
+      expect(emulator.issue(FULL_NAME, other.number).state).toBe("open");
+      expect(emulator.deliveries().at(-1)).toMatchObject({ event: "issues", action: "closed" });
+      // Closed through the API, as Lisa closes one whose plan's last pull request merged.
+      await octokit.rest.issues.update({
+        owner: OWNER,
+        repo: REPO,
+        issue_number: other.number,
+        state: "closed",
+        state_reason: "completed",
+      });
+      expect(emulator.issue(FULL_NAME, other.number)).toMatchObject({ state: "closed", state_reason: "completed" });
+    });
+
     it("takes a reply to a thread's first comment only, as GitHub does not support replies to replies", async () => {
       pushBranch(reposRoot, "lisa/thread", { "thread.txt": "1\n" });
       const { data: pull } = await octokit.rest.pulls.create({
