@@ -3,7 +3,7 @@ import type { CoreDeps } from "../deps.ts";
 import { commentOnce, ensureComment } from "../github/ensure-comment.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { type ReportView, renderFinalReport, reportMarker } from "../reporting/final-report.ts";
-import type { PrGate } from "../reporting/views.ts";
+import type { GateLine, PrGate } from "../reporting/views.ts";
 import type { Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
@@ -136,6 +136,15 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
     }),
   );
   const histories = await Promise.all(steps.map(async (s) => ({ s, history: await store.steps.history(s.id) })));
+  // A PR's gates are those of the pass that pushed its accepted head: a later pass that left it
+  // unchanged carries them over, and did not run them.
+  const verified = new Map(
+    histories.map(({ s, history }) => {
+      const ran = history.filter((r) => r.gates !== null && r.state === "delivered");
+      const record = ran.findLast((r) => r.end_sha === s.head_sha) ?? ran.at(-1);
+      return [s.id, record ? { gates: JSON.parse(record.gates ?? "[]") as GateLine[], gatesPass: record.number } : undefined];
+    }),
+  );
   const issueRef = `#${run.issue_number}`;
   return {
     runId,
@@ -154,6 +163,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
           sha: s.head_sha,
           approvers: gates.get(s.id)?.approvers ?? [],
           status: gates.get(s.id)?.status ?? "pending",
+          ...verified.get(s.id),
         })),
     },
     plan: steps.map((s) => ({

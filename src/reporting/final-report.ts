@@ -18,8 +18,9 @@ type AcceptedPr = {
   sha: string | null;
   approvers: string[];
   status: PrGate["status"];
-  /** The gates Lisa ran at `sha`; without them the report shows the last pass's gates. */
+  /** The gates Lisa ran at `sha`, in pass `gatesPass` (an earlier one for a PR the later passes left alone). */
   gates?: GateLine[];
+  gatesPass?: number;
 };
 
 /** The run at accept, for the final report on the issue (design §5.6, seed 001's report). */
@@ -184,16 +185,18 @@ function passBlocks(pass: ReportView["passes"][number], secrets: readonly string
   return blocks;
 }
 
+/** Each PR's own gates, from the pass that ran them: never another repository's, nor a later pass's that left it alone. */
 function verificationLines(view: ReportView): string[] {
-  const last = view.passes.at(-1);
+  const last = view.passes.at(-1)?.pass ?? 1;
   return view.accepted.prs
     .filter((pr) => pr.status !== "dropped")
     .map((pr) => {
       const at = pr.sha ? ` at ${shortSha(pr.sha)}` : "";
-      const gates = pr.gates ?? last?.gates ?? [];
-      const source = pr.gates ? "" : last ? ` (the gates of pass ${last.pass})` : "";
-      const lines = describeGates(gates, last?.pass ?? 1, view.secrets);
-      return `- ${prRef(pr)}${at}: ${lines || "no gate commands are configured"}${source}`;
+      if (!pr.gates) return `- ${prRef(pr)}${at}: no gates were recorded for this head`;
+      if (pr.gates.length === 0) return `- ${prRef(pr)}${at}: no gate commands are configured`;
+      const pass = pr.gatesPass ?? last;
+      const since = pass < last ? ` (run in pass ${pass}; unchanged since)` : "";
+      return `- ${prRef(pr)}${at}: ${describeGates(pr.gates, pass, view.secrets)}${since}`;
     });
 }
 
@@ -207,7 +210,7 @@ function traceabilityLines(view: ReportView, issueRef: string): (string | Block)
         return change ? [`pass ${pass.pass}: ${change.commits}`] : [];
       })
       .join(", ");
-    const gates = pr?.gates ?? view.passes.at(-1)?.gates ?? [];
+    const gates = pr?.gates ?? [];
     const gateText = gates.length ? (gates.every((gate) => gate.passed) ? "gates ✅" : "gates ❌") : "no gates";
     const approval =
       pr?.status === "dropped"

@@ -628,13 +628,16 @@ describe("the review loop", () => {
 
 describe("the review loop across two repositories (E2E-4)", () => {
   it("accepts only when both PRs are approved, and a pass that changes one PR keeps the other's approval", async () => {
-    const { agent, e, issue } = await twoRepos([
-      planOf(["acme/api", "acme/web"]),
-      change("health.ts", "API health"),
-      change("Health.tsx", "Web health"),
-      planOf(["acme/web"]),
-      change("Health.tsx", "Web health, in bold"),
-    ]);
+    const { agent, e, issue } = await twoRepos(
+      [
+        planOf(["acme/api", "acme/web"]),
+        change("health.ts", "API health"),
+        change("Health.tsx", "Web health"),
+        planOf(["acme/web"]),
+        change("Health.tsx", "Web health, in bold"),
+      ],
+      `${TWO_REPOS}gates:\n  - test -f README.md\n`,
+    );
     await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await e.settle();
     const [api] = e.github.pulls("acme/api");
@@ -659,6 +662,15 @@ describe("the review loop across two repositories (E2E-4)", () => {
     await e.github.submitReview("acme/web", web.number, { state: "APPROVED", user: "ann" });
     await e.settle();
     expect((await runOf(e)).state).toBe("accepted");
+    // The report credits each PR's gates to the pass that ran them: pass 2 left the API alone.
+    const report = e.github.comments("acme/api", issue.number).find((c) => c.body.includes("<!-- lisa:report"))?.body ?? "";
+    const verified = report.split("\n").filter((line) => /^- \[acme\/(api|web)#\d+\]/.test(line) && line.includes("README.md"));
+    expect(verified).toEqual([
+      expect.stringMatching(
+        /^- \[acme\/api#\d+\]\(.*\) at `[0-9a-f]{7}`: ✅ `test -f README\.md` \(run in pass 1; unchanged since\)$/,
+      ),
+      expect.stringMatching(/^- \[acme\/web#\d+\]\(.*\) at `[0-9a-f]{7}`: ✅ `test -f README\.md`$/),
+    ]);
   });
 });
 

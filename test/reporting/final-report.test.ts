@@ -194,14 +194,22 @@ describe("renderFinalReport", () => {
     );
   });
 
-  it("falls back to the last pass's gates, saying so, and flags a regression", () => {
+  it("names the pass a PR left alone since was verified in, flags a regression, and never borrows another PR's gates", () => {
     const view = reportView();
-    const prs = view.accepted.prs.map(({ gates: _gates, ...pr }) => pr);
-    const passes = view.passes.map((pass) => ({ ...pass, gates: [{ command: "npm test", passed: false, regressed: true }] }));
+    const [api, web] = view.accepted.prs;
+    const prs = [
+      { ...api, gates: [{ command: "npm test", passed: false, regressed: true }], gatesPass: 2 },
+      { ...web, gates: [{ command: "npm test", passed: true }], gatesPass: 1 },
+      { ...api, number: 9, gates: undefined },
+    ].map((pr) => pr as (typeof view.accepted.prs)[number]);
     expect(
-      section(renderFinalReport({ ...view, accepted: { ...view.accepted, prs }, passes }), "Verification at the accepted heads"),
-    ).toContain(
-      `- [acme/api#5](${API}) at \`1a2b3c4\`: ❌ \`npm test\` · ⚠️ regression: green in pass 1, red now (the gates of pass 2)`,
+      section(renderFinalReport({ ...view, accepted: { ...view.accepted, prs } }), "Verification at the accepted heads"),
+    ).toBe(
+      [
+        `- [acme/api#5](${API}) at \`1a2b3c4\`: ❌ \`npm test\` · ⚠️ regression: green in pass 1, red now`,
+        `- [acme/web#7](${WEB}) at \`9f8e7d6\`: ✅ \`npm test\` (run in pass 1; unchanged since)`,
+        `- [acme/api#9](${API}) at \`1a2b3c4\`: no gates were recorded for this head`,
+      ].join("\n"),
     );
   });
 
