@@ -58,8 +58,9 @@ export async function refreshGate(
       headSha: pr.headSha,
     };
     const prState: PrState = pr.merged ? "merged" : pr.state;
+    // The note names the pull request (the cause's own note says only which event it was).
     if (prState !== step.pr_state)
-      await store.events.add(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
+      await store.events.add(runId, `pr_${prState}`, { ...cause, note: `${gate.repo}#${gate.number}` });
     const seen = { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate: JSON.stringify(gate) };
     // A PR closed unmerged drops its step from the plan; reopening brings it back.
     const event =
