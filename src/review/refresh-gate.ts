@@ -56,6 +56,8 @@ export async function refreshGate(
       approvers: result.approvers,
       blockers: result.blockers,
       headSha: pr.headSha,
+      ...(result.stale.length ? { stale: result.stale } : {}),
+      ...(github ? { githubDecision: reviewDecision } : {}),
     };
     const prState: PrState = pr.merged ? "merged" : pr.state;
     // The note names the pull request (the cause's own note says only which event it was).
