@@ -98,7 +98,8 @@ describe("runs through pg-boss", () => {
     await holder.claims.offer([5, 6]);
     expect(await takeWithin(holder.claims, 1, 15_000)).toHaveLength(1);
     const [held] = (await holder.claims.boss.findJobs("lisa-runs")).filter((job) => job.state === "active");
-    const runId = (held?.data as { runId: number }).runId;
+    if (!held) throw new Error("no job is active");
+    const runId = (held.data as { runId: number }).runId;
     // The job is failed under the holder (as pg-boss's supervisor fails an unrenewed one): its next
     // heartbeat finds it gone.
     const other = await workerClaims(url, 0);
