@@ -5,7 +5,7 @@ import type { Gesture } from "./gesture.ts";
 
 /** What the worker lets a command do to runs it is executing. */
 export interface RunControls {
-  /** Stops the live agent sessions of a run (or of one of its steps) now. */
+  /** Stops the live agent sessions of a run (or of one of its steps) now, recorded as stopped by the person who asked. */
   stopSessions(runId: number, stepId?: number): Promise<void>;
   /**
    * Lets a write that only tells someone Lisa heard them (👀) wait for its turn in GitHub's write

@@ -11,6 +11,6 @@ export const HELP = [
   "- `/lisa abort`: stop the pass under way; the pull requests keep their verified heads.",
   "- `/lisa proceed`: build a plan that waits for review (with `review.plan: true`).",
   "- `/lisa retry`: resume a run that failed on an infrastructure error, at the step that failed.",
-  "- `/lisa status`: where the run stands.",
+  "- `/lisa status`: where the run stands: each pull request's review, and what Lisa waits for.",
   "- `/lisa help`: this list.",
 ].join("\n");

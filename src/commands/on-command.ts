@@ -1,10 +1,10 @@
 import { isWriter } from "../github/permissions.ts";
-import { refreshGate } from "../review/refresh-gate.ts";
 import type { CommandGesture } from "./gesture.ts";
 import type { Scene } from "./gesture-scene.ts";
 import { HELP } from "./help.ts";
 import { continueRun, redirect } from "./next-pass-commands.ts";
 import { abort, acceptOverride, fixBlocked, proceed, retryFailed, skipBlocked } from "./run-control-commands.ts";
+import { answerStatus } from "./status-command.ts";
 
 /** A `/lisa` command: only a writer's is heard; help and status are answered here, the rest go to their family. */
 export async function onCommand(scene: Scene, gesture: CommandGesture): Promise<string> {
@@ -38,14 +38,8 @@ export async function onCommand(scene: Scene, gesture: CommandGesture): Promise<
     return `${command.name}: no run`;
   }
   switch (command.name) {
-    case "status": {
-      await refreshGate(deps, gh, run.id).catch((error) => deps.log.warn({ err: error }, "could not read the gate"));
-      const now = (await deps.store.runs.get(run.id)) ?? run;
-      await scene.reply(
-        `Run ${now.id} is ${now.state}, pass ${now.current_pass}; the tracking comment on the issue has the details.`,
-      );
-      return "status";
-    }
+    case "status":
+      return answerStatus(scene, gesture);
     case "redirect":
       return redirect(scene, gesture);
     case "continue":

@@ -18,5 +18,6 @@ export async function onIssueChange(scene: Scene, gesture: IssueGesture): Promis
     return "issue unlabeled: another label";
   // Checked last: it is the one question that costs a GitHub call.
   if (!(await isWriter(gh, ref, gesture.sender))) return `issue ${gesture.action}: ${gesture.sender} is not a writer`;
-  return abort(scene, gesture, { quietIfRefused: true });
+  const how = gesture.action === "closed" ? "closed the issue" : "took the label off the issue";
+  return abort(scene, gesture, { quietIfRefused: true, how });
 }

@@ -2,6 +2,7 @@ import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
+import { STATE_WORDS } from "../reporting/state-words.ts";
 import * as changes from "../store/run-changes.ts";
 import type { NewGuidance, PassRow } from "../store/store.ts";
 import type { Scene } from "./gesture-scene.ts";
@@ -79,7 +80,7 @@ export async function requestPass(
     guidance: items,
   });
   if (!pass) {
-    await scene.reply(`Run ${run.id} is ${current.state}; it cannot start another pass now.`);
+    await scene.reply(`Run ${run.id} is ${STATE_WORDS[current.state]}; it cannot start another pass now.`);
     return `refused in ${current.state}`;
   }
   await publishRunState(deps, gh, run.id);

@@ -1,7 +1,11 @@
 import { parseConfig } from "../config/parse-config.ts";
+import { readConfigOf } from "../config/run-config.ts";
 import { isWriter } from "../github/permissions.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
+import { choicesAfterStop } from "../reporting/after-stop.ts";
+import { prRef } from "../reporting/describe-pr-gate.ts";
+import { STATE_WORDS } from "../reporting/state-words.ts";
 import * as changes from "../store/run-changes.ts";
 import type { CommandGesture } from "./gesture.ts";
 import type { Scene } from "./gesture-scene.ts";
@@ -16,7 +20,7 @@ export async function acceptOverride(scene: Scene, gesture: CommandGesture): Pro
     return "accept on a PR";
   }
   if (run.state !== "review" && run.state !== "stopped") {
-    await scene.reply(`Run ${run.id} is ${run.state}; \`/lisa accept\` works when it waits for review.`);
+    await scene.reply(`Run ${run.id} is ${STATE_WORDS[run.state]}; \`/lisa accept\` works when it waits for review.`);
     return `accept refused in ${run.state}`;
   }
   // The override needs write on every repository whose pull request it accepts.
@@ -75,9 +79,7 @@ export async function retryFailed(scene: Scene, gesture: CommandGesture): Promis
   const { deps, gh, run } = scene;
   if (!run) return "no run";
   if (run.state !== "failed") {
-    await scene.reply(
-      `The latest run is ${run.state === "review" ? "waiting for review" : run.state}, so there is nothing to retry.`,
-    );
+    await scene.reply(`The latest run is ${STATE_WORDS[run.state]}, so there is nothing to retry.`);
     return `retry: run ${run.id} is ${run.state}`;
   }
   // The config of the default branch now, so raising a limit and retrying helps.
@@ -109,24 +111,32 @@ export async function proceed(scene: Scene, gesture: CommandGesture): Promise<st
 
 /**
  * `/lisa abort` (or the issue unlabeled or closed by a writer): the pass under way stops now, its
- * agents with it; the run waits to be steered again. `quietIfRefused`: a run that just came to rest says nothing.
+ * agents with it; the run waits to be steered again. `quietIfRefused`: a run that just came to rest
+ * says nothing. `how` is the gesture, as the stopped sessions show it ("`/lisa abort`").
  */
 export async function abort(
   scene: Scene,
   gesture: Pick<CommandGesture, "sender">,
-  options: { quietIfRefused?: boolean } = {},
+  options: { quietIfRefused?: boolean; how?: string } = {},
 ): Promise<string> {
   const { deps, gh, run } = scene;
   if (!run) return "no run";
-  const passId = (await deps.store.passes.current(run.id))?.id;
-  if (!(await changes.abortRun(deps.store, run.id, passId, { actor: gesture.sender }))) {
-    if (!options.quietIfRefused) await scene.reply(`Run ${run.id} is ${run.state}; there is nothing under way to stop.`);
+  const pass = await deps.store.passes.current(run.id);
+  const how = options.how ?? "/lisa abort";
+  if (!(await changes.abortRun(deps.store, run.id, pass?.id, { actor: gesture.sender, note: how }))) {
+    if (!options.quietIfRefused)
+      await scene.reply(`Run ${run.id} is ${STATE_WORDS[run.state]}; there is nothing under way to stop.`);
     return `abort refused in ${run.state}`;
   }
   await scene.controls.stopSessions(run.id);
   await publishRunState(deps, gh, run.id);
-  await scene.reply(
-    `Stopped pass ${run.current_pass}. \`/lisa continue\` or \`/lisa redirect <what to change>\` starts pass ${run.current_pass + 1}; closing the pull requests ends the run.`,
-  );
+  const open = (await deps.store.steps.of(run.id)).filter((s) => s.pr_number !== null && s.pr_state === "open");
+  const choices = choicesAfterStop({
+    pass: run.current_pass,
+    maxPasses: (await readConfigOf(deps.store, run.id)).limits.max_passes,
+    canContinue: JSON.parse(pass?.refinements ?? "[]").length > 0,
+    openPullRequests: open.map((s) => prRef({ repo: `${s.owner}/${s.repo}`, number: s.pr_number ?? 0, url: s.pr_url ?? "" })),
+  });
+  await scene.reply(`Stopped pass ${run.current_pass}. Next: ${choices.join("; ")}.`);
   return "aborted";
 }

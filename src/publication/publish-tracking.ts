@@ -5,7 +5,7 @@ import type { GitHubPort } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
 import type { PrGate } from "../reporting/views.ts";
 import { isDiskFull } from "../store/disk-full.ts";
-import type { RunRow, Store } from "../store/store.ts";
+import type { EventRow, RunRow, SessionRow, StepRow, Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
 
 /** Events the tracking comment states in words: a run taken over by another worker, work dropped or done again. */
@@ -19,6 +19,8 @@ export async function trackingView(store: Store, runId: number, now: number, sec
   const config = await readConfigOf(store, runId);
   const steps = await store.steps.of(runId);
   const planning = steps.find((s) => s.position === 0);
+  const events = await store.events.of(runId);
+  const current = passes.find((p) => p.number === run.current_pass);
   return {
     runId,
     state: run.state,
@@ -77,6 +79,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
                 costUsd: s.cost_usd,
                 ...(s.turns !== null ? { turns: s.turns } : {}),
                 ...(s.failure_kind ? { failureKind: s.failure_kind } : {}),
+                ...(s.state === "stopped" ? stopOf(events, s, step) : {}),
               })),
           };
         }),
@@ -95,12 +98,39 @@ export async function trackingView(store: Store, runId: number, now: number, sec
         costUsd: await store.runs.cost(runId, p.number),
       })),
     ),
+    canContinue: JSON.parse(current?.refinements ?? "[]").length > 0,
     ...(run.error ? { error: run.error } : {}),
-    notices: (await store.events.of(runId))
+    notices: events
       .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
       .map((event) => event.detail ?? ""),
     secrets,
   };
+}
+
+/**
+ * Who stopped a session, from the run's log: the first `/lisa abort` of its pass, or the closing of
+ * its step's pull request, at or after the session started. Sessions are marked stopped just
+ * before a person's gesture kills them (handle-gesture.ts), so one of the two is there.
+ */
+function stopOf(events: EventRow[], session: SessionRow, step: StepRow): { stoppedBy?: { actor: string; how: string } } {
+  const pr = `${step.owner}/${step.repo}#${step.pr_number}`;
+  const stop = events.find(
+    (event) =>
+      event.pass === session.pass &&
+      event.created_at >= session.started_at &&
+      event.actor !== null &&
+      (event.kind === "abort" || (event.kind === "pr_closed" && event.detail === pr)),
+  );
+  if (!stop?.actor) return {};
+  const how =
+    stop.kind === "pr_closed"
+      ? "closed the pull request"
+      : !stop.detail
+        ? "`/lisa abort`"
+        : stop.detail.startsWith("/lisa")
+          ? `\`${stop.detail}\``
+          : stop.detail;
+  return { stoppedBy: { actor: stop.actor, how } };
 }
 
 /**

@@ -1,3 +1,4 @@
+import { choicesAfterStop, type StoppedRun } from "./after-stop.ts";
 import { prRef } from "./describe-pr-gate.ts";
 import type { TrackingView } from "./tracking-view.ts";
 import { cleanAfter, safeUrl } from "./untrusted.ts";
@@ -13,7 +14,8 @@ export function nextStepBlocks(view: TrackingView, gates: PrGate[]): string[] {
   return blocks;
 }
 
-function waitingFor(view: TrackingView, gates: PrGate[]): string {
+/** What Lisa waits for in the run's state, in a few words (the tracking comment and `/lisa status` both say it). */
+export function waitingFor(view: TrackingView, gates: PrGate[]): string {
   switch (view.state) {
     case "queued":
       return "a free worker";
@@ -34,7 +36,7 @@ function waitingFor(view: TrackingView, gates: PrGate[]): string {
     case "accepted":
       return "the pull requests to be merged";
     case "stopped":
-      return `\`/lisa redirect <guidance>\` or \`/lisa continue\` to start pass ${view.pass + 1}; closing the pull requests ends the run`;
+      return `you: ${choicesAfterStop(stoppedRun(view, gates)).join("; ")}`;
     case "failed":
       return "`/lisa retry`";
     default:
@@ -42,9 +44,21 @@ function waitingFor(view: TrackingView, gates: PrGate[]): string {
   }
 }
 
+/** The run as `choicesAfterStop` needs it: the pull requests still open are the ones to approve or close. */
+export function stoppedRun(view: TrackingView, gates: PrGate[]): StoppedRun {
+  const open = gates.filter((gate) => gate.status !== "merged" && gate.status !== "dropped");
+  return {
+    pass: view.pass,
+    maxPasses: view.maxPasses,
+    canContinue: view.canContinue,
+    openPullRequests: open.map((gate) => prRef(gate)),
+  };
+}
+
 function commandsFor(view: TrackingView): string[] {
   const passesLeft = view.pass < view.maxPasses;
-  const next = passesLeft ? ["`/lisa redirect <guidance>`", "`/lisa continue`"] : [];
+  // `/lisa continue` does the pass's refinements: without any it only answers that there are none.
+  const next = passesLeft ? ["`/lisa redirect <guidance>`", ...(view.canContinue ? ["`/lisa continue`"] : [])] : [];
   const status = ["`/lisa status`", "`/lisa help`"];
   switch (view.state) {
     case "queued":

@@ -1,9 +1,9 @@
 import type { Block } from "./fit-to-limit.ts";
-import { formatDuration, money, plural } from "./format.ts";
+import { formatDuration, mention, money, plural } from "./format.ts";
 import type { TrackingSession, TrackingStep, TrackingView } from "./tracking-view.ts";
 import { cleanAfter, cleanLine, code, safeUrl } from "./untrusted.ts";
 
-const PHASE: Record<string, string> = {
+export const PHASE: Record<string, string> = {
   planning: "planning",
   workspace: "preparing the workspace",
   agent: "the agent is working",
@@ -74,7 +74,9 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly strin
         ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
         : step.state === "failed"
           ? "❌ failed"
-          : cleanLine(step.state, { secrets, max: 40 });
+          : step.state === "skipped" && step.sessions.at(-1)?.state === "stopped"
+            ? "⏹️ stopped"
+            : cleanLine(step.state, { secrets, max: 40 });
   const url = safeUrl(step.prUrl);
   const pr = url ? ` — pull request: ${url}` : "";
   const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
@@ -82,17 +84,28 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly strin
 }
 
 function sessionLine(session: TrackingSession, secrets: readonly string[]): string {
-  const mark = session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : "❌";
+  const mark =
+    session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : session.state === "stopped" ? "⏹️" : "❌";
   const provider = cleanLine(session.provider, { secrets, max: 40 });
   const model = session.model ? ` (${cleanLine(session.model, { secrets, max: 60 })})` : "";
   const purpose = PURPOSE[session.purpose] ?? cleanLine(session.purpose, { secrets, max: 40 });
   const took = session.durationMs === undefined ? "" : ` · ${formatDuration(session.durationMs)}`;
   const detail =
     session.state === "running" ? "" : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
-  const why = session.failureKind
-    ? ` · ${cleanLine(session.failureKind, { secrets, max: 60 })}`
-    : session.state === "interrupted"
-      ? " · interrupted"
-      : "";
+  const why =
+    session.state === "stopped"
+      ? ` · ${stoppedBy(session.stoppedBy, secrets)}`
+      : session.failureKind
+        ? ` · ${cleanLine(session.failureKind, { secrets, max: 60 })}`
+        : session.state === "interrupted"
+          ? " · interrupted"
+          : "";
   return `  - ${mark} Agent session ${session.iteration}: ${provider}${model}, ${purpose}${detail}${why}`;
+}
+
+/** `stopped by @ann (\`/lisa abort\`)`: a person ended the session, which is not the agent failing. */
+function stoppedBy(by: TrackingSession["stoppedBy"], secrets: readonly string[]): string {
+  if (!by) return "stopped";
+  const how = cleanAfter("", by.how, { secrets, max: 80 });
+  return `stopped by ${mention(by.actor)}${how ? ` (${how})` : ""}`;
 }

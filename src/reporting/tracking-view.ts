@@ -5,11 +5,13 @@ export type TrackingSession = {
   provider: string;
   model?: string;
   purpose: string;
-  state: "running" | "succeeded" | "failed" | "interrupted";
+  state: "running" | "succeeded" | "failed" | "interrupted" | "stopped";
   durationMs?: number;
   costUsd: number;
   turns?: number;
   failureKind?: string;
+  /** Who stopped a `stopped` session, and how, in Lisa's words (e.g. `` `/lisa abort` ``). */
+  stoppedBy?: { actor: string; how: string };
 };
 
 export type TrackingStep = {
@@ -43,6 +45,8 @@ export interface TrackingView {
   /** Guidance that will start the next pass when the current one ends. */
   queuedGuidance: { author: string; source: string; excerpt: string }[];
   history: { pass: number; trigger: string; by: string; outcome: string; costUsd: number }[];
+  /** The current pass proposed refinements, so `/lisa continue` has something to do. */
+  canContinue: boolean;
   error?: string;
   /** Overrides the "Waiting for" line derived from the state. */
   waitingFor?: string;

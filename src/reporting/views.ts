@@ -16,6 +16,10 @@ export type PrGate = {
   /** Writers whose latest review requests changes. */
   blockers: string[];
   headSha: string | null;
+  /** Writers whose latest review approves an older head: they must approve again. */
+  stale?: string[];
+  /** With `review.accept: github`: GitHub's own `reviewDecision` (null when the base has no review rule). */
+  githubDecision?: string | null;
 };
 
 /** One item of human (or agent-proposed) guidance bound to a pass. */

@@ -62,10 +62,13 @@ export async function refreshGate(
       approvers: result.approvers,
       blockers: result.blockers,
       headSha: pr.headSha,
+      ...(result.stale.length ? { stale: result.stale } : {}),
+      ...(github ? { githubDecision: reviewDecision } : {}),
     };
     const prState: PrState = pr.merged ? "merged" : pr.state;
+    // The note names the pull request (the cause's own note says only which event it was).
     if (prState !== step.pr_state)
-      await store.events.add(runId, `pr_${prState}`, { note: `${gate.repo}#${gate.number}`, ...cause });
+      await store.events.add(runId, `pr_${prState}`, { ...cause, note: `${gate.repo}#${gate.number}` });
     const seen = { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate: JSON.stringify(gate) };
     // A PR closed unmerged drops its step from the plan; reopening brings it back.
     const event =

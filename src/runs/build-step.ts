@@ -3,7 +3,7 @@ import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { FailureKind } from "../providers/provider.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
-import { assertStillRunning, BlockedError, type RunContext } from "../workflow/run-context.ts";
+import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { sessionFailure } from "../workflow/session-failure.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { gateEgress } from "./network-egress.ts";
@@ -59,6 +59,10 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
+      // Nor is one a person stopped on this step alone (its pull request closed mid-pass).
+      if (!result.ok && (await store.sessions.of(stepId)).at(-1)?.state === "stopped") {
+        throw new StepStoppedError(`the session on ${initial.owner}/${initial.repo} was stopped`);
+      }
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);

@@ -8,7 +8,7 @@ import { issueRefFor } from "../publication/issue-ref.ts";
 import { currentManifest } from "../reporting/manifest-schema.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import type { StepRow } from "../store/store.ts";
-import { BlockedError, freshToken, type RunContext } from "../workflow/run-context.ts";
+import { BlockedError, freshToken, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { createWorktree } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
 import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
@@ -93,8 +93,12 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   try {
     await deliver(ctx, stepId, checkout, base);
   } catch (error) {
-    if (!(error instanceof BlockedError)) throw error;
-    await blockAttempt(ctx, stepId, checkout, error.message);
+    if (error instanceof StepStoppedError) {
+      // Its pull request was closed mid-pass: the step is dropped (unless the gate's read did it first), the others go on.
+      if ((await store.steps.get(stepId)).state === "running") await store.steps.move(stepId, "drop", {}, { passId: pass.id });
+    } else if (error instanceof BlockedError) {
+      await blockAttempt(ctx, stepId, checkout, error.message);
+    } else throw error;
   }
   if (checkout.native && checkout.nativePath) {
     await removeWorktree(deps.workspace, ref, { path: checkout.nativePath, branch: checkout.native.branch });

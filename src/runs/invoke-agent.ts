@@ -113,7 +113,7 @@ export async function invokeAgent(
       prices: deps.tokenPrices,
     });
     await pidRecorded;
-    await deps.store.sessions.finish(sessionId, {
+    const endedByItself = await deps.store.sessions.finish(sessionId, {
       state: result.ok ? "succeeded" : "failed",
       cost_usd: result.costUsd,
       turns: result.turns ?? null,
@@ -131,7 +131,8 @@ export async function invokeAgent(
       result.costUsd,
     );
     if (checkout.native && !checkout.nativePath) await settleNativeWorktree(ctx, stepId, checkout, provider, result.ok);
-    if (result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
+    // A session a person stopped (or Lisa interrupted) did not fail: no other provider takes it up.
+    if (!endedByItself || result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;
   }
   if (!result) throw new StepError("No agent provider is configured.");
   return result;

@@ -94,7 +94,11 @@ export class Worker {
       },
     });
     this.#inbox = new CommandInbox(deps, {
-      controls: this,
+      // Sessions a command stops (`/lisa abort`, a closed pull request) end as a person's doing.
+      controls: {
+        stopSessions: (runId, stepId) => this.stopSessions(runId, stepId, { byPerson: true }),
+        acknowledge: (write) => this.acknowledge(write),
+      },
       ...(options.commandRetryMs === undefined ? {} : { retryMs: options.commandRetryMs }),
       beforeEach: () => this.#runs.recordUnrecorded(),
       due: () => this.notify(),
@@ -176,9 +180,12 @@ export class Worker {
    * Kills the live agent sessions of a run, or of one of its steps (`/lisa abort`, a PR closed
    * mid-pass): those on this machine, known by more than their pid (another worker's pid may be
    * anyone's here). A session on another worker stops at that worker's next check of the run.
+   * `byPerson`: they are recorded as stopped before the kill, which the agent would report as a crash.
    */
-  async stopSessions(runId: number, stepId?: number): Promise<void> {
-    for (const session of await this.#deps.store.sessions.runningIn(runId)) {
+  async stopSessions(runId: number, stepId?: number, { byPerson = false } = {}): Promise<void> {
+    const { sessions } = this.#deps.store;
+    const running = byPerson ? await sessions.stop(runId, stepId) : await sessions.runningIn(runId);
+    for (const session of running) {
       if (stepId !== undefined && session.step_id !== stepId) continue;
       if (!session.pid) continue;
       const here = session.pid_identity !== null && processIdentity(session.pid) === session.pid_identity;

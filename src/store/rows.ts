@@ -2,7 +2,8 @@ import type { PassState, RunState, StepPhase, StepState } from "./transitions.ts
 
 export type { PassState, RunState, StepPhase, StepState };
 
-export type SessionState = "running" | "succeeded" | "failed" | "interrupted";
+/** `stopped`: a person ended it (`/lisa abort`, the pull request closed); `interrupted`: Lisa itself stopped. */
+export type SessionState = "running" | "succeeded" | "failed" | "interrupted" | "stopped";
 export type PrState = "open" | "closed" | "merged";
 
 export interface RunRow {

@@ -22,14 +22,18 @@ export class SessionRecords {
     );
   }
 
-  /** Records how a running session ended; one marked interrupted meanwhile (Lisa shutting down) stays so. */
+  /**
+   * Records how a running session ended; one marked interrupted or stopped meanwhile (Lisa shutting
+   * down, a person stopping it) stays so. Returns false then: the session's end is not its own.
+   */
   async finish(
     id: number,
     changes: Pick<SessionRow, "state" | "cost_usd" | "turns" | "failure_kind" | "message">,
-  ): Promise<void> {
-    await this.#db.run(
+  ): Promise<boolean> {
+    const { changes: updated } = await this.#db.run(
       sql`UPDATE sessions SET state = ${changes.state}, cost_usd = ${changes.cost_usd}, turns = ${changes.turns}, failure_kind = ${changes.failure_kind}, message = ${changes.message}, finished_at = ${this.#db.now()} WHERE id = ${id} AND state = 'running'`,
     );
+    return updated > 0;
   }
 
   async recordPid(id: number, pid: number, identity: string | undefined): Promise<void> {
@@ -43,6 +47,20 @@ export class SessionRecords {
   /** Ends the running sessions of one run as interrupted and returns them (a hand-back or a takeover). */
   interruptRun(runId: number, message: string): Promise<SessionRow[]> {
     return interruptRunSessions(this.#db, runId, message);
+  }
+
+  /**
+   * Marks the running sessions of a run (or of one of its steps) as stopped by a person, before
+   * their processes are killed, so the kill is not recorded as the agent crashing. Returns them.
+   */
+  async stop(runId: number, stepId?: number): Promise<SessionRow[]> {
+    const running = (await runningSessions(this.#db, runId)).filter((s) => stepId === undefined || s.step_id === stepId);
+    for (const session of running) {
+      await this.#db.run(
+        sql`UPDATE sessions SET state = 'stopped', finished_at = ${this.#db.now()} WHERE id = ${session.id} AND state = 'running'`,
+      );
+    }
+    return running;
   }
 
   /** Sessions of a run still running, e.g. to stop them on `/lisa abort`. */

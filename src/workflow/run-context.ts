@@ -30,6 +30,11 @@ export class StoppedError extends Error {
   override name = "StoppedError";
 }
 
+/** A person stopped this step's session (its pull request closed) while the rest of the run goes on. */
+export class StepStoppedError extends Error {
+  override name = "StepStoppedError";
+}
+
 /**
  * Throws StoppedError when the run is no longer running: a command (abort, a closed PR) stopped it,
  * or Lisa is shutting down and handed it back. Checked between steps and around each session and

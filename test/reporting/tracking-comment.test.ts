@@ -72,6 +72,7 @@ function trackingView(overrides: Partial<TrackingView> = {}): TrackingView {
     steps: [step({ gate: apiGate })],
     queuedGuidance: [],
     history: [],
+    canContinue: true,
     secrets: [],
     ...overrides,
   };
@@ -225,11 +226,70 @@ describe("renderTrackingComment", () => {
     ["running", "the agents and the gates; this comment updates as they progress"],
     ["blocked", "you: `/lisa fix [notes]`, `/lisa skip` or `/lisa abort` for the blocked steps"],
     ["accepted", "the pull requests to be merged"],
-    ["stopped", "`/lisa redirect <guidance>` or `/lisa continue` to start pass 4; closing the pull requests ends the run"],
+    [
+      "stopped",
+      "you: `/lisa redirect <guidance>` or `/lisa continue` to start pass 4; approve [acme/api#5](https://github.com/acme/api/pull/5) to accept it as it stands, or close it to end the run",
+    ],
   ] as const)("when %s, waits for %s", (state, waiting) => {
     expect(lineStartingWith(renderTrackingComment(trackingView({ state })), "**Waiting for:**")).toBe(
       `**Waiting for:** ${waiting}`,
     );
+  });
+
+  it("after an abort with no pull request and no refinements, offers only a redirect: nothing to close, nothing to continue", () => {
+    const view = trackingView({
+      state: "stopped",
+      pass: 1,
+      canContinue: false,
+      steps: [step({ state: "skipped", prUrl: undefined })],
+    });
+    const text = renderTrackingComment(view);
+    expect(lineStartingWith(text, "**Waiting for:**")).toBe("**Waiting for:** you: `/lisa redirect <guidance>` to start pass 2");
+    expect(lineStartingWith(text, "**Commands:**")).toBe(
+      "**Commands:** `/lisa redirect <guidance>` · `/lisa status` · `/lisa help`",
+    );
+  });
+
+  it("after an abort at the last pass, says so instead of offering a pass that would be refused", () => {
+    const view = trackingView({
+      state: "stopped",
+      pass: 5,
+      maxPasses: 5,
+      canContinue: false,
+      steps: [step({ state: "skipped" })],
+    });
+    expect(lineStartingWith(renderTrackingComment(view), "**Waiting for:**")).toBe(
+      "**Waiting for:** you: pass 5 of 5 was the last: raise `limits.max_passes` in `.github/lisa.yml` for another",
+    );
+  });
+
+  it("offers /lisa continue only when the pass proposed refinements", () => {
+    const text = renderTrackingComment(trackingView({ state: "review", canContinue: false }));
+    expect(lineStartingWith(text, "**Commands:**")).toBe(
+      "**Commands:** `/lisa redirect <guidance>` · `/lisa accept` (accept without approvals) · `/lisa status` · `/lisa help`",
+    );
+  });
+
+  it("shows a session a person stopped as stopped by them, not as the agent crashing", () => {
+    const stopped = step({
+      state: "skipped",
+      sessions: [
+        {
+          iteration: 2,
+          provider: "claude",
+          purpose: "revise",
+          state: "stopped",
+          durationMs: 3_000,
+          costUsd: 0,
+          stoppedBy: { actor: "ann", how: "`/lisa abort`" },
+        },
+      ],
+    });
+    const text = renderTrackingComment(trackingView({ state: "stopped", steps: [stopped] }));
+    expect(text).toContain("— ⏹️ stopped — pull request: https://github.com/acme/api/pull/5");
+    expect(text).toContain("  - ⏹️ Agent session 2: claude, revising · 3s · $0.00 · stopped by @ann (`/lisa abort`)");
+    expect(text).not.toContain("crashed");
+    expect(text).not.toContain("❌");
   });
 
   it("uses the engine's own Waiting for line when given", () => {
