@@ -52,8 +52,8 @@ const handled = async (e: EmulatedLisa) => {
 /** What the worker made of the newest gesture it stored. */
 const lastOutcome = async (e: EmulatedLisa) =>
   (await e.lisa.store.commands.gesturesBefore(Number.MAX_SAFE_INTEGER, 1))[0]?.outcome;
-const STOPPED =
-  "Stopped pass 1. `/lisa continue` or `/lisa redirect <what to change>` starts pass 2; closing the pull requests ends the run.";
+// The run has no pull request yet, and an aborted pass proposes nothing to continue with.
+const STOPPED = "Stopped pass 1. Next: `/lisa redirect <guidance>` to start pass 2.";
 const stoppedReplies = (e: EmulatedLisa, issue: number) => e.github.comments(REPO, issue).filter((c) => c.body.includes(STOPPED));
 
 describe("rule 24: the issue unlabeled or closed", () => {
@@ -86,6 +86,8 @@ describe("rule 24: the issue unlabeled or closed", () => {
     expect(stoppedReplies(e, issue)[0]?.body).toMatch(/^<!-- lisa:reply delivery=[^>]+ -->\s*Stopped pass 1\./);
     expect(stoppedReplies(e, issue)[0]?.user.login).toBe("lisa[bot]");
     expect(trackingBody(e.github, REPO, issue)).toContain("⏹️ Stopped");
+    // The session was stopped by a person, and the tracking comment says how.
+    expect(trackingBody(e.github, REPO, issue)).toContain("stopped by @bob (took the label off the issue)");
     expect(e.github.labels(REPO, issue)).not.toContain("lisa:working");
   });
 
@@ -105,6 +107,7 @@ describe("rule 24: the issue unlabeled or closed", () => {
     expect(pids.filter(isAlive)).toEqual([]);
     expect(stoppedReplies(e, issue)).toHaveLength(1);
     expect(trackingBody(e.github, REPO, issue)).toContain("⏹️ Stopped");
+    expect(trackingBody(e.github, REPO, issue)).toContain("stopped by @ann (closed the issue)");
   });
 
   it("says nothing and changes nothing when the run has nothing under way: waiting for review, or accepted", async () => {
