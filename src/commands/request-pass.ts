@@ -1,5 +1,6 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
+import { openPassComment } from "../publication/pass-comment.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
 import { STATE_WORDS } from "../reporting/state-words.ts";
@@ -84,7 +85,13 @@ export async function requestPass(
     return `refused in ${current.state}`;
   }
   await publishRunState(deps, gh, run.id);
-  await scene.reply(`⏳ Pass ${pass.number} started by ${request.what}.`);
+  // On the PR of a run of one step, the pass's own comment is the answer (rules 5, 9): the pass
+  // edits it as it goes. With several, the planner decides which PRs the pass touches.
+  const planned = (await deps.store.steps.of(run.id)).filter((step) => step.position > 0);
+  const [only] = planned;
+  if (scene.step && planned.length === 1 && only?.id === scene.step.id && only.pr_number !== null)
+    await openPassComment(deps, gh, { run: current, pass, step: only, maxPasses: config.limits.max_passes });
+  else await scene.reply(`⏳ Pass ${pass.number} started by ${request.what}.`);
   return `pass ${pass.number} queued`;
 }
 

@@ -1,9 +1,9 @@
 import { ensureComment } from "../github/ensure-comment.ts";
-import { guidanceView } from "../publication/guidance-view.ts";
+import { guidanceHere, startingPassView } from "../publication/pass-comment.ts";
 import { currentManifest } from "../reporting/manifest-schema.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
-import type { GuidanceRow, StepRow } from "../store/store.ts";
+import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
 
@@ -48,15 +48,6 @@ async function writePackage(ctx: RunContext, stepId: number, phase: PackageView[
   if (id !== record.package_comment_id) await deps.store.steps.recordInPass(record.id, { package_comment_id: id });
 }
 
-/** Guidance said on this PR's repository, or on the issue: what this pass was asked here. */
-async function guidanceHere(ctx: RunContext, step: StepRow): Promise<GuidanceRow[]> {
-  return (await ctx.deps.store.guidance.forPass(ctx.pass.id)).filter(
-    (g) =>
-      g.owner === null ||
-      (g.owner.toLowerCase() === step.owner.toLowerCase() && g.repo?.toLowerCase() === step.repo.toLowerCase()),
-  );
-}
-
 async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["phase"]): Promise<PackageView> {
   const { deps, pass, run, config } = ctx;
   const { store } = deps;
@@ -73,22 +64,10 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
   const commits = range ? await gitLog(deps.workspace, { owner: step.owner, repo: step.repo }, range).catch(() => []) : [];
   const sessions = (await store.sessions.of(step.id)).filter((s) => s.pass === pass.number);
   const siblings = (await store.steps.of(run.id)).filter((s) => s.gate).map((s) => JSON.parse(s.gate ?? "{}") as PrGate);
-  const items = await guidanceHere(ctx, step);
-  const trigger = pass.trigger;
+  const start = await startingPassView(store, { run, pass, step, maxPasses: config.limits.max_passes, secrets: ctx.secrets });
   return {
-    runId: run.id,
-    pass: pass.number,
-    maxPasses: config.limits.max_passes,
-    stepId: step.id,
-    repo: `${step.owner}/${step.repo}`,
+    ...start,
     phase,
-    trigger: {
-      kind: trigger,
-      by: pass.requested_by,
-      inlineCount: items.filter((g) => g.source === "inline").length,
-      ...(items[0] ? { excerpt: items[0].body.slice(0, 300) } : {}),
-      ...(items[0]?.url ? { url: items[0].url } : {}),
-    },
     ...(range ? { range } : {}),
     commits: [
       ...human.map((c) => ({ ...c, human: true })),
@@ -97,7 +76,6 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     files: JSON.parse(record?.changed_files ?? "[]") as FileChange[],
     gates,
     ...(record?.end_sha ? { headSha: record.end_sha } : {}),
-    guidance: items.map(guidanceView),
     openQuestions: manifest?.open_questions ?? [],
     ...(manifest?.recommendation
       ? { recommendation: { kind: manifest.recommendation, ...(manifest.pass_summary ? { text: manifest.pass_summary } : {}) } }
@@ -122,7 +100,6 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     },
     ...(ctx.network.get(step.id)?.refused ? { network: ctx.network.get(step.id) } : {}),
     siblings,
-    secrets: ctx.secrets,
   };
 }
 
@@ -136,7 +113,7 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   if (step.pr_number === null) return;
   const ref = { owner: step.owner, repo: step.repo };
   const manifest = currentManifest(step);
-  const items = await guidanceHere(ctx, step);
+  const items = await guidanceHere(deps.store, ctx.pass.id, step);
   const threads = items.filter((g) => g.github_id !== null && !g.replied);
   if (threads.length === 0) return;
   const existing = await gh.listPullComments(ref, step.pr_number);

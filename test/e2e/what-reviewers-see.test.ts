@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { RUN_STATES } from "../../src/store/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 
@@ -61,6 +62,24 @@ describe("the pull request at acceptance", () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(/\| delivered \|$/);
     expect(rows[1]).toMatch(/\| ✅ accepted \|$/);
+  });
+});
+
+describe("a pass started on the pull request", () => {
+  it("answers with its own comment, opened at once and edited into the package: one Lisa comment per pass", async () => {
+    const agent = [change("ok"), { ...change("v2"), run: ["sleep 2"] }];
+    const { github, pull, env: e } = await passOne(agent);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect make it v2", "ann");
+    const passTwo = () => github.comments(REPO, pull.number).filter((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "));
+    // Opened as the redirect is handled, while the agent still works.
+    await waitFor("pass 2's comment", () => passTwo().length > 0, 30_000);
+    expect(passTwo()[0]?.body).toContain("⏳ Pass 2 started by @ann's redirect");
+    expect((await runOf(e)).state).not.toBe("review");
+    await e.settle();
+
+    const lisas = github.comments(REPO, pull.number).filter((c) => c.user.login === "lisa[bot]");
+    expect(lisas.map((c) => /<!-- lisa:pass run=1 pass=(\d) /.exec(c.body)?.[1] ?? c.body.slice(0, 60))).toEqual(["1", "2"]);
+    expect(passTwo()[0]?.body).toContain("👀 ready for review");
   });
 });
 
