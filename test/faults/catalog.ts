@@ -279,16 +279,17 @@ const otherFaults: FaultScenario[] = [
   },
   {
     name: "relabeled-mid-run",
-    what: "the label taken off and put back (a new delivery) while the agent works",
+    what: "the label taken off (which stops the run, rule 24) and put back (a new delivery) while the agent works; then /lisa redirect",
     invocations: [HANGING, CHANGE],
     config: GATED,
+    pass: 2,
     async inflict(world) {
-      const pids = await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
+      await waitFor("the agent to start", () => world.agent.hangingPids(), 60_000);
       await world.github.unlabelIssue(world.repo, world.issue, "lisa", "ann");
+      await waitFor("the run to stop", () => world.tracking().includes("⏹️ Stopped"), 60_000);
+      // Labeled again while its run is open: no second run (rule 1); a redirect goes on with this one.
       await world.github.labelIssue(world.repo, world.issue, "lisa", "ann");
-      // Lisa is asked again while the first session still works: the agent ends, and the run goes on.
-      for (const pid of pids) killIfAlive(pid);
-      await retryOnceStopped(world);
+      await world.github.commentOnIssue(world.repo, world.issue, "/lisa redirect go on", "ann");
     },
   },
 ];
