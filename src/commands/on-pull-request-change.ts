@@ -25,7 +25,10 @@ export async function onPullRequestChange(scene: Scene, gesture: PullRequestGest
     // The PR was closed while Lisa worked on it: the work is not wanted, stop it now.
     await scene.controls.stopSessions(run.id, step.id);
   }
-  const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note: `pull_request ${gesture.action}` });
+  // Said where a change of the gate is noted (an acceptance withdrawn): what happened, on which PR.
+  const pr = `${gesture.owner}/${gesture.repo}#${gesture.number}`;
+  const note = gesture.action === "synchronize" ? `pushed \`${gesture.after?.slice(0, 7)}\` to ${pr}` : `${gesture.action} ${pr}`;
+  const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note });
   return `pull request ${gesture.action}: gate ${verdict ?? "closed"}`;
 }
 

@@ -13,7 +13,8 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
   const { deps, gh, run, ref } = scene;
   if (!run) return "ignored: not one of Lisa's pull requests";
   if (gesture.action === "dismissed") {
-    const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note: "review dismissed" });
+    const note = `dismissed a review on ${gesture.owner}/${gesture.repo}#${gesture.number}`;
+    const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note });
     return `review dismissed: gate ${verdict}`;
   }
   // A review is addressed to people: a non-writer's counts for nothing and gets no answer.

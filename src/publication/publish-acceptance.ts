@@ -2,9 +2,9 @@ import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
 import { commentOnce, ensureComment } from "../github/ensure-comment.ts";
 import type { GitHubPort } from "../github/github-port.ts";
-import { type ReportView, renderFinalReport, reportMarker } from "../reporting/final-report.ts";
+import { type ReportView, renderFinalReport, renderWithdrawnReport, reportMarker } from "../reporting/final-report.ts";
 import type { GateLine, PrGate } from "../reporting/views.ts";
-import type { Store } from "../store/store.ts";
+import type { RunRow, Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
 import { guidanceView } from "./guidance-view.ts";
@@ -46,6 +46,34 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
 }
 
 /**
+ * An acceptance withdrawn (rules 18, 19): the report says it no longer stands, and the PR bodies no
+ * longer say "Accepted". Each part reads GitHub before it writes.
+ */
+export async function publishWithdrawal(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+  const { store } = deps;
+  const run = await store.runs.get(runId);
+  if (!run || run.report_comment_id === null) return;
+  const withdrawn = (await store.events.of(runId)).findLast((event) => event.kind === "withdraw");
+  const reason = withdrawn?.actor && withdrawn.detail ? `@${withdrawn.actor} ${withdrawn.detail}` : undefined;
+  const body = renderWithdrawnReport({ runId, ...(reason ? { reason } : {}), secrets: deps.heldSecrets });
+  const ref = { owner: run.owner, repo: run.repo };
+  await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
+  await writePullRequestBodies(deps, gh, run);
+}
+
+/** Each open PR's body as the store has the run now (an accepted run's says so). */
+async function writePullRequestBodies(deps: CoreDeps, gh: GitHubPort, run: RunRow): Promise<void> {
+  const context = { run, deps, pass: { number: run.current_pass }, secrets: deps.heldSecrets };
+  for (const step of await deps.store.steps.of(run.id)) {
+    if (step.pr_number === null || step.pr_state !== "open") continue;
+    const ref = { owner: step.owner, repo: step.repo };
+    const pr = await gh.getPullRequest(ref, step.pr_number);
+    const body = (await composeStepPullRequest(context, step)).mergeInto(pr.body);
+    if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
+  }
+}
+
+/**
  * What accepting does to the pull requests: drafts marked ready, bodies that say so and, with
  * `review.on_accept: merge`, the approved heads merged in plan order. Each part reads GitHub before it acts, so it
  * can run again after a stop.
@@ -55,17 +83,13 @@ export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: n
   const run = await store.runs.get(runId);
   if (!run) return;
   for (const step of await store.steps.of(runId)) {
-    if (step.pr_number === null || step.pr_state !== "open") continue;
+    if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
-    if (step.draft) {
-      if (pr.draft) await gh.setDraft(pr.nodeId, false);
-      await store.steps.record(step.id, { draft: 0 });
-    }
-    // The body says the run was accepted, after how many passes.
-    const context = { run, deps, pass: { number: run.current_pass }, secrets: deps.heldSecrets };
-    const body = (await composeStepPullRequest(context, await store.steps.get(step.id))).mergeInto(pr.body);
-    if (body !== pr.body) await gh.updatePullRequest({ owner: step.owner, repo: step.repo }, step.pr_number, { body });
+    if (pr.draft) await gh.setDraft(pr.nodeId, false);
+    await store.steps.record(step.id, { draft: 0 });
   }
+  // The bodies say the run was accepted, after how many passes.
+  await writePullRequestBodies(deps, gh, run);
   if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
 

@@ -100,11 +100,33 @@ export async function trackingView(store: Store, runId: number, now: number, sec
     ),
     canContinue: JSON.parse(current?.refinements ?? "[]").length > 0,
     ...(run.error ? { error: run.error } : {}),
-    notices: events
-      .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
-      .map((event) => event.detail ?? ""),
+    notices: [
+      ...events
+        .filter((event) => NOTICED_EVENTS.has(event.kind) && event.pass === run.current_pass && event.detail)
+        .map((event) => event.detail ?? ""),
+    ],
+    ...withdrawal(events, run),
+    humanPushes: humanPushes(events, run),
     secrets,
   };
+}
+
+/** Between passes, the pushes people made to the run's PRs in this pass (rule 19): the next pass builds on them. */
+function humanPushes(events: EventRow[], run: RunRow): NonNullable<TrackingView["humanPushes"]> {
+  if (run.state === "running" || run.state === "queued") return [];
+  return events
+    .filter((event) => event.kind === "human_push" && event.pass === run.current_pass && event.actor && event.detail)
+    .map((event) => {
+      const [pr = "", range = ""] = (event.detail ?? "").split(" ");
+      return { actor: event.actor ?? "", pr, range };
+    });
+}
+
+/** While a run whose acceptance was withdrawn waits for review again, what withdrew it (rules 18, 19). */
+function withdrawal(events: EventRow[], run: RunRow): Pick<TrackingView, "withdrawn"> {
+  const last = events.findLast((event) => event.to_state !== null);
+  if (run.state !== "review" || last?.kind !== "withdraw") return {};
+  return { withdrawn: { ...(last.actor ? { actor: last.actor } : {}), ...(last.detail ? { what: last.detail } : {}) } };
 }
 
 /**

@@ -59,6 +59,20 @@ const MAX_LISTED = 50;
  * SHA, the plan, the pass history with its guidance, the verification at the accepted heads, the
  * human contributions, what was skipped and is still open, totals and the traceability chain.
  */
+/**
+ * What the report says once the acceptance it told of no longer stands (rules 18, 19): an approval
+ * dismissed, a push after it. The full report is written again when the run is accepted again.
+ */
+export function renderWithdrawnReport(view: { runId: number; reason?: string; secrets: readonly string[] }): string {
+  const reason = view.reason ? `: ${cleanLine(view.reason, { secrets: view.secrets, max: 300 })}` : "";
+  return [
+    reportMarker(view.runId),
+    "### Lisa · report · ⚠️ Acceptance withdrawn",
+    "",
+    `The acceptance this report told of no longer stands${reason}. The pull requests wait for approval again; the report is written anew when the run is accepted.`,
+  ].join("\n");
+}
+
 export function renderFinalReport(view: ReportView): string {
   const { secrets, accepted } = view;
   const issueRef = /^(?:[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+)?#\d+$/.test(view.issueRef)

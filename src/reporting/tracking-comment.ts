@@ -6,7 +6,7 @@ import { nextStepBlocks } from "./tracking-next-step.ts";
 import { passHistoryBlocks, queuedGuidanceBlocks } from "./tracking-passes.ts";
 import { stepBlocks } from "./tracking-steps.ts";
 import type { TrackingView } from "./tracking-view.ts";
-import { cleanLine } from "./untrusted.ts";
+import { cleanLine, code } from "./untrusted.ts";
 import type { PrGate } from "./views.ts";
 
 export type { TrackingView } from "./tracking-view.ts";
@@ -48,6 +48,22 @@ export function renderTrackingComment(view: TrackingView): string {
   ];
   for (const notice of (view.notices ?? []).slice(-MAX_NOTICES)) {
     blocks.push({ text: `> ${cleanLine(notice, { secrets, max: 300 })}`, drop: 2 }, "");
+  }
+  if (view.withdrawn) {
+    const { actor, what } = view.withdrawn;
+    const by = actor && what ? `: ${mention(actor)} ${cleanLine(what, { secrets, max: 200 })}` : "";
+    blocks.push(`> ⚠️ Acceptance withdrawn${by}. The pull requests wait for approval again.`, "");
+  }
+  for (const push of (view.humanPushes ?? []).slice(-MAX_NOTICES)) {
+    const range = code(push.range, { secrets, max: 40 });
+    const pr = cleanLine(push.pr, { secrets, max: 120 });
+    blocks.push(
+      {
+        text: `> Since pass ${view.pass}: ${mention(push.actor)} pushed ${range} to ${pr}; the next pass builds on it.`,
+        drop: 2,
+      },
+      "",
+    );
   }
   if (gates.length) blocks.push(reviewLine(gates), "");
   blocks.push(...failureBlocks(view), ...queuedGuidanceBlocks(view), ...passHistoryBlocks(view), ...nextStepBlocks(view, gates));

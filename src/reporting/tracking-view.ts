@@ -52,5 +52,9 @@ export interface TrackingView {
   waitingFor?: string;
   /** What happened to the run that its steps do not show, e.g. a worker lost and its work redone. */
   notices?: string[];
+  /** The run was accepted, and that no longer stands (rules 18, 19): who did what. */
+  withdrawn?: { actor?: string; what?: string };
+  /** Pushes people made to the run's PRs since its pass ended (rule 19); the next pass builds on them. */
+  humanPushes?: { actor: string; pr: string; range: string }[];
   secrets: readonly string[];
 }

@@ -65,6 +65,61 @@ describe("the pull request at acceptance", () => {
   });
 });
 
+describe("an acceptance withdrawn (rules 18, 19)", () => {
+  const report = (github: EmulatedLisa["github"]) =>
+    github.comments(REPO, 1).find((c) => c.body.includes("<!-- lisa:report run=1 -->"))?.body ?? "";
+  // As a reader sees it: the zero-width spaces that keep a reference from linking are invisible.
+  const tracking = (github: EmulatedLisa["github"]) =>
+    (github.comments(REPO, 1).find((c) => c.body.includes("lisa:tracking"))?.body ?? "").replace(/\u200b/g, "");
+
+  it("by a dismissed approval: the tracking comment says why, the report and the PR body stop saying accepted, until approved again", async () => {
+    const { github, pull, env: e } = await passOne([change("ok")]);
+    const approval = await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(report(github)).toContain("✅ Accepted");
+    expect(github.pulls(REPO)[0]?.body).toContain("✅ Accepted after 1 pass.");
+
+    const reviewId = (approval.payload.review as { id: number }).id;
+    await github.dismissReview(REPO, pull.number, reviewId, { user: "ann", message: "Not yet" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("review");
+    expect(tracking(github)).toContain(`⚠️ Acceptance withdrawn: @ann dismissed a review on ${REPO}#${pull.number}.`);
+    expect(report(github)).toContain("⚠️ Acceptance withdrawn");
+    expect(report(github)).not.toContain("✅ Accepted");
+    expect(github.pulls(REPO)[0]?.body).not.toContain("Accepted after");
+    expect(github.comments(REPO, 1).filter((c) => c.body.includes("<!-- lisa:report run=1 -->"))).toHaveLength(1);
+
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(report(github)).toContain("✅ Accepted");
+    expect(tracking(github)).not.toContain("Acceptance withdrawn");
+    expect(github.pulls(REPO)[0]?.body).toContain("✅ Accepted after 1 pass.");
+  });
+
+  it("by a human push after it: the tracking comment names the push, and shows it at once (rule 19)", async () => {
+    const { github, pull, env: e } = await passOne([change("ok")]);
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    const { sha } = await github.pushCommit(REPO, pull.head.ref, {
+      files: { "NOTES.md": "late\n" },
+      message: "A late note",
+      user: "bob",
+    });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("review");
+    expect(tracking(github)).toContain(`⚠️ Acceptance withdrawn: @bob pushed \`${sha.slice(0, 7)}\` to ${REPO}#${pull.number}.`);
+    // The push itself is on the issue now, not only in the next pass's package (rule 19).
+    const range = `${pull.head.sha.slice(0, 7)}..${sha.slice(0, 7)}`;
+    expect(tracking(github)).toContain(
+      `Since pass 1: @bob pushed \`${range}\` to ${REPO}#${pull.number}; the next pass builds on it.`,
+    );
+    expect(report(github)).toContain("⚠️ Acceptance withdrawn");
+  });
+});
+
 describe("a pass started on the pull request", () => {
   it("answers with its own comment, opened at once and edited into the package: one Lisa comment per pass", async () => {
     const agent = [change("ok"), { ...change("v2"), run: ["sleep 2"] }];
