@@ -17,7 +17,10 @@ export function prRef(gate: Pick<PrGate, "repo" | "number" | "url">, owner?: str
   return link(label, gate.url) || label;
 }
 
-/** A pull request's gate in a few words: `✅ @ann at 1a2b3c4`, `❌ changes requested by @bob`, `⏳ waiting`. */
+/**
+ * A pull request's gate in a few words: `✅ @ann at 1a2b3c4`, `❌ changes requested by @bob`,
+ * `⏳ approved by @ann; GitHub's review rule still needs more approvals`, `⏳ waiting`.
+ */
 export function describeGateStatus(gate: PrGate, { withSha = false }: DescribeOptions = {}): string {
   switch (gate.status) {
     case "approved": {
@@ -30,8 +33,13 @@ export function describeGateStatus(gate: PrGate, { withSha = false }: DescribeOp
       return "🔀 merged";
     case "dropped":
       return "🚪 closed";
-    default:
+    default: {
+      // Approved, yet short of what GitHub's review rule asks (`review.accept: github`): say the approval counted.
+      if (gate.approvers.length)
+        return `⏳ approved by ${gate.approvers.map(mention).join(", ")}; GitHub's review rule still needs more approvals`;
+      if (gate.stale?.length) return `⏳ waiting: ${gate.stale.map(mention).join(", ")} approved an earlier head`;
       return "⏳ waiting";
+    }
   }
 }
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 // `/lisa status` end to end (review-gates design, rule 25): Lisa against the GitHub emulator, people
 // acting through its helpers, the agent scripted. Each test reads the one reply Lisa posts.
@@ -80,6 +81,10 @@ describe("/lisa status", () => {
     );
     expect(reply).toContain(`**Waiting for:** your review: approve ${pr} to accept the pass, or request changes`);
     expect(reply).not.toMatch(/\breview, pass\b/);
+    // The tracking comment says the approval counted, and that GitHub wants more (issue 24, item 5).
+    expect(trackingBody(e.github, REPO, issue)).toContain(
+      `${pr} ⏳ approved by @ann; GitHub's review rule still needs more approvals`,
+    );
   });
 
   it("says whose change request blocks, and that an approval of an earlier head must be given again", async () => {

@@ -55,7 +55,7 @@ describe("describePrGate", () => {
   });
 
   it("shortens the reference for pull requests of the same owner", () => {
-    expect(describePrGate({ ...gate, status: "pending" }, { owner: "acme" })).toBe(
+    expect(describePrGate({ ...gate, status: "pending", approvers: [] }, { owner: "acme" })).toBe(
       "[api#5](https://github.com/acme/api/pull/5) ⏳ waiting",
     );
   });
@@ -64,6 +64,9 @@ describe("describePrGate", () => {
     [{ status: "changes_requested", blockers: ["bob"] }, "❌ changes requested by @bob"],
     [{ status: "merged" }, "🔀 merged"],
     [{ status: "dropped" }, "🚪 closed"],
+    // Approved, short of GitHub's review rule (`review.accept: github`): the approval still counted.
+    [{ status: "pending", approvers: ["ann"] }, "⏳ approved by @ann; GitHub's review rule still needs more approvals"],
+    [{ status: "pending", approvers: [], stale: ["bob"] }, "⏳ waiting: @bob approved an earlier head"],
   ])("describes %o as %s", (change, text) => {
     expect(describePrGate({ ...gate, ...change, url: "" })).toBe(`acme/api#5 ${text}`);
   });
