@@ -153,7 +153,17 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
         by: pass.requested_by,
         guidance: (await store.guidance.forPass(pass.id)).map(guidanceView),
         changes,
-        gates: records.flatMap((r) => JSON.parse(r.gates ?? "[]") as { command: string; passed: boolean }[]),
+        // Each pass's gates, named by repository where the pass worked in more than one.
+        gates: (
+          await Promise.all(
+            records.map(async (r) => {
+              const gates = JSON.parse(r.gates ?? "[]") as GateLine[];
+              if (records.length < 2) return gates;
+              const step = await store.steps.get(r.step_id);
+              return gates.map((gate) => ({ ...gate, repo: `${step.owner}/${step.repo}` }));
+            }),
+          )
+        ).flat(),
         costUsd: await store.runs.cost(runId, pass.number),
         outcome: PASS_OUTCOME[pass.state],
       };

@@ -1,4 +1,4 @@
-import { plural } from "./format.ts";
+import { plural, repoName } from "./format.ts";
 import { code } from "./untrusted.ts";
 import type { GateLine } from "./views.ts";
 
@@ -23,9 +23,9 @@ export function describeGates(gates: GateLine[], pass: number, secrets: readonly
   return more ? `${line} · ${more}` : line;
 }
 
-/** `✅ \`npm test\``, or `❌ \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
+/** `✅ \`npm test\``, or `❌ acme/api: \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
 export function describeGate(gate: GateLine, pass: number, secrets: readonly string[]): string {
-  const command = code(gate.command, { secrets });
+  const command = `${gate.repo ? `${repoName(gate.repo)}: ` : ""}${code(gate.command, { secrets })}`;
   if (gate.passed) return `✅ ${command}`;
   return gate.regressed ? `❌ ${command} · ⚠️ regression: green in pass ${pass - 1}, red now` : `❌ ${command}`;
 }

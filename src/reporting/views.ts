@@ -47,6 +47,8 @@ export type GateLine = {
   passed: boolean;
   /** Green in the previous pass, red now. */
   regressed?: boolean;
+  /** The repository it ran in, named where gates of several repositories are listed together. */
+  repo?: string;
 };
 
 export type CommitView = {

@@ -671,6 +671,8 @@ describe("the review loop across two repositories (E2E-4)", () => {
       ),
       expect.stringMatching(/^- \[acme\/web#\d+\]\(.*\) at `[0-9a-f]{7}`: ✅ `test -f README\.md`$/),
     ]);
+    // Pass 1 ran gates in both repositories: each line says which.
+    expect(report).toContain("- Gates: ✅ acme/api: `test -f README.md` · ✅ acme/web: `test -f README.md`");
   });
 });
 

@@ -14,6 +14,10 @@ describe("describeGate", () => {
       "❌ `npm test` · ⚠️ regression: green in pass 2, red now",
     );
   });
+
+  it("names the repository a gate ran in, where gates of several are listed together", () => {
+    expect(describeGate({ ...green("npm test"), repo: "acme/web" }, 1, [])).toBe("✅ acme/web: `npm test`");
+  });
 });
 
 describe("failedFirst", () => {
