@@ -50,4 +50,6 @@ const sameRequest = (a: CommandGesture, b: CommandGesture) =>
   a.number === b.number &&
   a.sender === b.sender &&
   a.command.name === b.command.name &&
+  // The same words: a bare `/lisa` right after `/lisa help` asks again in other words, and is answered.
+  a.command.word === b.command.word &&
   a.command.text === b.command.text;

@@ -17,7 +17,8 @@ export function failureBlocks(view: TrackingView): (string | Block)[] {
       text: [
         `**Gate failure** in ${repoName(step.repo)}: ${code(failure.command, { secrets })}`,
         "",
-        fenced(failure.output, { secrets }),
+        // A gate such as `test -f x` fails silently: an empty box would look like a lost output.
+        failure.output.trim() ? fenced(failure.output, { secrets }) : "_It failed without printing anything._",
         "",
       ].join("\n"),
       drop: 2,

@@ -3,6 +3,7 @@ import { plainLiveText } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import { BlockedError, freshToken, type RunContext } from "../workflow/run-context.ts";
+import { git } from "../workspace/git.ts";
 import { remoteHead } from "../workspace/mirror-history.ts";
 import { pushBranch, rebaseOnto } from "../workspace/push-branch.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
@@ -72,7 +73,8 @@ export async function blockAttempt(ctx: RunContext, stepId: number, checkout: Ch
       lease,
       secrets: ctx.secrets,
     });
-    wipSha = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? null;
+    // What was pushed: the mirror's copy of the branch moves only at its next fetch.
+    wipSha = (await git(dir, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
   }

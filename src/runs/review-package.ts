@@ -6,6 +6,7 @@ import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
+import { wipBranch } from "./push-step.ts";
 
 /**
  * The review package of one pass on one PR: created when the pass starts on the PR (so the
@@ -86,7 +87,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
           block: {
             reason: record.block_reason,
             ...(manifest?.blocked ? { tried: manifest.blocked.tried, needed: manifest.blocked.needed } : {}),
-            wipRef: `${step.branch}--wip`,
+            ...(record.wip_sha ? wipLink(step) : {}),
           },
         }
       : {}),
@@ -137,4 +138,11 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
     }
     await deps.store.guidance.markReplied(item.id);
   }
+}
+
+/** The branch a blocked attempt was pushed to, and where GitHub shows it (beside the PR it belongs to). */
+function wipLink(step: StepRow): { wipRef: string; wipUrl?: string } {
+  const wipRef = wipBranch(step.branch);
+  const repoUrl = step.pr_url?.replace(/\/pull\/\d+$/, "");
+  return repoUrl && repoUrl !== step.pr_url ? { wipRef, wipUrl: `${repoUrl}/tree/${encodeURI(wipRef)}` } : { wipRef };
 }

@@ -26,11 +26,11 @@ afterEach(async () => {
 });
 
 /** ann (a writer) labels an issue and pass 1 reaches review; bob is a second writer. */
-async function passOne(invocations: FakeInvocation[]) {
+async function passOne(invocations: FakeInvocation[], config = CONFIG) {
   const agent = createFakeClaude(invocations);
   env = await startEmulatedLisa({ claudeBinary: agent.binary });
   const { github } = env;
-  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG });
+  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config });
   github.addCollaborator(REPO, "ann", "write");
   github.addCollaborator(REPO, "bob", "maintain");
   const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
@@ -117,6 +117,39 @@ describe("an acceptance withdrawn (rules 18, 19)", () => {
       `Since pass 1: @bob pushed \`${range}\` to ${REPO}#${pull.number}; the next pass builds on it.`,
     );
     expect(report(github)).toContain("⚠️ Acceptance withdrawn");
+  });
+});
+
+describe("commands said twice", () => {
+  it("answers a bare /lisa right after /lisa help: other words are another request, not a flood", async () => {
+    const { github, env: e } = await passOne([change("ok")]);
+    const answers = () =>
+      github.comments(REPO, 1).filter((c) => c.body.includes("<!-- lisa:reply") && c.body.includes("/lisa redirect"));
+    await github.commentOnIssue(REPO, 1, "/lisa help", "ann");
+    await github.commentOnIssue(REPO, 1, "/lisa", "ann");
+    // The same words again within the window are one request, answered once.
+    await github.commentOnIssue(REPO, 1, "/lisa", "ann");
+    await e.settle();
+    expect(answers()).toHaveLength(2);
+  });
+});
+
+describe("a blocked step", () => {
+  it("links the work in progress on its branch from the package, and says a gate that printed nothing did so", async () => {
+    const config = "label: lisa\ngates:\n  - grep -qx ok health.ts\nlimits:\n  max_iterations: 2\n";
+    const { github, pull, env: e } = await passOne([change("ok"), change("broken"), change("still broken")], config);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect break it", "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+
+    const wip = `${pull.head.ref}--wip`;
+    expect(await github.readFile(REPO, "health.ts", wip)).toBe("still broken\n");
+    const pass2 = github.comments(REPO, pull.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body ?? "";
+    expect(pass2).toContain(`**Work in progress:** \`${wip}\` ([browse](${github.url}/${REPO}/tree/${wip}))`);
+    const tracking = github.comments(REPO, 1).find((c) => c.body.includes("lisa:tracking"))?.body ?? "";
+    expect(tracking).toContain(
+      `**Gate failure** in ${REPO}: \`grep -qx ok health.ts\`\n\n_It failed without printing anything._`,
+    );
   });
 });
 
