@@ -1,5 +1,6 @@
 import { readConfigOf } from "../config/run-config.ts";
 import { isWriter } from "../github/permissions.ts";
+import { recordChangeRequest } from "../review/record-change-request.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import type { NewGuidance } from "../store/store.ts";
 import type { ReviewGesture } from "./gesture.ts";
@@ -51,5 +52,6 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
     return "changes requested without guidance";
   }
   const comments = inline.length ? ` (${inline.length} inline comment${inline.length === 1 ? "" : "s"})` : "";
+  if (scene.step) await recordChangeRequest(deps.store, scene.step, gesture.sender);
   return requestPass(scene, { trigger: "review", by: gesture.sender, items, what: `@${gesture.sender}'s review${comments}` });
 }

@@ -61,7 +61,10 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
   }));
   const manifest = currentManifest({ manifest: record?.manifest ?? null });
   const human = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
-  const range = record?.start_sha && record.end_sha ? { from: record.start_sha, to: record.end_sha } : undefined;
+  const range =
+    record?.start_sha && record.end_sha
+      ? { from: record.start_sha, to: record.end_sha, ...compareLink(step, record.start_sha, record.end_sha) }
+      : undefined;
   const commits = range ? await gitLog(deps.workspace, { owner: step.owner, repo: step.repo }, range).catch(() => []) : [];
   const sessions = (await store.sessions.of(step.id)).filter((s) => s.pass === pass.number);
   const siblings = (await store.steps.of(run.id)).filter((s) => s.gate).map((s) => JSON.parse(s.gate ?? "{}") as PrGate);
@@ -140,9 +143,21 @@ async function replyInThreads(ctx: RunContext, stepId: number): Promise<void> {
   }
 }
 
+/** The repository's page on GitHub, from its PR's (`…/owner/repo/pull/5`). */
+function repoUrlOf(step: StepRow): string | undefined {
+  const repoUrl = step.pr_url?.replace(/\/pull\/\d+$/, "");
+  return repoUrl && repoUrl !== step.pr_url ? repoUrl : undefined;
+}
+
 /** The branch a blocked attempt was pushed to, and where GitHub shows it (beside the PR it belongs to). */
 function wipLink(step: StepRow): { wipRef: string; wipUrl?: string } {
   const wipRef = wipBranch(step.branch);
-  const repoUrl = step.pr_url?.replace(/\/pull\/\d+$/, "");
-  return repoUrl && repoUrl !== step.pr_url ? { wipRef, wipUrl: `${repoUrl}/tree/${encodeURI(wipRef)}` } : { wipRef };
+  const repoUrl = repoUrlOf(step);
+  return repoUrl ? { wipRef, wipUrl: `${repoUrl}/tree/${encodeURI(wipRef)}` } : { wipRef };
+}
+
+/** GitHub's comparison of the pass's commits. */
+function compareLink(step: StepRow, from: string, to: string): { compareUrl?: string } {
+  const repoUrl = repoUrlOf(step);
+  return repoUrl ? { compareUrl: `${repoUrl}/compare/${from}...${to}` } : {};
 }

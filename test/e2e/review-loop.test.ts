@@ -676,6 +676,31 @@ describe("the review loop across two repositories (E2E-4)", () => {
   });
 });
 
+describe("the plan's pull requests as a pass-2 package lists them", () => {
+  it("shows a change request that started the pass as the tracking comment does, not as waiting", async () => {
+    const { e, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+      planOf(["acme/web"]),
+      change("Health.tsx", "Web health, in bold"),
+    ]);
+    e.github.addCollaborator("acme/web", "bob", "write");
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [web] = e.github.pulls("acme/web");
+    if (!web) throw new Error("pass 1 opened no web pull request");
+    await e.github.submitReview("acme/web", web.number, { state: "CHANGES_REQUESTED", body: "Make it bold.", user: "bob" });
+    await e.settle();
+
+    expect((await runOf(e)).state).toBe("review");
+    const blocked = `web#${web.number}](${web.html_url}) ❌ changes requested by @bob`;
+    const pass2 = e.github.comments("acme/web", web.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body;
+    expect(pass2).toContain(blocked);
+    expect(trackingBody(e.github, "acme/api", issue.number)).toContain(`acme/${blocked}`);
+  });
+});
+
 describe("redirects the planner must handle (E2E-10, E2E-11)", () => {
   it("E2E-10: a redirect while the planner works joins the pass, and the planner runs again with it", async () => {
     const { agent, e, issue } = await twoRepos([

@@ -48,7 +48,7 @@ const runOf = async (e: EmulatedLisa) => {
 };
 
 describe("the pull request at acceptance", () => {
-  it("says after how many passes it was accepted, and its last pass reads accepted", async () => {
+  it("says after how many passes it was accepted, and its last pass reads accepted; the pass-2 package links its comparison", async () => {
     const { github, pull, env: e } = await passOne([change("ok"), change("v2")]);
     await github.commentOnIssue(REPO, pull.number, "/lisa redirect make it v2", "ann");
     await e.settle();
@@ -56,6 +56,10 @@ describe("the pull request at acceptance", () => {
     await e.settle();
 
     expect((await runOf(e)).state).toBe("accepted");
+    // The pass-2 package links GitHub's comparison of the pass's commits.
+    const head = github.pulls(REPO)[0]?.head.sha ?? "";
+    const pass2 = github.comments(REPO, pull.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body;
+    expect(pass2).toContain(`([compare](${github.url}/${REPO}/compare/${pull.head.sha}...${head}))`);
     const body = github.pulls(REPO)[0]?.body ?? "";
     expect(body).toContain("✅ Accepted after 2 passes.");
     const rows = body.split("\n").filter((line) => /^\| [12] \|/.test(line));
