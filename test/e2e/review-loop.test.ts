@@ -2,22 +2,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { RUN_STATES } from "../../src/store/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
+import { CONFIG, change, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 import { isAlive } from "../support/process-alive.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
 // emulator, people acting through the emulator's helpers, the agent a scripted stand-in.
-
-const REPO = "acme/api";
-const CONFIG = "label: lisa\ngates:\n  - test -f health.ts\n";
-
-const change = (file: string, text: string, manifest: object = {}): FakeInvocation => ({
-  write: { [file]: `${text}\n` },
-  manifest: { title: "Add a health endpoint", what: `${text}.`, ...manifest },
-  result: `${text}: done.`,
-});
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -25,22 +16,10 @@ afterEach(async () => {
   env = undefined;
 });
 
-/** A repository with a writer (ann), a second writer (bob) and a reader (rita); ann labels an issue and pass 1 runs. */
-async function passOne(invocations: FakeInvocation[], config = CONFIG) {
-  const agent = createFakeClaude(invocations);
-  env = await startEmulatedLisa({ claudeBinary: agent.binary });
-  const { github } = env;
-  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config });
-  github.addCollaborator(REPO, "ann", "write");
-  github.addCollaborator(REPO, "bob", "maintain");
-  github.addCollaborator(REPO, "rita", "read");
-  const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "Expose /health.", user: "ann" });
-  await github.labelIssue(REPO, issue.number, "lisa", "ann");
-  await env.settle();
-  const [pull] = github.pulls(REPO);
-  if (!pull) throw new Error("pass 1 opened no pull request");
-  return { agent, github, issue, pull, env };
-}
+const passOne = (invocations: FakeInvocation[], config = CONFIG) =>
+  startPassOne(invocations, config, (started) => {
+    env = started;
+  });
 
 const TWO_REPOS = `label: lisa
 repos:
@@ -74,11 +53,6 @@ async function twoRepos(invocations: FakeInvocation[], config = TWO_REPOS) {
   return { agent, e, issue };
 }
 
-const runOf = async (e: EmulatedLisa) => {
-  const [run] = await e.lisa.store.runs.inState(...RUN_STATES);
-  if (!run) throw new Error("no run");
-  return run;
-};
 const tracking = (e: EmulatedLisa, issue: number) => trackingBody(e.github, REPO, issue);
 const packages = (e: EmulatedLisa, pr: number) => e.github.comments(REPO, pr).filter((c) => c.body.includes("<!-- lisa:pass "));
 const headOf = (e: EmulatedLisa, pr: number) => e.github.pulls(REPO).find((p) => p.number === pr)?.head.sha ?? "";

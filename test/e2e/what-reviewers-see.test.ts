@@ -1,23 +1,17 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
-import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import type { EmulatedLisa } from "../../dev/emulated-lisa.ts";
+import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { RUN_STATES } from "../../src/store/transitions.ts";
 import { gitIn } from "../support/git-fixtures.ts";
+import { CONFIG, change as changeFile, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 
 // What reviewers read on GitHub is the truth (issue 24): the pull request says when it was
 // accepted, and Lisa holds to GitHub's API where it is stricter than a naive client expects, as
 // the emulator plays it: replies go to a thread's first comment only, and a pull request shows a
 // push to its branch a moment late.
 
-const REPO = "acme/api";
-const CONFIG = "label: lisa\ngates:\n  - test -f health.ts\n";
-
-const change = (text: string, manifest: object = {}): FakeInvocation => ({
-  write: { "health.ts": `${text}\n` },
-  manifest: { title: "Add a health endpoint", what: `${text}.`, ...manifest },
-  result: `${text}: done.`,
-});
+/** pass 1's session writes `text` to health.ts. */
+const change = (text: string, manifest: object = {}) => changeFile("health.ts", text, manifest);
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -25,27 +19,10 @@ afterEach(async () => {
   env = undefined;
 });
 
-/** ann (a writer) labels an issue and pass 1 reaches review; bob is a second writer. */
-async function passOne(invocations: FakeInvocation[], config = CONFIG) {
-  const agent = createFakeClaude(invocations);
-  env = await startEmulatedLisa({ claudeBinary: agent.binary });
-  const { github } = env;
-  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config });
-  github.addCollaborator(REPO, "ann", "write");
-  github.addCollaborator(REPO, "bob", "maintain");
-  const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
-  await github.labelIssue(REPO, issue.number, "lisa", "ann");
-  await env.settle();
-  const [pull] = github.pulls(REPO);
-  if (!pull) throw new Error("pass 1 opened no pull request");
-  return { agent, github, pull, env };
-}
-
-const runOf = async (e: EmulatedLisa) => {
-  const [run] = await e.lisa.store.runs.inState(...RUN_STATES);
-  if (!run) throw new Error("no run");
-  return run;
-};
+const passOne = (invocations: FakeInvocation[], config = CONFIG) =>
+  startPassOne(invocations, config, (started) => {
+    env = started;
+  });
 
 describe("the pull request at acceptance", () => {
   it("says after how many passes it was accepted, and its last pass reads accepted; the pass-2 package links its comparison", async () => {
