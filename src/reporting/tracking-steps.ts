@@ -65,8 +65,10 @@ function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secret
 }
 
 function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly string[]): string {
-  const mark = DONE_STATES.has(step.state) ? "[x]" : "[ ]";
-  const number = numbered ? `${step.position}. ` : "";
+  // Done is delivered and not sent back: a change request on its PR unticks it.
+  const mark = DONE_STATES.has(step.state) && step.gate?.status !== "changes_requested" ? "[x]" : "[ ]";
+  // "Step 1:", not "1.": after a task box, "1." starts a numbered list inside the item.
+  const number = numbered ? `Step ${step.position}: ` : "";
   const state =
     step.state === "running"
       ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))

@@ -139,7 +139,7 @@ describe("a multi-repository issue", () => {
     const comment = tracking(env as EmulatedLisa, issue.number);
     expect(comment).toContain("Ready for review");
     expect(comment).toContain("- [x] Plan");
-    expect(comment).toMatch(/- \[x\] 1\. `acme\/api`/);
+    expect(comment).toMatch(/- \[x\] Step 1: `acme\/api`/);
     // Nothing is left in the data directory's worktrees once every step is delivered.
     expect(readdirSync(path.join((env as EmulatedLisa).dataDir, "worktrees"))).toEqual([]);
 

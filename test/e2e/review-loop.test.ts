@@ -651,7 +651,7 @@ describe("the review loop across two repositories (E2E-4)", () => {
 });
 
 describe("the plan's pull requests as a pass-2 package lists them", () => {
-  it("shows a change request that started the pass as the tracking comment does, not as waiting", async () => {
+  it("shows a change request that started the pass as the tracking comment does, not as waiting; the step is not ticked done", async () => {
     const { e, issue } = await twoRepos([
       planOf(["acme/api", "acme/web"]),
       change("health.ts", "API health"),
@@ -672,6 +672,9 @@ describe("the plan's pull requests as a pass-2 package lists them", () => {
     const pass2 = e.github.comments("acme/web", web.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body;
     expect(pass2).toContain(blocked);
     expect(trackingBody(e.github, "acme/api", issue.number)).toContain(`acme/${blocked}`);
+    // Delivered again, but sent back by bob and not yet approved: not ticked as done.
+    expect(trackingBody(e.github, "acme/api", issue.number)).toMatch(/- \[ \] Step 2: `acme\/web`/);
+    expect(trackingBody(e.github, "acme/api", issue.number)).toMatch(/- \[x\] Step 1: `acme\/api`/);
   });
 });
 

@@ -125,11 +125,25 @@ describe("renderTrackingComment", () => {
     expect(text).toContain(
       [
         "- [x] Plan: 2 steps — API first, then the web client",
-        "- [x] 1. `acme/api` on `lisa/12-list-items` — delivered — pull request: https://github.com/acme/api/pull/5 — add the v2 endpoint",
+        "- [x] Step 1: `acme/api` on `lisa/12-list-items` — delivered — pull request: https://github.com/acme/api/pull/5 — add the v2 endpoint",
         "  - ✅ Agent session 1: claude (sonnet), implementing · 4m 2s · $0.40 · 12 turns",
-        "- [ ] 2. `acme/web` on `lisa/12-list-items` — running the gates",
+        "- [ ] Step 2: `acme/web` on `lisa/12-list-items` — running the gates",
       ].join("\n"),
     );
+  });
+
+  it("unticks a delivered step whose pull request has changes requested: it is not done", () => {
+    const gate = {
+      repo: "acme/api",
+      number: 5,
+      url: "",
+      status: "changes_requested" as const,
+      approvers: [],
+      blockers: ["bob"],
+      headSha: null,
+    };
+    const text = renderTrackingComment(trackingView({ state: "review", steps: [step({ gate })] }));
+    expect(text).toContain("- [ ] `acme/api` on `lisa/12-list-items` — delivered");
   });
 
   it("says why a step is blocked", () => {
@@ -364,7 +378,9 @@ describe("renderTrackingComment", () => {
     expect(text).toContain("· …and 4,980 more");
     expect(text).toContain("- …and 980 more\n");
     // The sessions of the last steps shown go first; the note stands where they were.
-    expect(text).toMatch(new RegExp(`  - ❌ Agent session \\d+: [^\n]+\n\n${CUT_NOTE}\n\n- \\[ \\] \\d+\\. \`acme/repo-\\d+\``));
+    expect(text).toMatch(
+      new RegExp(`  - ❌ Agent session \\d+: [^\n]+\n\n${CUT_NOTE}\n\n- \\[ \\] Step \\d+: \`acme/repo-\\d+\``),
+    );
     expect(text).toMatch(/\n\*\*Commands:\*\* `\/lisa fix \[notes\]`.*$/);
   });
 });
