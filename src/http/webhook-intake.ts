@@ -7,6 +7,7 @@ import { onPullRequest } from "../handlers/on-pull-request.ts";
 import { onPullRequestReview } from "../handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "../handlers/on-pull-request-review-comment.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
+import { STATE_LABELS } from "../publication/state-labels.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { Store } from "../store/store.ts";
@@ -68,6 +69,18 @@ export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
       context.log.debug({ label, lisaLabel }, "issues.unlabeled dropped: not the repository's Lisa label");
       return;
     }
+    if ("command" in triage && label === null) {
+      // Issues close all day: one that carries neither Lisa's label nor a state label of hers has
+      // no run under way to stop (a run's issue carries both until it is over, or rule 24 stopped it).
+      const labels = (context.payload.issue.labels ?? []).map((l) => (typeof l === "string" ? l : l.name));
+      const ours = async (name: string) =>
+        STATE_LABEL_NAMES.has(name) || (await foreignLabel({ ...triage.command, label: name }, now())) === undefined;
+      if (!(await storing(async () => (await Promise.all(labels.map(ours))).some(Boolean)))) {
+        metrics.webhookDropped("no_lisa_label");
+        context.log.debug("issues.closed dropped: the issue carries none of Lisa's labels");
+        return;
+      }
+    }
     await accept(context, "gesture", triage);
   });
   app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
@@ -81,6 +94,8 @@ export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
     accept(context, "gesture", onPullRequest(context.payload as never)),
   );
 }
+
+const STATE_LABEL_NAMES: ReadonlySet<string> = new Set(Object.values(STATE_LABELS));
 
 /** Reads or writes the store for a webhook; a database or disk that cannot serve it answers 503. */
 async function storing<T>(work: () => Promise<T>): Promise<T> {

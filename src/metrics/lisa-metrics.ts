@@ -80,7 +80,7 @@ export function createLisaMetrics(store: Store) {
   });
   const dropped = new Counter({
     name: "lisa_webhooks_dropped_total",
-    help: "Webhooks dropped before storing because they cannot concern Lisa, by reason (foreign_label: not the repository's Lisa label).",
+    help: "Webhooks dropped before storing because they cannot concern Lisa, by reason (foreign_label: not the repository's Lisa label; no_lisa_label: an issue closed that carries none of Lisa's labels).",
     labelNames: ["reason"],
     registers: [registry],
   });
@@ -130,7 +130,7 @@ export function createLisaMetrics(store: Store) {
     webhookStored(ms: number): void {
       webhooks.observe(ms / 1_000);
     },
-    webhookDropped(reason: "foreign_label"): void {
+    webhookDropped(reason: "foreign_label" | "no_lisa_label"): void {
       dropped.inc({ reason });
     },
   };

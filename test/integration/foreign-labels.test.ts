@@ -139,6 +139,21 @@ describe("labels that are not the repository's Lisa label", () => {
     expectRoutesWithin(e, DELIVERY_ROUTES);
   });
 
+  it("let an issue closed with none of Lisa's labels go unstored; one closed with Lisa's label is stored", async () => {
+    const agent = createFakeClaude([]);
+    const e = await helloWorld({ claudeBinary: agent.binary, config: CONFIG });
+    // An issue Lisa never worked on, and one that carries her label (its run aside: none here).
+    const other = await e.github.createIssue(HELLO_WORLD, { title: "Unrelated", body: "", user: OWNER });
+    await e.github.closeIssue(HELLO_WORLD, other.number, OWNER);
+    await label(e, "lisa", "lisa[bot]");
+    await e.github.closeIssue(HELLO_WORLD, ISSUE, OWNER);
+    await e.github.waitForWebhooks();
+    await e.settle();
+
+    expect(await dropped(e)).toEqual({ no_lisa_label: 1 });
+    expect(await storedCommands(e)).toEqual([{ kind: "gesture", outcome: "issue closed: no run" }]);
+  });
+
   it("do not stop comments and reviews, which are stored whatever the cache says", async () => {
     const agent = createFakeClaude([]);
     const e = await helloWorld({ claudeBinary: agent.binary, config: CONFIG });
