@@ -53,8 +53,10 @@ export async function publishWithdrawal(deps: CoreDeps, gh: GitHubPort, runId: n
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run || run.report_comment_id === null) return;
-  const withdrawn = (await store.events.of(runId)).findLast((event) => event.kind === "withdraw");
-  const reason = withdrawn?.actor && withdrawn.detail ? `@${withdrawn.actor} ${withdrawn.detail}` : undefined;
+  // Only for the state change that took the acceptance back: a later pass's gate finds it said.
+  const change = (await store.events.of(runId)).findLast((event) => event.to_state !== null);
+  if (change?.kind !== "withdraw" && change?.kind !== "reopen") return;
+  const reason = change.kind === "withdraw" && change.actor && change.detail ? `@${change.actor} ${change.detail}` : undefined;
   const body = renderWithdrawnReport({ runId, ...(reason ? { reason } : {}), secrets: deps.heldSecrets });
   const ref = { owner: run.owner, repo: run.repo };
   await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
