@@ -3,7 +3,6 @@ import { plainLiveText } from "../markdown/live-text.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import * as stepChanges from "../store/step-changes.ts";
 import { BlockedError, freshToken, type RunContext } from "../workflow/run-context.ts";
-import { git } from "../workspace/git.ts";
 import { remoteHead } from "../workspace/mirror-history.ts";
 import { pushBranch, rebaseOnto } from "../workspace/push-branch.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
@@ -69,12 +68,11 @@ export async function blockAttempt(ctx: RunContext, stepId: number, checkout: Ch
     );
     await ownCommits(dir, deps.workspace.author);
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
-    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {
+    // What was pushed, as pushBranch says: the mirror's copy of the branch moves only at its next fetch.
+    wipSha = await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {
       lease,
       secrets: ctx.secrets,
     });
-    // What was pushed: the mirror's copy of the branch moves only at its next fetch.
-    wipSha = (await git(dir, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
   } catch (error) {
     deps.log.warn({ err: error, stepId }, "could not push the blocked attempt");
   }

@@ -8,7 +8,7 @@ import { lockKey, type RepoRef, remoteUrl, type WorkspaceOptions } from "./works
  * Pushes the worktree's HEAD to the branch on the remote, by URL so no agent-written config
  * applies, after checking that nothing the push sends holds one of `secrets` or anything shaped
  * like a secret. HEAD is resolved to its commit once: that commit is what is checked and what is
- * pushed (never a tag object, never whatever HEAD points at by the time git pushes).
+ * pushed (never a tag object, never whatever HEAD points at by the time git pushes). Returns it.
  * @throws SecretInPushError, and nothing is pushed
  */
 export async function pushBranch(
@@ -17,7 +17,7 @@ export async function pushBranch(
   worktree: { path: string; branch: string },
   token: string,
   { lease, secrets }: { lease?: string; secrets: readonly string[] },
-): Promise<void> {
+): Promise<string> {
   return withRepoLock(lockKey(ref), async () => {
     await resetMirrorConfig(options, ref);
     const commit = (await git(worktree.path, ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
@@ -29,6 +29,7 @@ export async function pushBranch(
       ["push", "--no-verify", "--quiet", ...force, remoteUrl(options, ref), `${commit}:refs/heads/${worktree.branch}`],
       { token },
     );
+    return commit;
   });
 }
 
