@@ -7,6 +7,7 @@ import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } f
 import { sessionFailure } from "../workflow/session-failure.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { gateEgress } from "./network-egress.ts";
+import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 
 /** How much of a failing gate's output is kept with the step for the tracking comment. */
@@ -69,6 +70,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
       await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      if (failedGate) await recordReflection(ctx, step, iteration, failedGate, workDir(checkout));
     }
     skipAgent = false;
     await store.steps.enterPhase(stepId, "gates");
@@ -92,6 +94,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
     await store.steps.record(stepId, { gates: JSON.stringify(lines) });
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
+    await blockOnRepeat(ctx, await store.steps.get(stepId), failedGate, workDir(checkout));
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
   }
 }
@@ -133,6 +136,7 @@ async function buildPrompt(
       ...common,
       command: failedGate.command,
       failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
+      reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
     });
   }
   const issue = fenceAsData(

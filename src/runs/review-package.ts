@@ -1,5 +1,6 @@
 import { ensureComment } from "../github/ensure-comment.ts";
 import { guidanceHere, startingPassView } from "../publication/pass-comment.ts";
+import { reflectionViews } from "../publication/reflection-views.ts";
 import { currentManifest } from "../reporting/manifest-schema.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
@@ -79,6 +80,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     ],
     files: JSON.parse(record?.changed_files ?? "[]") as FileChange[],
     gates,
+    reflections: reflectionViews(await store.learnings.reflections(step.id, pass.number)),
     ...(record?.end_sha ? { headSha: record.end_sha } : {}),
     openQuestions: manifest?.open_questions ?? [],
     ...(manifest?.recommendation
