@@ -34,6 +34,18 @@ const MAX_GATE_LENGTH = 1_000;
 const MAX_REPOS = 20;
 /** Hosts the sandbox may reach besides the model API: a few package registries, not the internet. */
 const MAX_ALLOW_HOSTS = 30;
+/** Where tests live in the common layouts: JavaScript, Python, Go, Ruby, Java and Rust. */
+const DEFAULT_TEST_GLOBS = [
+  "test/**",
+  "tests/**",
+  "spec/**",
+  "__tests__/**",
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/*_test.*",
+  "**/test_*.py",
+  "**/src/test/**",
+];
 
 const providerOptions = z.strictObject({
   /** Model name or alias passed to the CLI; the CLI's own default when omitted. */
@@ -147,6 +159,21 @@ export const configSchema = z.strictObject({
       /** `redirect`: a writer's "Request changes" review starts the next pass. `ignore`: it only blocks accepting. */
       changes_requested: z.enum(["redirect", "ignore"]).default("redirect"),
     })
+    .prefault({}),
+  /**
+   * Anchors (issue 26): the gates that passed and the test files the agent added or changed in a
+   * delivered pass must keep passing in later passes. `anchors: strict` is short for `{ mode: strict }`.
+   */
+  anchors: z
+    .preprocess(
+      (value) => (typeof value === "string" ? { mode: value } : value),
+      z.strictObject({
+        /** `keep`: a broken or deleted anchor sends the step back; an edited one is named in the package. `strict`: editing one is refused too. `off`: no anchors. */
+        mode: z.enum(["keep", "strict", "off"]).default("keep"),
+        /** Globs of the repository's test files, matched against paths from its root. */
+        tests: z.array(z.string().min(1).max(200)).min(1).max(50).default(DEFAULT_TEST_GLOBS),
+      }),
+    )
     .prefault({}),
 });
 

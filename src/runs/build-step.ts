@@ -5,6 +5,7 @@ import type { SessionRow, StepRow } from "../store/store.ts";
 import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { sessionFailure } from "../workflow/session-failure.ts";
+import { anchorsForPrompt, checkAnchors } from "./anchors.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { gateEgress } from "./network-egress.ts";
 import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
@@ -75,13 +76,17 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
     skipAgent = false;
     await store.steps.enterPhase(stepId, "gates");
     ctx.publish();
-    const results = await runGates(config.gates, {
+    const gateOptions = {
       cwd: workDir(checkout),
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
       sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
-    });
+    };
+    const results = await runGates(config.gates, gateOptions);
+    // Green gates are not enough in a later pass: what earlier passes proved must still hold.
+    if (results.every((r) => r.passed))
+      results.push(...(await checkAnchors(ctx, await store.steps.get(stepId), workDir(checkout), gateOptions)));
     await assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
     // A failing gate keeps the tail of its output (redacted by runGates) for the tracking comment:
@@ -156,6 +161,7 @@ async function buildPrompt(
       human_commits: await humanCommitsNote(ctx, step),
       guidance: await guidanceSection(ctx, step),
       ledger: await ledgerSection(ctx),
+      anchors: await anchorsForPrompt(ctx, step),
       resume_note: resumeNote,
     });
   }

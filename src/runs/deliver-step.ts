@@ -15,6 +15,7 @@ import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
+import { recordAnchors } from "./anchors.ts";
 import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
@@ -203,6 +204,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     // updates that a moment after a push, and may still show the one before.
     const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     await store.steps.record(stepId, { head_sha: pushed, draft: current.draft ? 1 : 0 });
+    await recordAnchors(ctx, stepId, dir());
     await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", pushed);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.

@@ -7,6 +7,7 @@ import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
+import { editedAnchors } from "./anchors.ts";
 import { wipBranch } from "./push-step.ts";
 
 /**
@@ -81,6 +82,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     files: JSON.parse(record?.changed_files ?? "[]") as FileChange[],
     gates,
     reflections: reflectionViews(await store.learnings.reflections(step.id, pass.number)),
+    anchorEdits: await editedAnchors(ctx, step, record, manifest),
     ...(record?.end_sha ? { headSha: record.end_sha } : {}),
     openQuestions: manifest?.open_questions ?? [],
     ...(manifest?.recommendation

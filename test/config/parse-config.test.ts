@@ -27,8 +27,21 @@ describe("parseConfig", () => {
           changes_requested: "redirect",
         },
         sandbox: { allow_hosts: [], gate_network: false },
+        anchors: {
+          mode: "keep",
+          tests: expect.arrayContaining(["test/**", "tests/**", "spec/**", "**/*.test.*", "**/*_test.*", "**/test_*.py"]),
+        },
       });
     }
+  });
+
+  it("reads `anchors: strict` as the strict mode with the default test globs, and its own globs", () => {
+    expect(parseConfigYaml("anchors: strict\n").anchors).toMatchObject({
+      mode: "strict",
+      tests: expect.arrayContaining(["test/**"]),
+    });
+    expect(parseConfigYaml("anchors:\n  tests: ['checks/**']\n").anchors).toEqual({ mode: "keep", tests: ["checks/**"] });
+    expect(() => parseConfigYaml("anchors: sometimes\n")).toThrow(/anchors/);
   });
 
   it("reads the hosts the sandbox may reach, and refuses IP literals, URLs and too many hosts", () => {
