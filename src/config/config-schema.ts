@@ -175,6 +175,25 @@ export const configSchema = z.strictObject({
       }),
     )
     .prefault({}),
+  /**
+   * Memory per repository (issue 26): short learnings from reviewers' addressed guidance, gate
+   * failures Lisa saw fixed and the human commits it kept, in a file humans review like code.
+   * Lisa reads the file from the default branch into every prompt whenever it exists.
+   */
+  memory: z
+    .strictObject({
+      /** `run_pr`: a pass that learned something adds it to the file in its own pull request. `off`: Lisa proposes nothing. */
+      propose: z.enum(["run_pr", "off"]).default("off"),
+      /** The memory file, from the repository's root. */
+      file: z
+        .string()
+        .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./-]+$/, "must be a path inside the repository, e.g. .github/lisa/memory.md")
+        .max(200)
+        .default(".github/lisa/memory.md"),
+      /** Learnings the file keeps; the oldest go first. */
+      max_lines: z.int().min(1).max(200).default(40),
+    })
+    .prefault({}),
 });
 
 export type LisaConfig = z.infer<typeof configSchema>;

@@ -7,6 +7,7 @@ import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } f
 import { sessionFailure } from "../workflow/session-failure.ts";
 import { anchorsForPrompt, checkAnchors } from "./anchors.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
+import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
 import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
@@ -135,6 +136,7 @@ async function buildPrompt(
     issue_number: String(run.issue_number),
     issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
     gates,
+    memory: await memoryForPrompt(ctx, workDir(checkout), step.base_branch),
   };
   if (purpose === "fix_gates" && failedGate) {
     return renderPrompt(deps.promptsDir, "fix-gates", {

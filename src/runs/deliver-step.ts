@@ -20,6 +20,7 @@ import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
+import { proposeMemory } from "./memory.ts";
 import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
 import { takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
@@ -139,6 +140,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
+    await proposeMemory(ctx, await step(), dir(), manifest);
     await store.steps.enterPhase(stepId, "push");
     ctx.publish();
   }

@@ -31,8 +31,19 @@ describe("parseConfig", () => {
           mode: "keep",
           tests: expect.arrayContaining(["test/**", "tests/**", "spec/**", "**/*.test.*", "**/*_test.*", "**/test_*.py"]),
         },
+        memory: { propose: "off", file: ".github/lisa/memory.md", max_lines: 40 },
       });
     }
+  });
+
+  it("keeps the memory file inside the repository", () => {
+    expect(parseConfigYaml("memory:\n  propose: run_pr\n  file: docs/lisa.md\n").memory).toEqual({
+      propose: "run_pr",
+      file: "docs/lisa.md",
+      max_lines: 40,
+    });
+    for (const file of ["/etc/passwd", "../memory.md", "a/../../b.md", "a/./b.md"])
+      expect(() => parseConfigYaml(`memory:\n  file: ${file}\n`)).toThrow(/memory/);
   });
 
   it("reads `anchors: strict` as the strict mode with the default test globs, and its own globs", () => {
