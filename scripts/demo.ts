@@ -21,6 +21,8 @@ repos:
     description: Web page that calls the API
 gates:
   - test -f HEALTH.md
+memory:
+  propose: run_pr
 `;
 
 const write = (file: string, content: string) => ({ name: "Write", input: { file_path: `{{CWD}}/${file}`, content } });
@@ -99,6 +101,30 @@ const SCRIPT = {
       ],
     },
     { text: "The status is bold and refreshes every 30 seconds." },
+    // A second issue, after the first was merged: the page's session finds what the review taught in its prompt.
+    {
+      text: "Planning the second issue: only the page changes.",
+      tool_use: [
+        write(
+          ".lisa-plan.json",
+          JSON.stringify({
+            rationale: "The version is shown on the page; the API already serves what it needs.",
+            steps: [{ repo: "demo/web", order: 1, scope: "Show the app's version next to the health status." }],
+          }),
+        ),
+      ],
+    },
+    { text: "Plan written." },
+    {
+      tool_use: [
+        write(
+          "version.html",
+          "<p id='version'><strong>v1</strong></p>\n<script src='version.js' data-refresh-seconds='30'></script>\n",
+        ),
+        manifest("Show the version on the page", "Adds a bold version line, refreshed every 30 seconds as the memory asks."),
+      ],
+    },
+    { text: "The version is shown, bold and refreshed every 30 seconds." },
   ],
 };
 
@@ -195,6 +221,27 @@ async function main(): Promise<void> {
     say(
       `Accepted. The final report on demo/api#${issue.number}:\n${report.body.replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
     );
+    say("@maintainer merges both pull requests. demo/web's carries what the review taught Lisa, in its memory file:");
+    for (const { repo, pull } of pulls) await github.mergePull(repo, pull.number, { user: "maintainer" });
+    await env.settle();
+    console.log(((await github.readFile("demo/web", ".github/lisa/memory.md")) ?? "(none)").replace(/^/gm, "    "));
+
+    const second = await github.createIssue("demo/api", {
+      title: "Show the app's version on the page",
+      body: "The page should show which version is running.",
+      user: "maintainer",
+    });
+    say(`Issue demo/api#${second.number} opened and labeled; Lisa works on it with what it learned.`);
+    await github.labelIssue("demo/api", second.number, "lisa", "maintainer");
+    await env.settle();
+    const prompt = model
+      .mainRequests()
+      .map((request: unknown) => JSON.stringify(request))
+      .find((request: string) => request.includes(`issue #${second.number}`) && request.includes("What Lisa learned"));
+    const learned = prompt ? (JSON.parse(`"${/- Make the status bold[^"]*?(?=\\n)/.exec(prompt)?.[0] ?? ""}"`) as string) : "";
+    if (!learned) throw new Error("the second issue's prompt did not carry the memory");
+    say(`The learning carried into demo/api#${second.number}'s session on demo/web, in its prompt:\n    ${learned}`);
+
     console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
     console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
   } finally {

@@ -63,7 +63,9 @@ export function consolidate(existing: readonly string[], added: readonly string[
  */
 async function learningsOfPass(ctx: RunContext, step: StepRow, manifest: Manifest | undefined): Promise<string[]> {
   const { store } = ctx.deps;
-  const where = `#${ctx.run.issue_number}`;
+  // The issue may live in another repository than the memory file.
+  const here = ctx.run.owner.toLowerCase() === step.owner.toLowerCase() && ctx.run.repo.toLowerCase() === step.repo.toLowerCase();
+  const where = `${here ? "" : `${ctx.run.owner}/${ctx.run.repo}`}#${ctx.run.issue_number}`;
   const numbered = await store.guidance.forPass(ctx.pass.id);
   const addressed = (await guidanceHere(store, ctx.pass.id, step)).filter((item) => {
     const id = `g${numbered.findIndex((g) => g.id === item.id) + 1}`;

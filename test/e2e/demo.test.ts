@@ -8,7 +8,7 @@ const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
 describe("npm run demo", () => {
   it("plans two repositories with the real Claude Code CLI, goes round a second pass after a review, and ends accepted", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["--disable-warning=ExperimentalWarning", DEMO], {
-      timeout: 90_000,
+      timeout: 140_000,
     });
     expect(stdout).toContain("Pass 1 is ready for review. Two linked pull requests:");
     expect(stdout).toMatch(/demo\/api#\d+ "Add a \/health endpoint" — branch lisa\/1-/);
@@ -20,5 +20,10 @@ describe("npm run demo", () => {
     expect(stdout).toContain("Make the status bold");
     expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
     expect(stdout).toContain("✅ Accepted");
-  });
+    // One learning carried from the first issue into the second: proposed, merged, then in the prompt.
+    expect(stdout).toContain("    - Make the status bold, and refresh it every 30 seconds. (@maintainer, demo/api#1)");
+    expect(stdout).toMatch(
+      /The learning carried into demo\/api#3's session on demo\/web, in its prompt:\n {4}- Make the status bold, and refresh it every 30 seconds\. \(@maintainer, demo\/api#1\)/,
+    );
+  }, 150_000);
 });
