@@ -102,7 +102,8 @@ export async function proposeMemory(
   const start = (await ctx.deps.store.steps.inPass(step.id, ctx.pass.id))?.start_sha ?? step.start_sha;
   const current = start ? await git(worktree, ["show", `${start}:${file}`]).catch(() => "") : "";
   const next = renderMemory(consolidate(parseMemory(current), learned, max));
-  if (next === current) return;
+  // Already proposed, e.g. by this pass before a restart.
+  if (next === current || next === (await git(worktree, ["show", `HEAD:${file}`]).catch(() => ""))) return;
   try {
     const blob = (await git(worktree, ["hash-object", "-w", "--stdin"], { input: next })).trim();
     await git(worktree, ["update-index", "--add", "--cacheinfo", `100644,${blob},${file}`]);
