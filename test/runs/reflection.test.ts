@@ -1,5 +1,8 @@
+import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { failureSignature, repeatedFailure, sameCause } from "../../src/runs/reflection.ts";
+import { tempDir } from "../../dev/temp-dir.ts";
+import { failureSignature, repeatedFailure, sameCause, takeReflection } from "../../src/runs/reflection.ts";
 
 describe("failureSignature", () => {
   it("is the same for a failure that differs only in worktree, timings, hashes and spacing", () => {
@@ -33,5 +36,32 @@ describe("repeatedFailure", () => {
   it("counts two sessions that wrote no reflection as giving the same cause", () => {
     expect(sameCause("", "")).toBe(true);
     expect(sameCause("", "the route")).toBe(false);
+  });
+});
+
+describe("takeReflection", () => {
+  it("takes the reflection out of the manifest and leaves the rest as the agent wrote it", async () => {
+    const dir = tempDir("reflection");
+    const manifest = { title: "T", what: "W", reflection: { what_failed: "npm test", cause: "a typo", change: "fixed it" } };
+    writeFileSync(path.join(dir, ".lisa-manifest.json"), JSON.stringify(manifest));
+    expect(await takeReflection(dir)).toEqual(manifest.reflection);
+    expect(JSON.parse(readFileSync(path.join(dir, ".lisa-manifest.json"), "utf8"))).toEqual({ title: "T", what: "W" });
+    expect(await takeReflection(dir)).toBeUndefined();
+  });
+
+  it("follows no link the agent put in the manifest's place, and takes an oversized reflection as none", async () => {
+    const dir = tempDir("reflection");
+    const target = path.join(tempDir("elsewhere"), "secret.json");
+    writeFileSync(target, JSON.stringify({ reflection: { what_failed: "x", cause: "y", change: "z" } }));
+    symlinkSync(target, path.join(dir, ".lisa-manifest.json"));
+    expect(await takeReflection(dir)).toBeUndefined();
+    expect(readFileSync(target, "utf8")).toContain("reflection");
+
+    const other = tempDir("reflection");
+    writeFileSync(
+      path.join(other, ".lisa-manifest.json"),
+      JSON.stringify({ reflection: { what_failed: "x", cause: "y".repeat(301), change: "z" } }),
+    );
+    expect(await takeReflection(other)).toBeUndefined();
   });
 });
