@@ -89,6 +89,30 @@ describe("anchors", () => {
     expect(packageOf(1)).not.toContain("anchor edited");
   });
 
+  it("runs an anchor gate the config no longer lists, and sends pass 2 back when it fails", async () => {
+    const statusGate = "grep -q ok status.txt";
+    const one = await passOne(
+      [
+        { ...passOneWork, write: { ...passOneWork.write, "status.txt": "ok\n" } },
+        change("status.txt", "bad"),
+        change("status.txt", "ok again"),
+      ],
+      `${CONFIG}  - ${statusGate}\n`,
+      (e) => {
+        env = e;
+      },
+    );
+    // A maintainer drops the gate from the config on the default branch before pass 2.
+    await one.github.pushCommit(REPO, "main", { files: { ".github/lisa.yml": CONFIG }, message: "Fewer gates", user: "bob" });
+    await one.github.commentOnIssue(REPO, one.pull.number, "/lisa redirect say something else", "ann");
+    await one.env.settle();
+
+    const calls = one.agent.calls();
+    expect(calls).toHaveLength(3);
+    expect(calls[2]?.prompt).toContain(`this one failed:\n\nThe following block is the output of \`${statusGate}\``);
+    expect((await runOf(one.env)).state).toBe("review");
+  });
+
   it("with anchors: strict, refuses an edit to an anchor test: sent back once, then blocked", async () => {
     const edit: FakeInvocation = {
       write: { "health.ts": "GET /v2/health\n", [TEST_FILE]: "grep -q v2 health.ts\n" },
