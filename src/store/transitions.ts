@@ -220,7 +220,8 @@ export const PHASE_MOVES = {
   commit: ["push", "done"],
   // A secret found in the push discards the work, back to the agent.
   push: ["pull_request", "agent"],
-  pull_request: ["done"],
+  // A failing check of the pull request's CI goes back to the agent.
+  pull_request: ["done", "agent"],
   done: [],
 } as const satisfies Record<StepPhase, readonly StepPhase[]>;
 
