@@ -213,8 +213,8 @@ const statusEvent = (status: CommitStatus) => ({ sha: status.sha, ...statusJson(
 
 /**
  * What Lisa reads of a commit's CI, as GitHub answers it: its check suites, its combined status
- * (`statuses: read`), a check run's annotations, and an Actions job's log (`actions: read`; a
- * redirect to the log's download, as on github.com).
+ * (`statuses: read`), a check run's annotations, an Actions job's log (`actions: read`), and the
+ * branch protection that names required checks.
  */
 export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
   const needs = (permission: string) => {
@@ -257,16 +257,9 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
       }));
       return { status: 200, body };
     }),
+    // GitHub answers a redirect to the log's download, which Octokit follows; the emulator answers the log itself.
     repoRoute("GET", "/actions/jobs/:id/logs", (request, repo) => {
       needs("actions");
-      const checkRun = repo.checkRuns.get(Number(request.params.id));
-      if (checkRun?.log === undefined) throw notFound();
-      return {
-        status: 302,
-        headers: { location: `${context.links().base}/repos/${repo.fullName}/actions/jobs/${checkRun.id}/logs/download` },
-      };
-    }),
-    repoRoute("GET", "/actions/jobs/:id/logs/download", (request, repo) => {
       const log = repo.checkRuns.get(Number(request.params.id))?.log;
       if (log === undefined) throw notFound();
       return { status: 200, body: log, headers: { "content-type": "text/plain" } };
