@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import type { CiCheck } from "../../emulator/github-emulator.ts";
 import { runOf } from "../support/pass-one.ts";
 
@@ -191,5 +192,27 @@ describe("the pull request's CI as a gate", () => {
     const close = published.indexOf(`\n${opening?.[1]}\n`, (opening?.index ?? 0) + 1);
     expect(close).toBeGreaterThan(published.indexOf("approved by", at));
     expect(published.slice(opening?.index ?? 0, close)).toContain("<!-\u200b- lisa:tracking -->");
+  });
+
+  it("follows a re-run a person requests while Lisa waits", async () => {
+    const agent = createFakeClaude([write("export const ok = true")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    // The preview's runner is lost: its check never reports until someone re-runs it.
+    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG, ci: [{ name: "preview", stuck: true }] });
+    github.addCollaborator(REPO, "ann", "write");
+    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    const stuck = await waitFor("the CI to start on Lisa's push", () => github.checkRuns(REPO).find((r) => r.name === "preview"));
+    await waitFor("Lisa to wait for it", () =>
+      github.requests().some((r) => r.path.includes(`/commits/${stuck.head_sha}/check-runs?`)) ? true : undefined,
+    );
+    github.setCi(REPO, [{ name: "preview" }]);
+    github.rerunCheck(REPO, stuck.id);
+    await env.settle();
+    expect((await runOf(env)).state).toBe("review");
+    const [pull] = github.pulls(REPO);
+    expect(github.comments(REPO, pull?.number ?? 0).some((c) => c.body.includes("CI still running"))).toBe(false);
+    expect(lisaCheck(github, stuck.head_sha)?.output.summary).toContain("✅ CI `preview`");
   });
 });
