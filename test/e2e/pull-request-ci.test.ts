@@ -215,4 +215,37 @@ describe("the pull request's CI as a gate", () => {
     expect(github.comments(REPO, pull?.number ?? 0).some((c) => c.body.includes("CI still running"))).toBe(false);
     expect(lisaCheck(github, stuck.head_sha)?.output.summary).toContain("✅ CI `preview`");
   });
+
+  it("counts only the checks branch protection requires, and none `ci.ignore` names", async () => {
+    const agent = createFakeClaude([write("export const ok = true; // TODO")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    const ci: CiCheck[] = [{ name: "build" }, { name: "nightly-e2e", stuck: true }, { ...TESTS, name: "flaky-lint" }];
+    const config = `${CONFIG}ci:\n  ignore: [flaky-lint]\n`;
+    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config, ci, requiredChecks: ["build", "flaky-lint"] });
+    github.addCollaborator(REPO, "ann", "write");
+    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await env.settle();
+    // The required `build` passed; the stuck optional check and the ignored red one did not hold review up.
+    expect((await runOf(env)).state).toBe("review");
+    expect(agent.calls()).toHaveLength(1);
+    const [pull] = github.pulls(REPO);
+    const summary = lisaCheck(github, pull?.head.sha ?? "")?.output.summary ?? "";
+    expect(summary).toContain("✅ CI `build`");
+    expect(summary).not.toContain("nightly-e2e");
+    expect(summary).not.toContain("flaky-lint");
+  });
+
+  it("asks for review without waiting with `ci.wait: false`", async () => {
+    const { agent, github, pull } = await passOne(
+      [write("export const ok = true; // TODO")],
+      [TESTS],
+      `${CONFIG}ci:\n  wait: false\n`,
+    );
+    expect((await runOf(env as EmulatedLisa)).state).toBe("review");
+    expect(agent.calls()).toHaveLength(1);
+    expect(github.requests().some((r) => r.path.includes("/check-suites"))).toBe(false);
+    expect(lisaCheck(github, pull.head.sha)?.output.summary).not.toContain("CI `test`");
+  });
 });
