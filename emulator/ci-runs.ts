@@ -58,22 +58,33 @@ export async function runCi(context: EmulatorContext, repo: Repo): Promise<void>
   for (const { branch, sha } of await branchHeads(repo)) {
     if (repo.ciRan.has(sha)) continue;
     repo.ciRan.add(sha);
-    const runs = repo.ci.filter((check) => (check.as ?? "check_run") === "check_run");
-    let suite: CheckSuite | undefined;
-    if (runs.length > 0) {
-      suite = {
-        id: context.state.nextId(),
-        appId: ACTIONS_APP_ID,
-        headSha: sha,
-        headBranch: branch,
-        status: "queued",
-        conclusion: null,
-        createdAt: now(),
-      };
-      repo.checkSuites.set(suite.id, suite);
+    const atPush = repo.ci.filter((check) => !check.appearsAfterMs);
+    startChecks(context, repo, atPush, { branch, sha });
+    for (const check of repo.ci.filter((c) => c.appearsAfterMs)) {
+      const later = new Promise((resolve) => setTimeout(resolve, check.appearsAfterMs)).then(() =>
+        startChecks(context, repo, [check], { branch, sha }),
+      );
+      void context.webhooks.track(later).catch(() => undefined);
     }
-    for (const check of repo.ci) startCheck(context, repo, check, sha, suite);
   }
+}
+
+/** A suite for the check runs among `checks` (GitHub Actions' one per workflow run), and each check started. */
+function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: { branch: string; sha: string }): void {
+  let suite: CheckSuite | undefined;
+  if (checks.some((check) => (check.as ?? "check_run") === "check_run")) {
+    suite = {
+      id: context.state.nextId(),
+      appId: ACTIONS_APP_ID,
+      headSha: head.sha,
+      headBranch: head.branch,
+      status: "queued",
+      conclusion: null,
+      createdAt: now(),
+    };
+    repo.checkSuites.set(suite.id, suite);
+  }
+  for (const check of checks) startCheck(context, repo, check, head.sha, suite);
 }
 
 /** A human re-runs a check run (GitHub's "Re-run"): a new run of the same check, on the same commit. */

@@ -168,6 +168,8 @@ export interface CiCheck {
   log?: string;
   delayMs?: number;
   stuck?: boolean;
+  /** The check appears only this long after the push, as a workflow the pull request triggers does (default: at push time). */
+  appearsAfterMs?: number;
 }
 
 export interface Repo {

@@ -3,6 +3,11 @@ import { assertStillRunning, type RunContext } from "../workflow/run-context.ts"
 import { ciKey } from "./ci-signals.ts";
 import { type CiCheck, readCi } from "./read-ci.ts";
 
+/**
+ * How long a head of a repository with GitHub Actions workflows is looked at before Lisa concludes
+ * no check will report: a workflow the pull request triggers starts only once GitHub has seen it.
+ */
+export const WORKFLOWS_GRACE_MS = 60_000;
 /** Polls between webhooks start this often and back off to at most this: webhooks wake the wait sooner. */
 const FIRST_POLL_MS = 1_000;
 const LONGEST_POLL_MS = 30_000;
@@ -20,7 +25,12 @@ export interface CiOutcome {
  * look. The deadline (`ci.timeout`) runs from when its first check started, as GitHub recorded it,
  * so a Lisa restarted mid-wait waits only for what is left.
  */
-export async function awaitCi(ctx: RunContext, ref: RepoRef, sha: string, base: string): Promise<CiOutcome> {
+export async function awaitCi(
+  ctx: RunContext,
+  ref: RepoRef,
+  head: { sha: string; base: string; workflows: boolean },
+): Promise<CiOutcome> {
+  const { sha, base } = head;
   const { config, deps, gh } = ctx;
   const none = { checks: [], failed: [], pending: [] };
   if (!config.ci.wait) return none;
@@ -28,7 +38,10 @@ export async function awaitCi(ctx: RunContext, ref: RepoRef, sha: string, base: 
   const firstLook = deps.now();
   let delay = FIRST_POLL_MS;
   for (;;) {
-    const { checks, starting } = await readCi(gh, ref, sha, { ci: config.ci, required, now: deps.now() });
+    const read = await readCi(gh, ref, sha, { ci: config.ci, required, now: deps.now() });
+    const { checks } = read;
+    // Workflows in the repository: their checks may be on their way even though none reports yet.
+    const starting = read.starting || (head.workflows && checks.length === 0 && deps.now() - firstLook < WORKFLOWS_GRACE_MS);
     if (checks.length === 0 && !starting) return none;
     const pending = checks.filter((check) => check.state === "pending");
     const failed = checks.filter((check) => check.state === "failed");

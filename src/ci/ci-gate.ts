@@ -1,3 +1,5 @@
+import { readdirSync } from "node:fs";
+import path from "node:path";
 import { commentOnce } from "../github/ensure-comment.ts";
 import type { RepoRef } from "../github/github-port.ts";
 import { code } from "../reporting/untrusted.ts";
@@ -25,12 +27,12 @@ const REPORT_KEPT = 4_000;
 export async function ciGate(
   ctx: RunContext,
   stepId: number,
-  pr: { ref: RepoRef; number: number; sha: string; base: string },
+  pr: { ref: RepoRef; number: number; sha: string; base: string; workflows: boolean },
   earlier: readonly CiFailure[],
 ): Promise<CiFailure | undefined> {
   const { deps, gh } = ctx;
   const { store } = deps;
-  const outcome = await awaitCi(ctx, pr.ref, pr.sha, pr.base);
+  const outcome = await awaitCi(ctx, pr.ref, pr);
   if (outcome.checks.length === 0) return undefined;
   const fixedBefore = new Set(earlier.flatMap((failure) => failure.names));
   const failed = outcome.failed.length
@@ -68,4 +70,13 @@ export async function ciGate(
   }
   ctx.publish();
   return failed;
+}
+
+/** Whether the worktree has GitHub Actions workflows, whose checks may start a moment after the push. */
+export function hasWorkflows(dir: string): boolean {
+  try {
+    return readdirSync(path.join(dir, ".github", "workflows")).some((name) => /\.ya?ml$/.test(name));
+  } catch {
+    return false;
+  }
 }

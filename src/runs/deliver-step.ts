@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { type CiFailure, ciGate } from "../ci/ci-gate.ts";
+import { type CiFailure, ciGate, hasWorkflows } from "../ci/ci-gate.ts";
 import { SecretInPushError } from "../errors.ts";
 import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
@@ -215,7 +215,8 @@ async function deliver(
     // updates that a moment after a push, and may still show the one before.
     const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     await store.steps.record(stepId, { head_sha: pushed, draft: current.draft ? 1 : 0 });
-    const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base }, ciFailures);
+    const workflows = hasWorkflows(dir());
+    const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base, workflows }, ciFailures);
     if (ciFailure) {
       await store.steps.enterPhase(stepId, "agent");
       return ciFailure;

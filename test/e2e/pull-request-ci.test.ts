@@ -248,4 +248,25 @@ describe("the pull request's CI as a gate", () => {
     expect(github.requests().some((r) => r.path.includes("/check-suites"))).toBe(false);
     expect(lisaCheck(github, pull.head.sha)?.output.summary).not.toContain("CI `test`");
   });
+
+  it("waits for the checks a workflow starts a moment after the push, in a repository with workflows", async () => {
+    const agent = createFakeClaude([write("export const ok = true; // TODO"), write("export const ok = true")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    // A workflow on `pull_request`: GitHub starts it once it has seen the pull request, not at the push.
+    const files = { "README.md": "# API\n", ".github/workflows/ci.yml": "on: pull_request\n" };
+    await github.createRepo(REPO, { files, config: CONFIG, ci: [{ ...TESTS, appearsAfterMs: 1_500 }] });
+    github.addCollaborator(REPO, "ann", "write");
+    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await env.settle();
+    expect((await runOf(env)).state).toBe("review");
+    expect(agent.calls()).toHaveLength(2);
+    expect(
+      github
+        .checkRuns(REPO)
+        .filter((r) => r.name === "test")
+        .map((r) => r.conclusion),
+    ).toEqual(["failure", "success"]);
+  });
 });
