@@ -49,6 +49,8 @@ export async function awaitCi(
     const started = Math.min(firstLook, ...checks.map((check) => Date.parse(check.since ?? "") || firstLook));
     const left = started + config.ci.timeout - deps.now();
     if (left <= 0) return { checks, failed, pending };
+    // The tracking comment says the step waits for CI, once there is CI to wait for.
+    if (delay === FIRST_POLL_MS) ctx.publish();
     await (deps.ciSignals?.wait(ciKey(ref.owner, ref.repo, sha), Math.min(delay, left)) ??
       new Promise((resolve) => setTimeout(resolve, Math.min(delay, left))));
     await assertStillRunning(ctx);

@@ -12,6 +12,7 @@ export const PHASE: Record<string, string> = {
   reconcile: "taking in human commits",
   push: "pushing",
   pull_request: "opening the pull request",
+  ci: "waiting for the pull request's CI",
   package: "writing the review package",
   done: "delivered",
 };

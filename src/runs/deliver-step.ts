@@ -215,6 +215,11 @@ async function deliver(
     // updates that a moment after a push, and may still show the one before.
     const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     await store.steps.record(stepId, { head_sha: pushed, draft: current.draft ? 1 : 0 });
+    await store.steps.enterPhase(stepId, "ci");
+  }
+  const number = (await step()).pr_number;
+  if ((await step()).phase === "ci" && number !== null) {
+    const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     const workflows = hasWorkflows(dir());
     const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base, workflows }, ciFailures);
     if (ciFailure) {

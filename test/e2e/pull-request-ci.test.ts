@@ -80,6 +80,10 @@ describe("the pull request's CI as a gate", () => {
       .join("\n");
     expect(pkg).toContain("✅ CI `test`");
     expect(github.comments(REPO, issue.number).some((c) => c.body.includes("CI still running"))).toBe(false);
+    // The CI's webhooks reached Lisa (they wake the wait) and were answered.
+    const ciEvents = github.deliveries().filter((d) => ["check_run", "check_suite", "status"].includes(d.event));
+    expect(new Set(ciEvents.map((d) => d.event))).toEqual(new Set(["check_run", "check_suite", "status"]));
+    expect(ciEvents.every((d) => d.status === 200)).toBe(true);
   });
 
   it("gives the agent the failing check's report, fenced, and asks for review only once the fix is green", async () => {
@@ -207,6 +211,8 @@ describe("the pull request's CI as a gate", () => {
     await waitFor("Lisa to wait for it", () =>
       github.requests().some((r) => r.path.includes(`/commits/${stuck.head_sha}/check-runs?`)) ? true : undefined,
     );
+    const waiting = () => github.comments(REPO, issue.number).some((c) => c.body.includes("waiting for the pull request's CI"));
+    await waitFor("the tracking comment to say what the step waits for", () => waiting() || undefined);
     github.setCi(REPO, [{ name: "preview" }]);
     github.rerunCheck(REPO, stuck.id);
     await env.settle();
