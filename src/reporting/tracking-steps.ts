@@ -22,6 +22,7 @@ const PURPOSE: Record<string, string> = {
   implement: "implementing",
   revise: "revising",
   fix_gates: "fixing gate failures",
+  fix_ci: "fixing the pull request's CI",
   resume: "resuming",
   resolve_conflict: "resolving a conflict",
 };

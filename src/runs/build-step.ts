@@ -53,9 +53,10 @@ export async function buildStep(
         );
       }
       const thisTry = sessions.filter((s) => s.iteration > step.iteration_base);
-      const purpose: SessionRow["purpose"] =
-        failedGate || ciFailure
-          ? "fix_gates"
+      const purpose: SessionRow["purpose"] = failedGate
+        ? "fix_gates"
+        : ciFailure
+          ? "fix_ci"
           : thisTry.at(-1)?.state === "interrupted"
             ? "resume"
             : ctx.pass.number > 1
@@ -144,7 +145,7 @@ async function buildPrompt(
       failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
     });
   }
-  if (purpose === "fix_gates" && ciFailure) {
+  if (purpose === "fix_ci" && ciFailure) {
     return renderPrompt(deps.promptsDir, "fix-ci", {
       ...common,
       failure: fenceAsData("the report of the pull request's CI", ciFailure),

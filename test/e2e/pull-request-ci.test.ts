@@ -87,7 +87,7 @@ describe("the pull request's CI as a gate", () => {
   });
 
   it("gives the agent the failing check's report, fenced, and asks for review only once the fix is green", async () => {
-    const { agent, github, pull } = await passOne(
+    const { agent, github, pull, issue } = await passOne(
       [write("export const ok = true; // TODO"), write("export const ok = true")],
       [TESTS],
     );
@@ -119,6 +119,11 @@ describe("the pull request's CI as a gate", () => {
       .map((c) => c.body)
       .join("\n");
     expect(pkg).toContain("✅ CI `test` (fixed by Lisa in this pass)");
+    const tracking = github
+      .comments(REPO, issue.number)
+      .map((c) => c.body)
+      .join("\n");
+    expect(tracking).toContain("Agent session 2: claude, fixing the pull request's CI");
   });
 
   it("says on the pull request that CI is still running at the deadline, and opens the gate", async () => {
