@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { checkRunRoutes } from "./check-runs.ts";
+import { ciRoutes } from "./ci-runs.ts";
 import {
   actorOf,
   type EmulatorContext,
@@ -83,6 +84,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
+    ...ciRoutes(context, repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
     route("GET", "/user", (request) => {

@@ -25,6 +25,13 @@ memory:
   propose: run_pr
 `;
 
+/** demo/web's CI (the emulator runs it on every push): a script that blocks the page's rendering fails it. */
+const WEB_CI = {
+  name: "html-lint",
+  failsWhile: { file: "health.html", text: "<script src='health.js'></script>" },
+  log: "html-lint: a <script> without defer or async blocks rendering",
+};
+
 const write = (file: string, content: string) => ({ name: "Write", input: { file_path: `{{CWD}}/${file}`, content } });
 const manifest = (title: string, what: string) =>
   write(".lisa-manifest.json", JSON.stringify({ title, what, testing: "The gate `test -f HEALTH.md` passes." }));
@@ -64,6 +71,11 @@ const SCRIPT = {
     },
     { tool_use: [manifest("Show the API's health on the page", "Adds a status line fed by `GET /health`.")] },
     { text: "The page now shows the API's health." },
+    // --- The pull request's own CI (issue 25): demo/web's CI fails on the page's first push, and the
+    // session Lisa starts with the CI's report fixes it before review is asked for.
+    { tool_use: [write("health.html", "<p id='health'>checking…</p>\n<script src='health.js' defer></script>\n")] },
+    { text: "CI said the script blocks rendering: it is deferred now." },
+    // --- end of the CI part.
     // Pass 2, after a review asked for a change on the page: the planner keeps the approved API as it is.
     {
       text: "Re-planning pass 2: only the page must change.",
@@ -82,7 +94,7 @@ const SCRIPT = {
       tool_use: [
         write(
           "health.html",
-          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' data-refresh-seconds='30'></script>\n",
+          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' defer data-refresh-seconds='30'></script>\n",
         ),
         write(
           ".lisa-manifest.json",
@@ -149,7 +161,7 @@ async function main(): Promise<void> {
   const { github } = env;
   try {
     await github.createRepo("demo/api", { files: { "README.md": "# demo/api\n\nThe HTTP API.\n" }, config: CONFIG });
-    await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" } });
+    await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" }, ci: [WEB_CI] });
     github.addCollaborator("demo/api", "maintainer", "maintain");
     github.addCollaborator("demo/web", "maintainer", "maintain");
     const issue = await github.createIssue("demo/api", {
@@ -173,6 +185,12 @@ async function main(): Promise<void> {
     await env.settle();
     clearInterval(ticker);
     show();
+
+    // --- CI part: what demo/web's CI said on Lisa's first push, and on the head she asked review for.
+    const webRuns = github.checkRuns("demo/web").filter((run) => run.name === WEB_CI.name);
+    say(`demo/web's CI (${WEB_CI.name}) on each head Lisa pushed in pass 1: ${webRuns.map((run) => run.conclusion).join(" → ")}`);
+    console.log("    Lisa gave the failing check's report to a new agent session, which fixed it before review was asked for.");
+    // --- end of the CI part.
 
     const pulls = ["demo/api", "demo/web"].flatMap((repo) => github.pulls(repo).map((pull) => ({ repo, pull })));
     const [api, web] = pulls;

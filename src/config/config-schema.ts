@@ -122,6 +122,22 @@ export const configSchema = z.strictObject({
       max_passes: z.int().min(1).max(50).default(5),
     })
     .prefault({}),
+  /**
+   * The pull request's own CI (check runs, check suites, commit statuses on the head Lisa pushed):
+   * Lisa waits for it before asking for review, and a failing check goes back to the agent.
+   */
+  ci: z
+    .strictObject({
+      /** False: Lisa asks for review without waiting for the pull request's CI. */
+      wait: z.boolean().default(true),
+      /** How long Lisa waits for checks still running; then review may start without them. */
+      timeout: duration("30m"),
+      /** Only these checks count (names of check runs or status contexts); branch protection's required checks, else every check, when omitted. */
+      checks: z.array(z.string().min(1).max(200)).max(50).optional(),
+      /** Checks that never count (e.g. a slow deploy preview). */
+      ignore: z.array(z.string().min(1).max(200)).max(50).default([]),
+    })
+    .prefault({}),
   /** What agents and gates may reach from their sandbox besides their model API. */
   sandbox: z
     .strictObject({

@@ -23,7 +23,13 @@ const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", 
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
  * sessions. Gates still red, or the budget spent, block the step; a provider outage fails the run.
  */
-export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Checkout): Promise<GateResult[]> {
+export async function buildStep(
+  ctx: RunContext,
+  initial: StepRow,
+  checkout: Checkout,
+  /** What failed in the pull request's CI (ci-report.ts), for the first session to fix. */
+  ciFailure?: string,
+): Promise<GateResult[]> {
   const { deps, run, config } = ctx;
   const { store } = deps;
   const stepId = initial.id;
@@ -52,12 +58,15 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       const thisTry = sessions.filter((s) => s.iteration > step.iteration_base);
       const purpose: SessionRow["purpose"] = failedGate
         ? "fix_gates"
-        : thisTry.at(-1)?.state === "interrupted"
-          ? "resume"
-          : ctx.pass.number > 1
-            ? "revise"
-            : "implement";
-      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
+        : ciFailure
+          ? "fix_ci"
+          : thisTry.at(-1)?.state === "interrupted"
+            ? "resume"
+            : ctx.pass.number > 1
+              ? "revise"
+              : "implement";
+      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, ciFailure);
+      ciFailure = undefined;
       await store.steps.enterPhase(stepId, "agent");
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
       // A session ended because Lisa stopped the run is not the agent's failure.
@@ -125,6 +134,7 @@ async function buildPrompt(
   checkout: Checkout,
   purpose: SessionRow["purpose"],
   failedGate: GateResult | undefined,
+  ciFailure?: string,
 ): Promise<string> {
   const { run, config, deps } = ctx;
   const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
@@ -144,6 +154,12 @@ async function buildPrompt(
       command: failedGate.command,
       failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
       reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
+    });
+  }
+  if (purpose === "fix_ci" && ciFailure) {
+    return renderPrompt(deps.promptsDir, "fix-ci", {
+      ...common,
+      failure: fenceAsData("the report of the pull request's CI", ciFailure),
     });
   }
   const issue = fenceAsData(

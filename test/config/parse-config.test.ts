@@ -10,6 +10,7 @@ describe("parseConfig", () => {
         label: "lisa",
         providers: [{ name: "claude", model: undefined }],
         gates: [],
+        ci: { wait: true, timeout: 1_800_000, ignore: [] },
         limits: {
           max_iterations: 8,
           session_timeout: 45 * 60_000,
