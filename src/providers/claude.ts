@@ -39,10 +39,25 @@ function findResult(stdout: string): ClaudeResult | undefined {
   return undefined;
 }
 
+function isResultLine(line: string): boolean {
+  try {
+    return claudeResultSchema.safeParse(JSON.parse(line)).success;
+  } catch {
+    return false;
+  }
+}
+
 export const claudeProvider: Provider = {
   name: "claude",
   defaultBinary: "claude",
   capabilities: { nativeWorktree: true, jsonOutput: true, costReporting: true },
+  // `--input-format stream-json` reads user messages from stdin as the session goes; each one is
+  // answered with a result event, and the CLI waits for more until stdin ends.
+  steering: {
+    via: "stream",
+    message: (text) => `${JSON.stringify({ type: "user", message: { role: "user", content: text } })}\n`,
+    answered: (line) => isResultLine(line),
+  },
   // `--worktree` works in `-p` mode from 2.1.50 on. It makes `.claude/worktrees/<name>` under the
   // main repository's root (the mirror itself, for Lisa's bare mirrors), not under the cwd, and
   // leaves it there, locked, after the run.
@@ -73,6 +88,8 @@ export const claudeProvider: Provider = {
   // stalled; plain json says nothing until the end. The last event is the same result object.
   args: ({ model }) => [
     "-p",
+    "--input-format",
+    "stream-json",
     "--output-format",
     "stream-json",
     "--verbose",

@@ -15,9 +15,11 @@ const result = (fields: Record<string, unknown>) =>
   });
 
 describe("claudeProvider.args", () => {
-  it("runs headless with streamed JSON events and no permission prompts, the model only when chosen", () => {
+  it("runs headless with streamed JSON input and events and no permission prompts, the model only when chosen", () => {
     expect(claudeProvider.args({ model: undefined })).toEqual([
       "-p",
+      "--input-format",
+      "stream-json",
       "--output-format",
       "stream-json",
       "--verbose",
