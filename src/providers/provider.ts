@@ -50,7 +50,9 @@ export type Steering =
       via: "stream";
       /** The line on standard input that carries one user message. */
       message(text: string): string;
-      /** Whether a line of standard output is the CLI's answer to the messages it was given so far. */
+      /** The text of a user message the CLI echoes on standard output once it has taken it in. */
+      echoed(line: string): string | undefined;
+      /** Whether a line of standard output ends the CLI's answer to the messages it has taken in. */
       answered(line: string): boolean;
     }
   | {

@@ -24,8 +24,9 @@ export function streamedInput(
   feed: GuidanceFeed = NO_GUIDANCE,
 ): Conversation {
   return ({ stdin, stdout }) => {
-    let sent = 1;
-    let answered = 0;
+    // Guidance written and not yet echoed back, by text: given once the CLI has taken it in, so a
+    // CLI that ends first never had it, and a new session gets it.
+    const unechoed = new Map<string, () => void>();
     let closed = false;
     let looking: Promise<void> | undefined;
     stdin.write(steering.message(prompt));
@@ -35,9 +36,9 @@ export function streamedInput(
         .then((items) => {
           for (const item of items) {
             if (closed) return;
+            if (unechoed.has(item.text)) continue;
+            unechoed.set(item.text, item.given);
             stdin.write(steering.message(item.text));
-            item.given();
-            sent += 1;
           }
         })
         // A store that cannot be read now is asked again at the next look.
@@ -55,11 +56,17 @@ export function streamedInput(
     stdin.once("close", end);
     stdout.once("close", end);
     readline.createInterface({ input: stdout }).on("line", (line) => {
+      const echoed = steering.echoed(line);
+      if (echoed !== undefined) {
+        unechoed.get(echoed)?.();
+        unechoed.delete(echoed);
+        return;
+      }
       if (!steering.answered(line)) return;
-      answered += 1;
       // One last look before closing: guidance written while the CLI answered is given, not lost.
+      // A message written and not taken in yet starts a turn of its own, which ends in a result too.
       void look().then(() => {
-        if (answered < sent || closed) return;
+        if (unechoed.size > 0 || closed) return;
         end();
         stdin.end();
       });

@@ -23,6 +23,7 @@ describe("claudeProvider.args", () => {
       "--output-format",
       "stream-json",
       "--verbose",
+      "--replay-user-messages",
       "--dangerously-skip-permissions",
     ]);
     expect(claudeProvider.args({ model: "opus" })).toContain("opus");

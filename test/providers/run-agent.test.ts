@@ -33,7 +33,7 @@ describe("runAgent", () => {
       stallMs: 10_000,
     });
     expect(result.ok).toBe(true);
-    expect(result.text).toBe(`${prompt}|args=7`);
+    expect(result.text).toBe(`${prompt}|args=8`);
     expect(result.costUsd).toBe(0.5);
   });
 

@@ -1,0 +1,133 @@
+import { describe, expect, it } from "vitest";
+import { waitFor } from "../../dev/wait-for.ts";
+import { type ModelServer, OPENCODE_MODEL, type RealCliLisa, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
+import { gitIn } from "../support/git-fixtures.ts";
+import { BRANCH, HELLO_WORLD, ISSUE, OWNER } from "../support/hello-world.ts";
+
+const lisa = useRealCliLisa();
+const model = useModelServer();
+
+const GUIDANCE = "Also sign the README with Lisa, please";
+const MANIFEST = {
+  title: "Fix the README heading",
+  what: "Spells World correctly.",
+  testing: "Checked by eye.",
+  guidance: [{ id: "g1", status: "addressed", note: "Signed the README." }],
+};
+const GATES = "gates:\n  - grep -q 'Hello World' README.md\n";
+
+/** The texts the model was sent, request by request (main requests: the agent loop's). */
+const sent = (server: ModelServer) =>
+  server.requests.filter((r) => r.kind === "main").map((r) => JSON.stringify(r.body?.messages ?? r.body?.contents ?? ""));
+
+/** Labels issue #1 and returns once the model has been asked for the first time: the agent session runs. */
+async function labelAndWaitForSession(env: RealCliLisa, server: ModelServer): Promise<void> {
+  await env.github.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
+  await waitFor("the agent session to ask the model", () => sent(server).length > 0, 60_000);
+}
+
+const comments = (env: RealCliLisa) => env.github.comments(HELLO_WORLD, ISSUE).map((c) => c.body);
+
+describe("steering a running pass", () => {
+  it("Claude Code: a writer's redirect mid-session reaches the running session as a further message, and the same pass's package accounts for it", async () => {
+    const server = await model.start({
+      turns: [
+        {
+          // Long enough for the redirect to be written and handled while the model is asked.
+          delay_ms: 5_000,
+          tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n\nSigned, Lisa\n" } }],
+        },
+        { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/.lisa-manifest.json", content: JSON.stringify(MANIFEST) } }] },
+        { text: "Fixed the heading and signed the README." },
+      ],
+    });
+    const env = await lisa.start(server.url, `label: bug\n${GATES}`);
+    await labelAndWaitForSession(env, server);
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, OWNER);
+    await env.settle();
+
+    // The model was sent the guidance, fenced as data, in a later request of the same session.
+    const withGuidance = sent(server).filter((text) => text.includes(GUIDANCE));
+    expect(withGuidance.length).toBeGreaterThan(0);
+    expect(withGuidance[0]).toContain("New guidance from the reviewers");
+    expect(withGuidance[0]).toContain("guidance g1, written on GitHub");
+    expect(
+      comments(env).some((body) => body.includes("Taken into pass 1 while it runs: the running claude session reads it now.")),
+    ).toBe(true);
+    const [run] = await env.lisa.store.runs.inState("review");
+    expect(run?.current_pass).toBe(1);
+    const [step] = (await env.lisa.store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
+    // One session took it: nothing restarted, and no pass 2 waits with it.
+    expect((await env.lisa.store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state])).toEqual([
+      ["implement", "succeeded"],
+    ]);
+    expect(await env.lisa.store.guidance.queued(run?.id ?? 0)).toEqual([]);
+    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
+    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
+      [GUIDANCE, "addressed"],
+    ]);
+    const [pull] = env.github.pulls(HELLO_WORLD);
+    const pack = env.github.comments(HELLO_WORLD, pull?.number ?? 0).find((c) => c.body.includes("<!-- lisa:pass "));
+    expect(`${pull?.body}\n${pack?.body ?? ""}`).toContain(GUIDANCE);
+  });
+
+  it("OpenCode: a writer's redirect mid-session stops the session after its tool call, and a resumed session of the same pass gets it in its prompt", async () => {
+    const server = await model.start({
+      turns: [
+        {
+          // The tool call ends the only turn that works: whichever request comes after it, the work is done.
+          delay_ms: 5_000,
+          tool_use: [
+            {
+              name: "bash",
+              input: {
+                command: `printf '# Hello World\\n' > README.md && printf '%s' '${JSON.stringify(MANIFEST)}' > .lisa-manifest.json`,
+                description: "Fix the heading",
+              },
+            },
+          ],
+        },
+      ],
+      fallback: { text: "Done." },
+    });
+    const env = await lisa.start(server.url, `label: bug\nproviders:\n  - opencode: { model: ${OPENCODE_MODEL} }\n${GATES}`);
+    await labelAndWaitForSession(env, server);
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, OWNER);
+    await env.settle();
+
+    expect(
+      comments(env).some((body) =>
+        body.includes(
+          "Taken into pass 1 while it runs: the running opencode session stops at its next safe point and a new session of the pass resumes the work with it.",
+        ),
+      ),
+    ).toBe(true);
+    const [run] = await env.lisa.store.runs.inState("review");
+    expect(run?.current_pass).toBe(1);
+    const [step] = (await env.lisa.store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
+    const sessions = await env.lisa.store.sessions.of(step?.id ?? 0);
+    expect(sessions.map((s) => [s.purpose, s.state, s.message])).toEqual([
+      ["implement", "interrupted", "stopped to take in guidance written meanwhile"],
+      ["resume", "succeeded", null],
+    ]);
+    // The tool call finished before the stop (its result never reached the model): its work stood.
+    expect(server.toolResults()).toEqual([]);
+    expect(gitIn(env.github.gitDir(HELLO_WORLD), "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
+    const resumed = sent(server).filter((text) => text.includes(GUIDANCE));
+    expect(resumed.length).toBeGreaterThan(0);
+    expect(resumed[0]).toContain("stopped to give you guidance the reviewers wrote while it worked");
+    expect(resumed[0]).toContain("guidance g1, written on GitHub");
+    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
+    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
+      [GUIDANCE, "addressed"],
+    ]);
+    const [pull] = env.github.pulls(HELLO_WORLD);
+    const pack = env.github.comments(HELLO_WORLD, pull?.number ?? 0).find((c) => c.body.includes("<!-- lisa:pass "));
+    expect(`${pull?.body}\n${pack?.body ?? ""}`).toContain(GUIDANCE);
+    // Both sessions are the pass's, and both are costed.
+    expect(await env.lisa.store.runs.cost(run?.id ?? 0)).toBeGreaterThan(0);
+    // Two OpenCode start-ups, each slow on a loaded machine.
+  }, 180_000);
+});
