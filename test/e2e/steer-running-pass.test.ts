@@ -3,6 +3,7 @@ import { waitFor } from "../../dev/wait-for.ts";
 import { type ModelServer, OPENCODE_MODEL, type RealCliLisa, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { BRANCH, HELLO_WORLD, ISSUE, OWNER } from "../support/hello-world.ts";
+import { trackingBody } from "../support/tracking-body.ts";
 
 const lisa = useRealCliLisa();
 const model = useModelServer();
@@ -130,4 +131,74 @@ describe("steering a running pass", () => {
     expect(await env.lisa.store.runs.cost(run?.id ?? 0)).toBeGreaterThan(0);
     // Two OpenCode start-ups, each slow on a loaded machine.
   }, 180_000);
+
+  it("a reader's redirect mid-session gets the usual refusal and reaches neither the session nor any pass", async () => {
+    const server = await model.start({
+      turns: [
+        {
+          delay_ms: 4_000,
+          tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
+        },
+        { text: "Fixed the heading." },
+      ],
+    });
+    const env = await lisa.start(server.url, `label: bug\n${GATES}`);
+    env.github.addCollaborator(HELLO_WORLD, "rita", "read");
+    await labelAndWaitForSession(env, server);
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, "rita");
+    await env.settle();
+
+    expect(
+      comments(env).some((body) => body.includes("@rita, only people with write access to this repository can steer Lisa.")),
+    ).toBe(true);
+    expect(comments(env).some((body) => body.includes("Taken into pass"))).toBe(false);
+    expect(sent(server).some((text) => text.includes(GUIDANCE))).toBe(false);
+    const [run] = await env.lisa.store.runs.inState("review");
+    expect(await env.lisa.store.guidance.ledger(run?.id ?? 0)).toEqual([]);
+    expect(await env.lisa.store.guidance.queued(run?.id ?? 0)).toEqual([]);
+  });
+
+  it("a redirect while the gates run (the session has ended) waits for the next pass, as before", async () => {
+    const server = await model.start({
+      turns: [
+        { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
+        { text: "Fixed the heading." },
+      ],
+    });
+    const env = await lisa.start(server.url, "label: bug\ngates:\n  - sleep 4 && grep -q 'Hello World' README.md\n");
+    await env.github.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
+    const run = await waitFor("the run", async () => (await env.lisa.store.runs.inState("running"))[0], 60_000);
+    await waitFor(
+      "the gates to run",
+      async () => (await env.lisa.store.steps.of(run.id)).some((s) => s.position > 0 && s.phase === "gates"),
+      60_000,
+    );
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, OWNER);
+    await env.settle();
+
+    expect(comments(env).some((body) => body.includes("Queued for pass 2, after the current pass"))).toBe(true);
+    const [step] = (await env.lisa.store.steps.of(run.id)).filter((s) => s.position > 0);
+    const sessions = await env.lisa.store.sessions.of(step?.id ?? 0);
+    expect(sessions.filter((s) => s.pass === 1).map((s) => s.purpose)).toEqual(["implement"]);
+    expect((await env.lisa.store.guidance.ledger(run.id)).map((g) => [g.pass, g.body])).toEqual([[2, GUIDANCE]]);
+  });
+
+  it("a stalled Claude Code session with guidance written to it still dies at its stall deadline", async () => {
+    const server = await model.start({ turns: [{ stall: true }] });
+    const env = await lisa.start(server.url, "label: bug\nlimits:\n  stall_timeout: 5s\n");
+    const started = Date.now();
+    await labelAndWaitForSession(env, server);
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, OWNER);
+    await env.settle();
+
+    expect(comments(env).some((body) => body.includes("Taken into pass 1 while it runs"))).toBe(true);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(trackingBody(env.github, HELLO_WORLD, ISSUE)).toContain(
+      "The agent session failed (stalled): claude printed nothing for 5s and was killed",
+    );
+    expect(env.github.pulls(HELLO_WORLD)).toEqual([]);
+  });
 });
