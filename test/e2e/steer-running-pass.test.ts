@@ -33,11 +33,9 @@ describe("steering a running pass", () => {
   it("Claude Code: a writer's redirect mid-session reaches the running session as a further message, and the same pass's package accounts for it", async () => {
     const server = await model.start({
       turns: [
-        {
-          // Long enough for the redirect to be written and handled while the model is asked.
-          delay_ms: 5_000,
-          tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n\nSigned, Lisa\n" } }],
-        },
+        // A long command: the redirect is written and handled while it runs (the model's answers are seen once sent).
+        { tool_use: [{ name: "Bash", input: { command: "sleep 8", description: "Take a while" } }] },
+        { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n\nSigned, Lisa\n" } }] },
         { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/.lisa-manifest.json", content: JSON.stringify(MANIFEST) } }] },
         { text: "Fixed the heading and signed the README." },
       ],
@@ -78,12 +76,12 @@ describe("steering a running pass", () => {
       turns: [
         {
           // The tool call ends the only turn that works: whichever request comes after it, the work is done.
-          delay_ms: 5_000,
           tool_use: [
             {
               name: "bash",
               input: {
-                command: `printf '# Hello World\\n' > README.md && printf '%s' '${JSON.stringify(MANIFEST)}' > .lisa-manifest.json`,
+                // Slow, so the redirect comes while it runs (the model's answers are seen once sent).
+                command: `sleep 8 && printf '# Hello World\\n' > README.md && printf '%s' '${JSON.stringify(MANIFEST)}' > .lisa-manifest.json`,
                 description: "Fix the heading",
               },
             },
@@ -132,13 +130,52 @@ describe("steering a running pass", () => {
     // Two OpenCode start-ups, each slow on a loaded machine.
   }, 180_000);
 
+  it("Gemini CLI: a writer's redirect mid-session stops the session at once, and a resumed session of the same pass gets it in its prompt", async () => {
+    const server = await model.start({
+      turns: [
+        // The first session runs a long command when the redirect comes; it is stopped in the middle of it.
+        { tool_use: [{ name: "run_shell_command", input: { command: "sleep 20", description: "Take a while" } }] },
+        {
+          tool_use: [
+            {
+              name: "run_shell_command",
+              input: {
+                command: `printf '# Hello World\\n' > README.md && printf '%s' '${JSON.stringify(MANIFEST)}' > .lisa-manifest.json`,
+                description: "Fix the heading",
+              },
+            },
+          ],
+        },
+        { text: "Fixed the heading and took the guidance in." },
+      ],
+    });
+    const env = await lisa.start(server.url, `label: bug\nproviders:\n  - gemini: { model: gemini-2.5-flash }\n${GATES}`);
+    await labelAndWaitForSession(env, server);
+
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${GUIDANCE}`, OWNER);
+    await env.settle();
+
+    expect(comments(env).some((body) => body.includes("the running gemini session stops at its next safe point"))).toBe(true);
+    const [run] = await env.lisa.store.runs.inState("review");
+    const [step] = (await env.lisa.store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
+    expect((await env.lisa.store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state])).toEqual([
+      ["implement", "interrupted"],
+      ["resume", "succeeded"],
+    ]);
+    const resumed = sent(server).filter((text) => text.includes(GUIDANCE));
+    expect(resumed.length).toBeGreaterThan(0);
+    expect(resumed[0]).toContain("stopped to give you guidance the reviewers wrote while it worked");
+    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
+    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
+      [GUIDANCE, "addressed"],
+    ]);
+  }, 180_000);
+
   it("a reader's redirect mid-session gets the usual refusal and reaches neither the session nor any pass", async () => {
     const server = await model.start({
       turns: [
-        {
-          delay_ms: 4_000,
-          tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }],
-        },
+        { tool_use: [{ name: "Bash", input: { command: "sleep 6", description: "Take a while" } }] },
+        { tool_use: [{ name: "Write", input: { file_path: "{{CWD}}/README.md", content: "# Hello World\n" } }] },
         { text: "Fixed the heading." },
       ],
     });
