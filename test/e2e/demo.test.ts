@@ -20,7 +20,7 @@ describe("npm run demo", () => {
     expect(stdout).toContain("Make the status bold");
     // Steering: a redirect said while pass 2's session runs reaches it, and pass 2's package accounts for it.
     expect(stdout).toContain("Taken into pass 2 while it runs: the running claude session reads it now.");
-    expect(stdout).toMatch(/Pass 2's review package[^]*Also show when it was last checked[^]*Accepted\./);
+    expect(stdout).toMatch(/Pass 2's review package[\s\S]*Also show when it was last checked[\s\S]*Accepted\./);
     expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
     expect(stdout).toContain("✅ Accepted");
     // Three real Claude Code sessions in pass 1 and a model that takes its time in pass 2.
