@@ -49,12 +49,13 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   let result: Awaited<ReturnType<typeof runSandboxed>>;
   let pid: number | undefined;
   let steered = false;
+  let grace: NodeJS.Timeout | undefined;
   // A steer stops the session as a deadline would, SIGTERM then SIGKILL to its group; the worktree's changes stand.
   const stop = () => {
     if (steered) return;
     steered = true;
     killGroup(pid, "SIGTERM");
-    setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS).unref();
+    grace = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
   };
   const { steering } = provider;
   const input =
@@ -79,6 +80,9 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   } catch (error) {
     if (error instanceof SandboxError) return { ...failedOutput("sandbox", error.message, undefined), durationMs: 0 };
     throw error;
+  } finally {
+    // Once it has ended its group is gone (runWithDeadline kills what is left): its pid may be anyone's now.
+    clearTimeout(grace);
   }
   const { stdout, stderr, exitCode, durationMs } = result;
 
