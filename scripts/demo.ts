@@ -7,6 +7,7 @@ import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
 // @ts-expect-error: a plain ESM module without type declarations.
 import { startScriptedModelServer } from "../dev/scripted-model-server.mjs";
 import { tempDir } from "../dev/temp-dir.ts";
+import { waitFor } from "../dev/wait-for.ts";
 
 const CLAUDE = fileURLToPath(new URL("../agents/node_modules/.bin/claude", import.meta.url));
 const started = Date.now();
@@ -91,10 +92,12 @@ const SCRIPT = {
     },
     { text: "Plan for pass 2 written." },
     {
+      // Steering: the model takes its time here, so @maintainer's redirect reaches the running session (g3).
+      delay_ms: 4_000,
       tool_use: [
         write(
           "health.html",
-          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' defer data-refresh-seconds='30'></script>\n",
+          "<p id='health'><strong>checking…</strong> <small id='checked'>last checked: never</small></p>\n<script src='health.js' defer data-refresh-seconds='30'></script>\n",
         ),
         write(
           ".lisa-manifest.json",
@@ -106,6 +109,7 @@ const SCRIPT = {
             guidance: [
               { id: "g1", status: "addressed", note: "the page is done" },
               { id: "g2", status: "addressed", note: "bold, refreshed every 30 s" },
+              { id: "g3", status: "addressed", note: "a 'last checked' time beside the status" },
             ],
             recommendation: "accept",
           }),
@@ -219,6 +223,19 @@ async function main(): Promise<void> {
       user: "maintainer",
       comments: [{ path: "health.html", line: 1, body: "Make the status bold, and refresh it every 30 seconds." }],
     });
+    // ── Steering pass 2 mid-session ──
+    const runId = (await env.lisa.store.runs.inState("review", "queued", "running"))[0]?.id ?? 0;
+    await waitFor(
+      "pass 2's agent session",
+      async () => (await env.lisa.store.sessions.runningIn(runId)).some((s) => s.purpose === "revise"),
+      60_000,
+    );
+    say(`Pass 2's agent is at work; @maintainer adds a redirect on demo/web#${web.pull.number} while it runs.`);
+    await github.commentOnIssue("demo/web", web.pull.number, "/lisa redirect Also show when it was last checked.", "maintainer");
+    await waitFor("Lisa's answer", () =>
+      github.comments("demo/web", web.pull.number).find((c) => c.body.includes("while it runs")),
+    ).then((answer) => say(`Lisa answers on demo/web#${web.pull.number}: ${answer.body.replace(/<!--.*?-->\n?/g, "")}`));
+    // ── end of steering ──
     await env.settle();
     show();
     const pass2 = github

@@ -7,6 +7,7 @@ import { STATE_WORDS } from "../reporting/state-words.ts";
 import * as changes from "../store/run-changes.ts";
 import type { NewGuidance, PassRow } from "../store/store.ts";
 import type { Scene } from "./gesture-scene.ts";
+import { steerRunningPass } from "./steer-running-pass.ts";
 
 /** Guidance kept per pass: the prompt and the package must stay readable. */
 const MAX_GUIDANCE_CHARS = 30_000;
@@ -58,6 +59,8 @@ export async function requestPass(
     // Guidance joins a pass whose plan is not fixed yet (the planner runs again with it); after
     // that it waits for one next pass.
     const joins = pass?.state === "queued" || pass?.state === "planning" ? pass.id : undefined;
+    const steered = !joins && pass ? await steerRunningPass(scene, pass, items) : undefined;
+    if (steered) return steered;
     await deps.store.guidance.add(run.id, items, joins);
     const queued = (await deps.store.guidance.queued(run.id)).length;
     await scene.reply(

@@ -1,4 +1,4 @@
-import type { Readable } from "node:stream";
+import type { Readable, Writable } from "node:stream";
 import { execa } from "execa";
 import { forgetChild, recordChild } from "./child-registry.ts";
 
@@ -21,8 +21,12 @@ export interface RunWithDeadlineOptions {
   cwd: string;
   /** The whole environment of the process; nothing of Lisa's is added. */
   env: Record<string, string>;
-  /** Written to standard input, which is then closed; standard input is empty when omitted. */
-  input?: string | undefined;
+  /**
+   * Written to standard input, which is then closed; standard input is empty when omitted. A
+   * function is handed the open standard input (and standard output) as soon as the process runs,
+   * for a conversation with it: it writes and ends standard input itself.
+   */
+  input?: string | ((child: { stdin: Writable; stdout: Readable }) => void) | undefined;
   /** Wall-clock deadline of the whole process. */
   timeoutMs: number;
   /** Deadline for silence: no output on stdout or stderr for this long. */
@@ -122,7 +126,9 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
   }
   // A child that never reads its input must not fail the run with EPIPE.
   subprocess.stdin?.on("error", () => undefined);
-  subprocess.stdin?.end(options.input);
+  if (typeof options.input === "function" && subprocess.stdin && subprocess.stdout)
+    options.input({ stdin: subprocess.stdin, stdout: subprocess.stdout });
+  else subprocess.stdin?.end(typeof options.input === "string" ? options.input : undefined);
 
   const stdout = new Tail(limit);
   const stderr = new Tail(limit);
@@ -144,7 +150,8 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
-      for (const stream of [subprocess.stdout, subprocess.stderr] as (Readable | null)[]) stream?.destroy();
+      for (const stream of [subprocess.stdin, subprocess.stdout, subprocess.stderr] as (Writable | Readable | null)[])
+        stream?.destroy();
       if (pid !== undefined) {
         liveGroups.delete(pid);
         forgetChild(pid);

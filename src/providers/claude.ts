@@ -39,10 +39,38 @@ function findResult(stdout: string): ClaudeResult | undefined {
   return undefined;
 }
 
+/** A user message of Lisa's, echoed back; tool results are user messages too, with a list as content. */
+const echoSchema = z.looseObject({ type: z.literal("user"), message: z.looseObject({ content: z.string() }) });
+
+function echoedMessage(line: string): string | undefined {
+  try {
+    return echoSchema.safeParse(JSON.parse(line)).data?.message.content;
+  } catch {
+    return undefined;
+  }
+}
+
+function isResultLine(line: string): boolean {
+  try {
+    return claudeResultSchema.safeParse(JSON.parse(line)).success;
+  } catch {
+    return false;
+  }
+}
+
 export const claudeProvider: Provider = {
   name: "claude",
   defaultBinary: "claude",
   capabilities: { nativeWorktree: true, jsonOutput: true, costReporting: true },
+  // `--input-format stream-json` reads user messages from stdin as the session goes and waits for
+  // more until stdin ends. `--replay-user-messages` echoes each one once taken in: mid-turn it joins
+  // that turn (after the running tool call), else it starts a turn; every turn ends in a result event.
+  steering: {
+    via: "stream",
+    message: (text) => `${JSON.stringify({ type: "user", message: { role: "user", content: text } })}\n`,
+    echoed: (line) => echoedMessage(line),
+    answered: (line) => isResultLine(line),
+  },
   // `--worktree` works in `-p` mode from 2.1.50 on. It makes `.claude/worktrees/<name>` under the
   // main repository's root (the mirror itself, for Lisa's bare mirrors), not under the cwd, and
   // leaves it there, locked, after the run.
@@ -73,9 +101,12 @@ export const claudeProvider: Provider = {
   // stalled; plain json says nothing until the end. The last event is the same result object.
   args: ({ model }) => [
     "-p",
+    "--input-format",
+    "stream-json",
     "--output-format",
     "stream-json",
     "--verbose",
+    "--replay-user-messages",
     "--dangerously-skip-permissions",
     ...(model ? ["--model", model] : []),
   ],

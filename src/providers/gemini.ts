@@ -105,6 +105,9 @@ export const geminiProvider: Provider = {
   // `experimental.worktrees` in the user's settings (without it the flag exits 1) and headless runs
   // leave the worktree and its branch behind, so Lisa makes the worktree itself (no `nativeWorktree`).
   capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
+  // Headless, it reads standard input once (`-p` text is appended to it), and its JSON output says
+  // nothing until the end: guidance stops the session at once and a new one resumes the work.
+  steering: { via: "restart" },
   env: [
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",

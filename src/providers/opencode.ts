@@ -34,6 +34,16 @@ const eventSchema = z.looseObject({
 });
 
 type OpencodeEvent = z.infer<typeof eventSchema>;
+
+/** Whether an event line reports a finished tool call or step. */
+function endsWork(line: string): boolean {
+  try {
+    const type = eventSchema.safeParse(JSON.parse(line)).data?.type;
+    return type === "tool_use" || type === "step_finish";
+  } catch {
+    return false;
+  }
+}
 type SessionError = NonNullable<OpencodeEvent["error"]>;
 
 /** The error object providers put in their bodies: `{ error: { type, code } }` (Anthropic, OpenAI). */
@@ -97,6 +107,9 @@ export const opencodeProvider: Provider = {
   name: "opencode",
   defaultBinary: "opencode",
   capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
+  // `opencode run` takes one message; its events say when a tool call or a step has finished,
+  // the point where stopping loses nothing half done.
+  steering: { via: "restart", safePoint: (line) => endsWork(line) },
   env: [
     // Its configuration: the provider, models and permissions; XDG dirs locate the global config and state.
     "OPENCODE_CONFIG",

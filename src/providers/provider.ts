@@ -33,9 +33,33 @@ export interface AgentResult {
   failure: { kind: FailureKind; message: string; excerpt?: Excerpt; detail?: string } | undefined;
   exitCode: number | undefined;
   durationMs: number;
+  /** Lisa stopped the session to resume it with guidance written while it ran (a `restart` provider). */
+  steered?: true;
 }
 
-export type ParsedOutput = Omit<AgentResult, "durationMs">;
+export type ParsedOutput = Omit<AgentResult, "durationMs" | "steered">;
+
+/**
+ * How guidance written while a session runs reaches it. `stream`: the CLI reads user messages from
+ * its standard input as it works; the prompt is the first, guidance a further one, and standard
+ * input is closed once the CLI has answered every message. `restart`: the CLI reads its prompt once;
+ * the session is stopped at the next safe point and a new one resumes the work with the guidance.
+ */
+export type Steering =
+  | {
+      via: "stream";
+      /** The line on standard input that carries one user message. */
+      message(text: string): string;
+      /** The text of a user message the CLI echoes on standard output once it has taken it in. */
+      echoed(line: string): string | undefined;
+      /** Whether a line of standard output ends the CLI's answer to the messages it has taken in. */
+      answered(line: string): boolean;
+    }
+  | {
+      via: "restart";
+      /** Whether a line of standard output ends a tool call or a turn; without it the session is stopped at once. */
+      safePoint?(line: string): boolean;
+    };
 
 /** A line the CLI wrote, and where: its stderr, or the text of the error it reported in its JSON. */
 export interface Excerpt {
@@ -136,6 +160,7 @@ export interface Provider {
   /** Executable looked up on PATH unless the operator configures a path. */
   defaultBinary: string;
   capabilities: ProviderCapabilities;
+  steering: Steering;
   /** Environment variables this CLI needs besides the basics (its model credentials, its own switches). */
   env: readonly string[];
   /** Arguments for a headless, auto-approving run; the prompt arrives on standard input. */

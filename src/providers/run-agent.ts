@@ -1,8 +1,9 @@
 import { SandboxError } from "../errors.ts";
-import { killAllGroups } from "../process/run-with-deadline.ts";
+import { KILL_GRACE_MS, killAllGroups, killGroup } from "../process/run-with-deadline.ts";
 import { runSandboxed } from "../sandbox/run-sandboxed.ts";
 import type { Sandbox } from "../sandbox/sandbox-settings.ts";
 import { type AgentResult, failedOutput, type Provider } from "./provider.ts";
+import { type GuidanceFeed, restartingInput, streamedInput } from "./session-input.ts";
 import type { TokenPrices } from "./token-prices.ts";
 
 export { killGroup } from "../process/run-with-deadline.ts";
@@ -31,6 +32,8 @@ export interface RunAgentOptions {
   onSpawn?: (pid: number) => void;
   /** What tokens cost, for a CLI that reports tokens and no cost. */
   prices?: TokenPrices;
+  /** Guidance written while the session runs, given to it the way its provider steers (`Provider.steering`). */
+  guidance?: GuidanceFeed | undefined;
 }
 
 /** Kills every agent and gate still running; called when Lisa shuts down, since they run in their own groups. */
@@ -44,19 +47,42 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
   const { provider } = options;
   const binary = options.binary ?? provider.defaultBinary;
   let result: Awaited<ReturnType<typeof runSandboxed>>;
+  let pid: number | undefined;
+  let steered = false;
+  let grace: NodeJS.Timeout | undefined;
+  // A steer stops the session as a deadline would, SIGTERM then SIGKILL to its group; the worktree's changes stand.
+  const stop = () => {
+    if (steered) return;
+    steered = true;
+    killGroup(pid, "SIGTERM");
+    grace = setTimeout(() => killGroup(pid, "SIGKILL"), KILL_GRACE_MS);
+  };
+  const { steering } = provider;
+  const input =
+    steering.via === "stream"
+      ? streamedInput(steering, options.prompt, options.guidance)
+      : options.guidance
+        ? restartingInput(steering, options.prompt, options.guidance, stop)
+        : options.prompt;
   try {
     result = await runSandboxed(binary, [...provider.args({ model: options.model }), ...(options.extraArgs ?? [])], {
       cwd: options.cwd,
       env: options.env,
-      input: options.prompt,
+      input,
       timeoutMs: options.timeoutMs,
       stallMs: options.stallMs,
       sandbox: options.sandbox,
-      onSpawn: options.onSpawn,
+      onSpawn: (spawned) => {
+        pid = spawned;
+        options.onSpawn?.(spawned);
+      },
     });
   } catch (error) {
     if (error instanceof SandboxError) return { ...failedOutput("sandbox", error.message, undefined), durationMs: 0 };
     throw error;
+  } finally {
+    // Once it has ended its group is gone (runWithDeadline kills what is left): its pid may be anyone's now.
+    clearTimeout(grace);
   }
   const { stdout, stderr, exitCode, durationMs } = result;
 
@@ -75,5 +101,8 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       failure: { kind: result.ending, message: `${provider.name} ${what} ${Math.round(limit / 1000)}s and was killed` },
     };
   }
-  return { ...provider.parse({ stdout, stderr, exitCode, prices: options.prices }), durationMs };
+  const parsed = provider.parse({ stdout, stderr, exitCode, prices: options.prices });
+  // Stopped for guidance: not a failure of the agent's, and what it did so far stands.
+  if (steered) return { ...parsed, ok: false, failure: undefined, steered: true, durationMs };
+  return { ...parsed, durationMs };
 }

@@ -63,7 +63,11 @@ function commandsFor(view: TrackingView): string[] {
   switch (view.state) {
     case "queued":
     case "running":
-      return ["`/lisa redirect <guidance>` (queued for the next pass)", "`/lisa abort`", ...status];
+      return [
+        "`/lisa redirect <guidance>` (given to the agent at work, else queued for the next pass)",
+        "`/lisa abort`",
+        ...status,
+      ];
     case "plan_review":
       return ["`/lisa proceed`", "`/lisa redirect <guidance>`", "`/lisa abort`", ...status];
     case "blocked":

@@ -6,11 +6,13 @@ import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { sessionFailure } from "../workflow/session-failure.ts";
 import { anchorsForPrompt, checkAnchors } from "./anchors.ts";
+import { guidanceItemText } from "./guidance-prompt.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
 import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
+import { StepGuidance } from "./step-guidance.ts";
 
 /** How much of a failing gate's output is kept with the step for the tracking comment. */
 const GATE_OUTPUT_KEPT = 4_000;
@@ -36,6 +38,9 @@ export async function buildStep(
   // A step interrupted while its gates ran goes straight back to them: the agent's work is on disk.
   let skipAgent = initial.phase === "gates";
   let failedGate: GateResult | undefined;
+  const guidance = new StepGuidance(ctx, initial);
+  // The last session was stopped for guidance written meanwhile, or ended just as it came.
+  let steered = false;
 
   for (;;) {
     await assertStillRunning(ctx);
@@ -60,27 +65,34 @@ export async function buildStep(
         ? "fix_gates"
         : ciFailure
           ? "fix_ci"
-          : thisTry.at(-1)?.state === "interrupted"
+          : steered || thisTry.at(-1)?.state === "interrupted"
             ? "resume"
             : ctx.pass.number > 1
               ? "revise"
               : "implement";
-      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, ciFailure);
+      await guidance.allInPrompt();
+      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, steered, ciFailure);
       ciFailure = undefined;
       await store.steps.enterPhase(stepId, "agent");
-      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, guidance.feed());
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
       // Nor is one a person stopped on this step alone (its pull request closed mid-pass).
       if (!result.ok && (await store.sessions.of(stepId)).at(-1)?.state === "stopped") {
         throw new StepStoppedError(`the session on ${initial.owner}/${initial.repo} was stopped`);
       }
+      if (result.ok) await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      // Guidance the session was stopped for, or that came as it ended, is this pass's: a session resumes with it.
+      steered = result.steered === true || (result.ok && (await guidance.fresh()).length > 0);
+      if (steered) {
+        failedGate = undefined;
+        continue;
+      }
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
-      await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
       if (failedGate) await recordReflection(ctx, step, iteration, failedGate, workDir(checkout));
     }
     skipAgent = false;
@@ -134,6 +146,7 @@ async function buildPrompt(
   checkout: Checkout,
   purpose: SessionRow["purpose"],
   failedGate: GateResult | undefined,
+  steered: boolean,
   ciFailure?: string,
 ): Promise<string> {
   const { run, config, deps } = ctx;
@@ -166,8 +179,9 @@ async function buildPrompt(
     `the body of issue #${run.issue_number}, written on GitHub`,
     redactSecrets(run.issue_body || "(no description)", ctx.secrets),
   );
-  const resumeNote =
-    purpose === "resume"
+  const resumeNote = steered
+    ? STEERED_NOTE
+    : purpose === "resume"
       ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
       : "";
   if (purpose === "revise" || (purpose === "resume" && ctx.pass.number > 1)) {
@@ -196,6 +210,13 @@ async function buildPrompt(
   });
 }
 
+/** The resume of a session stopped for guidance: the guidance is the prompt's, the manifest reports on it even in pass 1. */
+const STEERED_NOTE = [
+  "An earlier session on this task was stopped to give you guidance the reviewers wrote while it worked: the last items of the guidance in this prompt.",
+  "Its partial work is in this worktree: look at `git status` and `git log` first, continue from there, and take the new guidance in.",
+  'In `.lisa-manifest.json`, report what you did with each guidance item in a `guidance` list: `[{ "id": "g1", "status": "addressed", "note": "How." }]`, where `status` is one of `addressed`, `partly`, `not_addressed`, `not_applicable`.',
+].join(" ");
+
 async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string> {
   const record = await ctx.deps.store.steps.inPass(step.id, ctx.pass.id);
   const commits = JSON.parse(record?.human_shas ?? "[]") as { sha: string; author: string; subject: string }[];
@@ -212,23 +233,7 @@ async function guidanceSection(ctx: RunContext, step: StepRow): Promise<string> 
   const items = await ctx.deps.store.guidance.forPass(ctx.pass.id);
   if (items.length === 0)
     return "No new guidance was given for this pass; improve the change where the issue and the ledger below ask.";
-  return items
-    .map((item, index) => {
-      const other =
-        item.owner &&
-        item.repo &&
-        (item.owner.toLowerCase() !== step.owner.toLowerCase() || item.repo.toLowerCase() !== step.repo.toLowerCase())
-          ? ` (said on ${item.owner}/${item.repo}#${item.pr_number}; apply it here only where it concerns this repository)`
-          : "";
-      const place = item.path
-        ? ` on \`${item.path}${item.line ? `:${item.line}` : ""}\`${item.outdated ? " (on an earlier commit)" : ""}`
-        : "";
-      const hunk = item.diff_hunk
-        ? `\n${fenceAsData("the diff lines it refers to", redactSecrets(item.diff_hunk, ctx.secrets))}`
-        : "";
-      return `### g${index + 1}: from ${item.author} (${item.source})${place}${other}\n${fenceAsData(`guidance g${index + 1}, written on GitHub`, redactSecrets(item.body, ctx.secrets))}${hunk}`;
-    })
-    .join("\n\n");
+  return items.map((item, index) => guidanceItemText(ctx, step, item, index)).join("\n\n");
 }
 
 /** Guidance of earlier passes: it must still hold (seed 000's signs). */

@@ -7,6 +7,7 @@ import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
+import type { GuidanceFeed } from "../providers/session-input.ts";
 import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
@@ -76,6 +77,7 @@ export async function invokeAgent(
   purpose: SessionRow["purpose"],
   prompt: string,
   checkout: Checkout,
+  guidance?: GuidanceFeed,
 ): Promise<AgentResult> {
   const { deps, config } = ctx;
   let result: AgentResult | undefined;
@@ -111,14 +113,19 @@ export async function invokeAgent(
         pidRecorded.catch(() => {}); // seen below, once the session is over
       },
       prices: deps.tokenPrices,
+      guidance,
     });
     await pidRecorded;
     const endedByItself = await deps.store.sessions.finish(sessionId, {
-      state: result.ok ? "succeeded" : "failed",
+      state: result.steered ? "interrupted" : result.ok ? "succeeded" : "failed",
       cost_usd: result.costUsd,
       turns: result.turns ?? null,
       failure_kind: result.failure?.kind ?? null,
-      message: result.failure ? redactSecrets(result.failure.message, ctx.secrets) : null,
+      message: result.steered
+        ? "stopped to take in guidance written meanwhile"
+        : result.failure
+          ? redactSecrets(result.failure.message, ctx.secrets)
+          : null,
     });
     deps.log.info(
       { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },

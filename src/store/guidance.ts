@@ -19,6 +19,22 @@ export class GuidanceRecords {
     }, runLock(runId));
   }
 
+  /**
+   * Binds guidance to the pass under way when an agent session of one of its build steps runs now,
+   * for that session to take up (steering); returns the providers of those sessions, or nothing
+   * (and stores nothing) when none runs.
+   */
+  async steer(runId: number, pass: { id: number; number: number }, items: NewGuidance[]): Promise<string[]> {
+    return this.#db.tx(async () => {
+      const running = await this.#db.all<{ provider: string }>(
+        sql`SELECT s.provider FROM sessions s JOIN steps t ON t.id = s.step_id WHERE t.run_id = ${runId} AND t.position > 0 AND t.phase = 'agent' AND s.state = 'running' AND s.pass = ${pass.number}`,
+      );
+      if (running.length === 0) return [];
+      for (const item of items) await insertGuidance(this.#db, runId, pass.id, item);
+      return [...new Set(running.map((session) => session.provider))];
+    }, runLock(runId));
+  }
+
   async forPass(passId: number): Promise<GuidanceRow[]> {
     return this.#db.all(sql`SELECT * FROM guidance WHERE pass_id = ${passId} ORDER BY id`);
   }

@@ -20,6 +20,9 @@ describe("npm run demo", () => {
     expect(stdout).toContain("demo/web's CI (html-lint) on each head Lisa pushed in pass 1: failure → success");
     expect(stdout).toMatch(/Pass 2's review package on demo\/web#\d+:/);
     expect(stdout).toContain("Make the status bold");
+    // Steering: a redirect said while pass 2's session runs reaches it, and pass 2's package accounts for it.
+    expect(stdout).toContain("Taken into pass 2 while it runs: the running claude session reads it now.");
+    expect(stdout).toMatch(/Pass 2's review package[\s\S]*Also show when it was last checked[\s\S]*Accepted\./);
     expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
     expect(stdout).toContain("✅ Accepted");
     // One learning carried from the first issue into the second: proposed, merged, then in the prompt.
@@ -27,6 +30,6 @@ describe("npm run demo", () => {
     expect(stdout).toMatch(
       /The learning carried into demo\/api#3's session on demo\/web, in its prompt:\n {4}- Make the status bold, and refresh it every 30 seconds\. \(@maintainer, demo\/api#1\)/,
     );
-    // Seven sessions of the real CLI, each several seconds on a busy machine.
+    // Seven sessions of the real CLI, each several seconds on a busy machine, and a model that takes its time in pass 2.
   }, 180_000);
 });

@@ -15,12 +15,15 @@ const result = (fields: Record<string, unknown>) =>
   });
 
 describe("claudeProvider.args", () => {
-  it("runs headless with streamed JSON events and no permission prompts, the model only when chosen", () => {
+  it("runs headless with streamed JSON input and events and no permission prompts, the model only when chosen", () => {
     expect(claudeProvider.args({ model: undefined })).toEqual([
       "-p",
+      "--input-format",
+      "stream-json",
       "--output-format",
       "stream-json",
       "--verbose",
+      "--replay-user-messages",
       "--dangerously-skip-permissions",
     ]);
     expect(claudeProvider.args({ model: "opus" })).toContain("opus");

@@ -24,6 +24,8 @@ describe("runAgent", () => {
     const prompt = "x".repeat(200_000);
     const result = await runAgent({
       ...base,
+      // A CLI that reads its prompt once, to the end of standard input (Gemini CLI, OpenCode).
+      provider: { ...claudeProvider, steering: { via: "restart" } },
       cwd: tempDir("agent"),
       binary: agent("echo-stdin.sh"),
       prompt,
@@ -31,7 +33,7 @@ describe("runAgent", () => {
       stallMs: 10_000,
     });
     expect(result.ok).toBe(true);
-    expect(result.text).toBe(`${prompt}|args=5`);
+    expect(result.text).toBe(`${prompt}|args=8`);
     expect(result.costUsd).toBe(0.5);
   });
 

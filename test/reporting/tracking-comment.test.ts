@@ -313,7 +313,10 @@ describe("renderTrackingComment", () => {
   });
 
   it.each([
-    ["running", "`/lisa redirect <guidance>` (queued for the next pass) · `/lisa abort` · `/lisa status` · `/lisa help`"],
+    [
+      "running",
+      "`/lisa redirect <guidance>` (given to the agent at work, else queued for the next pass) · `/lisa abort` · `/lisa status` · `/lisa help`",
+    ],
     [
       "blocked",
       "`/lisa fix [notes]` · `/lisa skip` · `/lisa abort` · `/lisa redirect <guidance>` · `/lisa status` · `/lisa help`",

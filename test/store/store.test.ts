@@ -305,6 +305,33 @@ describe("store.passes.startNext", () => {
     expect(await store.guidance.queued(id)).toEqual([]);
   });
 
+  it("binds guidance to the pass under way only while one of its build steps' agent sessions runs", async () => {
+    const store = ticking();
+    const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
+    await store.runs.transition(id, "claim");
+    const pass = await store.passes.current(id);
+    const [built] = await store.steps.of(id);
+    const stepId = built?.id ?? 0;
+    const current = { id: pass?.id ?? 0, number: pass?.number ?? 0 };
+    await store.steps.enterPhase(stepId, "agent");
+    expect(await store.guidance.steer(id, current, [guidance("d1", "before the session")])).toEqual([]);
+    const session = await store.sessions.start({
+      step_id: stepId,
+      iteration: 1,
+      purpose: "implement",
+      provider: "claude",
+      model: null,
+    });
+    expect(await store.guidance.steer(id, current, [guidance("d2", "while it runs")])).toEqual(["claude"]);
+    await store.steps.enterPhase(stepId, "gates");
+    expect(await store.guidance.steer(id, current, [guidance("d3", "while the gates run")])).toEqual([]);
+    await store.steps.enterPhase(stepId, "agent");
+    await store.sessions.finish(session, { state: "succeeded", cost_usd: 0, turns: 1, failure_kind: null, message: null });
+    expect(await store.guidance.steer(id, current, [guidance("d4", "after it ended")])).toEqual([]);
+    expect((await store.guidance.forPass(current.id)).map((g) => g.body)).toEqual(["while it runs"]);
+    expect(await store.guidance.queued(id)).toEqual([]);
+  });
+
   it("refuses to start a pass while one runs, and binds nothing", async () => {
     const store = ticking();
     const id = (await store.runs.create(newRun(1), step))?.id ?? 0;
