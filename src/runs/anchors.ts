@@ -26,8 +26,9 @@ export async function recordAnchors(ctx: RunContext, stepId: number, worktree: s
   if (ctx.config.anchors.mode === "off") return;
   const { store } = ctx.deps;
   const record = await store.steps.inPass(stepId, ctx.pass.id);
+  // Only configured gate commands anchor: a CI check's name is not a command (and its author may be anyone who can push a workflow).
   const gates = (JSON.parse(record?.gates ?? (await store.steps.get(stepId)).gates ?? "[]") as GateLine[]).filter(
-    (g) => g.passed && g.command !== ANCHOR_CHECK,
+    (g) => g.passed && !g.ci && ctx.config.gates.includes(g.command),
   );
   const files = (JSON.parse(record?.changed_files ?? "[]") as FileChange[]).filter(
     (f) => isTest(ctx, f.path) && existsSync(path.join(worktree, f.path)),

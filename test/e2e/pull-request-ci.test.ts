@@ -280,4 +280,20 @@ describe("the pull request's CI as a gate", () => {
         .map((r) => r.conclusion),
     ).toEqual(["failure", "success"]);
   });
+
+  it("never runs a CI check's name as a command: a green check of pass 1 is no anchor gate of pass 2", async () => {
+    // Whoever can push a workflow names its checks; `false` would fail pass 2 if Lisa ran it.
+    const { agent, github, pull } = await passOne(
+      [write("export const ok = true"), write("export const ok = 'v2'")],
+      [{ name: "false", log: "ok" }],
+    );
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect answer v2", "ann");
+    await (env as EmulatedLisa).settle();
+    const run = await runOf(env as EmulatedLisa);
+    expect([run.state, run.current_pass]).toEqual(["review", 2]);
+    expect(agent.calls()).toHaveLength(2);
+    const pkg = github.comments(REPO, pull.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body ?? "";
+    expect(pkg).toContain("✅ CI `false`");
+    expect(pkg).not.toContain("anchor check");
+  });
 });
