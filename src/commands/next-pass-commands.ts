@@ -59,9 +59,15 @@ async function inlineCommentsSinceLastPackage(scene: Scene, gesture: CommandGest
     : null;
   const since = new Date(finished ?? step.created_at).toISOString();
   const comments = await gh.listPullComments(ref, step.pr_number, since);
+  // A review's inline comments are its guidance already: a redirect said after it does not take them twice.
+  const taken = new Set(
+    [...(await deps.store.guidance.ledger(step.run_id)), ...(await deps.store.guidance.queued(step.run_id))].map(
+      (g) => g.github_id,
+    ),
+  );
   const items: NewGuidance[] = [];
   for (const comment of comments) {
-    if (comment.userType === "Bot" || comment.updatedAt > gesture.createdAt) continue;
+    if (comment.userType === "Bot" || comment.updatedAt > gesture.createdAt || taken.has(comment.id)) continue;
     if (!(await isWriter(gh, ref, comment.user))) continue;
     items.push(inlineGuidance(scene, comment, comment.user));
   }

@@ -379,6 +379,32 @@ describe("the review loop", () => {
     );
   });
 
+  it("a redirect on the PR while pass 2 runs does not take the review's inline comment a second time", async () => {
+    const {
+      agent,
+      github,
+      pull,
+      env: e,
+    } = await passOne([
+      change("health.ts", "Add GET /health"),
+      { ...change("health.ts", "Returns JSON"), run: ["sleep 3"] },
+      change("health.ts", "Returns JSON, logged"),
+    ]);
+    await github.submitReview(REPO, pull.number, {
+      state: "CHANGES_REQUESTED",
+      body: "One thing.",
+      user: "bob",
+      comments: [{ path: "health.ts", line: 1, body: "Return JSON here" }],
+    });
+    await waitFor("pass 2's agent to start", () => agent.calls().length > 1);
+    await github.commentOnIssue(REPO, pull.number, "/lisa redirect and log each call", "ann");
+    await e.settle();
+
+    const guidance = await e.lisa.store.guidance.ledger((await runOf(e)).id);
+    expect(guidance.filter((g) => g.body.includes("Return JSON here"))).toHaveLength(1);
+    expect(guidance.filter((g) => g.body.includes("and log each call"))).toHaveLength(1);
+  });
+
   it("E2E-12: gates still red block the step on a WIP branch, and /lisa abort stops", async () => {
     const red = { write: { "other.ts": "x\n" }, result: "tried" };
     const {
