@@ -36,6 +36,7 @@ describe("repeatedFailure", () => {
   it("counts two sessions that wrote no reflection as giving the same cause", () => {
     expect(sameCause("", "")).toBe(true);
     expect(sameCause("", "the route")).toBe(false);
+    expect(repeatedFailure([on(""), on("")], failure)).toMatch(/twice, and the agent wrote no reflection on it/);
   });
 });
 
