@@ -31,6 +31,8 @@ export interface RunAgentOptions {
   onSpawn?: (pid: number) => void;
   /** What tokens cost, for a CLI that reports tokens and no cost. */
   prices?: TokenPrices;
+  /** Told each line the CLI prints on stdout as it arrives (live progress; untrusted text). */
+  onLine?: ((line: string) => void) | undefined;
 }
 
 /** Kills every agent and gate still running; called when Lisa shuts down, since they run in their own groups. */
@@ -53,6 +55,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
       stallMs: options.stallMs,
       sandbox: options.sandbox,
       onSpawn: options.onSpawn,
+      onLine: options.onLine,
     });
   } catch (error) {
     if (error instanceof SandboxError) return { ...failedOutput("sandbox", error.message, undefined), durationMs: 0 };
