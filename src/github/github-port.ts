@@ -129,6 +129,8 @@ export interface GitHubPort {
    */
   ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
+  /** A new check run named `name` on `sha`, newer than any before it (a live session's); none for a person's token. */
+  createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
   /** Told when one of this port's writes waits long on GitHub's content limits; absent where writes are not paced. */

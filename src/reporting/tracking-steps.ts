@@ -16,6 +16,9 @@ export const PHASE: Record<string, string> = {
   done: "delivered",
 };
 
+/** Phases the live check run follows: the agent's sessions and the gates after them. */
+const LIVE_PHASES: ReadonlySet<string> = new Set(["agent", "gates"]);
+
 const PURPOSE: Record<string, string> = {
   plan: "planning",
   implement: "implementing",
@@ -81,8 +84,10 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly strin
             : cleanLine(step.state, { secrets, max: 40 });
   const url = safeUrl(step.prUrl);
   const pr = url ? ` — pull request: ${url}` : "";
+  // A pass on an open pull request shows its session live in the "Lisa" check run (runs/live-check.ts).
+  const live = step.state === "running" && LIVE_PHASES.has(step.phase ?? "") && url ? ` — [watch it live](${url}/checks)` : "";
   const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
-  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
+  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${live}${pr}${scope}`;
 }
 
 function sessionLine(session: TrackingSession, secrets: readonly string[]): string {

@@ -6,6 +6,7 @@ import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { sessionFailure } from "../workflow/session-failure.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
+import type { LiveCheck } from "./live-check.ts";
 import { gateEgress } from "./network-egress.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 
@@ -20,7 +21,7 @@ const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", 
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
  * sessions. Gates still red, or the budget spent, block the step; a provider outage fails the run.
  */
-export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Checkout): Promise<GateResult[]> {
+export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Checkout, live?: LiveCheck): Promise<GateResult[]> {
   const { deps, run, config } = ctx;
   const { store } = deps;
   const stepId = initial.id;
@@ -56,7 +57,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
             : "implement";
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
       await store.steps.enterPhase(stepId, "agent");
-      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout);
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, live);
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
       // Nor is one a person stopped on this step alone (its pull request closed mid-pass).
@@ -90,6 +91,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
     }));
     await store.steps.record(stepId, { gates: JSON.stringify(lines) });
+    live?.gates(lines);
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");

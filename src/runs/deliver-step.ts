@@ -19,6 +19,7 @@ import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
+import { withLiveCheck } from "./live-check.ts";
 import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
 import { takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
@@ -114,7 +115,8 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
   const dir = () => workDir(checkout);
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
-    await buildStep(ctx, await step(), checkout);
+    const current = await step();
+    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, live));
     await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {

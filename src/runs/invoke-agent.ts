@@ -15,6 +15,7 @@ import { findNativeWorktree } from "../workspace/find-native-worktree.ts";
 import { assertWorktreeOf } from "../workspace/git.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
+import type { LiveCheck } from "./live-check.ts";
 import { agentEgress } from "./network-egress.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
@@ -76,6 +77,7 @@ export async function invokeAgent(
   purpose: SessionRow["purpose"],
   prompt: string,
   checkout: Checkout,
+  live?: LiveCheck,
 ): Promise<AgentResult> {
   const { deps, config } = ctx;
   let result: AgentResult | undefined;
@@ -111,6 +113,7 @@ export async function invokeAgent(
         pidRecorded.catch(() => {}); // seen below, once the session is over
       },
       prices: deps.tokenPrices,
+      onLine: live?.session(provider, workDir(checkout)),
     });
     await pidRecorded;
     const endedByItself = await deps.store.sessions.finish(sessionId, {

@@ -114,7 +114,9 @@ describe("claudeProvider.parse", () => {
 describe("claudeProvider.progress", () => {
   // Real stream-json lines of Claude Code (agents/node_modules) against dev/scripted-model-server.mjs:
   // a text block, a Write, its tool result, a Bash, its tool result, the final text, the result.
-  const lines = readFileSync(new URL("../fixtures/agents/claude-stream-json.jsonl", import.meta.url), "utf8").trimEnd().split("\n");
+  const lines = readFileSync(new URL("../fixtures/agents/claude-stream-json.jsonl", import.meta.url), "utf8")
+    .trimEnd()
+    .split("\n");
   const progress = (line: string) => claudeProvider.progress?.(line);
 
   it("reads each model turn, the files written, the commands run and the session's cost", () => {

@@ -193,7 +193,12 @@ describe("opencodeProvider.progress", () => {
   });
 
   it("ignores lines that are not events", () => {
-    for (const line of ["", "INFO starting", "{broken", '{"type":"tool_use","part":{"tool":"read","state":{"input":{"filePath":"x"}}}}'])
+    for (const line of [
+      "",
+      "INFO starting",
+      "{broken",
+      '{"type":"tool_use","part":{"tool":"read","state":{"input":{"filePath":"x"}}}}',
+    ])
       expect(progress(line)).toBeUndefined();
   });
 });
