@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { branchRuleRoutes } from "./branch-rules.ts";
 import { checkRunRoutes } from "./check-runs.ts";
 import {
   actorOf,
@@ -83,6 +84,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
+    ...branchRuleRoutes(repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
     route("GET", "/user", (request) => {

@@ -120,6 +120,11 @@ export interface GitHubPort {
   setDraft(nodeId: string, draft: boolean): Promise<void>;
   /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
+  /**
+   * How many approvals the rules on `branch` ask of a pull request into it (the highest `pull_request`
+   * rule's count); undefined when none asks, or GitHub will not say (404, 403).
+   */
+  requiredApprovals(ref: RepoRef, branch: string): Promise<number | undefined>;
   /** The newest check run named `name` on commit `sha` of this App, if any. */
   findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
   /**
