@@ -44,7 +44,8 @@ function shownPath(file: string, cwd: string): string {
 
 /**
  * Opens the live check run of a pass on a pull request that exists: a new "Lisa" check run, in
- * progress, on the head the session starts from (the merge box shows the newest). The first pass
+ * progress, on the head the session starts from (the merge box shows the newest), or the one still
+ * in progress there. The first pass
  * of a new pull request has no head to put it on (a check run on the base commit would show on the
  * default branch for everyone), so it has none: its progress is the tracking comment's step line.
  */
@@ -78,7 +79,12 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
   };
   let id: number | undefined;
   try {
-    id = await gh.createCheckRun(ref, view.headSha, CHECK_NAME, liveReport(view));
+    // A pass resumed after a crash takes up the check run its first attempt left in progress.
+    const found = await gh.findCheckRun(ref, view.headSha, CHECK_NAME);
+    if (found?.status === "in_progress") {
+      id = found.id;
+      await gh.updateCheckRun(ref, id, liveReport(view));
+    } else id = await gh.createCheckRun(ref, view.headSha, CHECK_NAME, liveReport(view));
   } catch (error) {
     failed(error);
   }
@@ -87,20 +93,30 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
   let lastWrite = deps.now();
   let writing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
+  let busy = false;
+  let dirty = false;
   let ended = false;
-  const write = () => {
-    timer = undefined;
-    writing = writing.then(async () => {
-      if (id === undefined || ended) return;
-      lastWrite = deps.now();
-      await gh.updateCheckRun(ref, id, liveReport(view)).catch(failed);
-    });
-  };
-  // At most one write per interval: changes meanwhile are gathered into the next one.
-  const changed = () => {
-    if (timer || ended || id === undefined) return;
+  // At most one write per interval, counted from the end of the last (one GitHub answered late is
+  // not followed at once by the next): changes meanwhile are gathered into the next write.
+  const schedule = () => {
+    if (timer || busy || !dirty || ended || id === undefined) return;
     timer = setTimeout(write, Math.max(0, lastWrite + intervalMs - deps.now()));
     timer.unref();
+  };
+  const write = () => {
+    timer = undefined;
+    dirty = false;
+    busy = true;
+    writing = (async () => {
+      if (id !== undefined && !ended) await gh.updateCheckRun(ref, id, liveReport(view)).catch(failed);
+      lastWrite = deps.now();
+      busy = false;
+      schedule();
+    })();
+  };
+  const changed = () => {
+    dirty = true;
+    schedule();
   };
   const turns = new Set<string>();
 
