@@ -1,6 +1,7 @@
 import type { CheckReport } from "../github/github-port.ts";
 import { describeGates } from "./describe-gate.ts";
 import { money, plural, shortSha } from "./format.ts";
+import { PURPOSE } from "./tracking-steps.ts";
 import { cleanLine, code, fenced } from "./untrusted.ts";
 import type { GateLine } from "./views.ts";
 
@@ -16,6 +17,8 @@ export interface LiveView {
   headSha: string;
   /** The step's agent sessions in this pass so far (a gate failure starts another). */
   session: number;
+  /** What the current session is for: `revise`, `fix_gates`, … */
+  purpose: string | undefined;
   provider: string | undefined;
   turns: number;
   costUsd: number;
@@ -42,7 +45,7 @@ export type LiveOutcome =
 function body(view: LiveView): string {
   const { secrets } = view;
   const facts = [
-    `**Session** ${view.session}`,
+    `**Session** ${view.session}${view.purpose ? `, ${PURPOSE[view.purpose] ?? "working"}` : ""}`,
     `**Provider** ${view.provider ? code(view.provider, { secrets, max: 40 }) : "—"}`,
     `**Turns** ${view.turns}`,
     `**Cost so far** ${view.costUsd > 0 ? money(view.costUsd) : "not reported yet"}`,

@@ -16,7 +16,7 @@ export const PHASE: Record<string, string> = {
   done: "delivered",
 };
 
-const PURPOSE: Record<string, string> = {
+export const PURPOSE: Record<string, string> = {
   plan: "planning",
   implement: "implementing",
   revise: "revising",

@@ -113,7 +113,7 @@ export async function invokeAgent(
         pidRecorded.catch(() => {}); // seen below, once the session is over
       },
       prices: deps.tokenPrices,
-      onLine: live?.session(provider, workDir(checkout)),
+      onLine: live?.session(provider, purpose, workDir(checkout)),
     });
     await pidRecorded;
     const endedByItself = await deps.store.sessions.finish(sessionId, {

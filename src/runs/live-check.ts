@@ -28,7 +28,7 @@ const SAID_KEPT = 4_000;
 /** A running pass's "Lisa" check run, fed by the agent's streamed output. */
 export interface LiveCheck {
   /** A new agent session of the step: its stdout lines, for the check run. */
-  session(provider: Provider, cwd: string): ((line: string) => void) | undefined;
+  session(provider: Provider, purpose: string, cwd: string): ((line: string) => void) | undefined;
   /** The gates ran, with these results. */
   gates(lines: GateLine[]): void;
   /** The session is over: one last write, with a conclusion, once any write under way is done. */
@@ -60,6 +60,7 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
     pass: ctx.pass.number,
     headSha: step.head_sha,
     session: 0,
+    purpose: undefined,
     provider: undefined,
     turns: 0,
     costUsd: 0,
@@ -121,8 +122,9 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
   const turns = new Set<string>();
 
   return {
-    session(provider, cwd) {
+    session(provider, purpose, cwd) {
       view.session += 1;
+      view.purpose = purpose;
       view.provider = provider.name;
       view.turns = 0;
       view.costUsd = 0;
