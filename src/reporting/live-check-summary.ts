@@ -78,7 +78,7 @@ export function liveReport(view: LiveView): CheckReport {
   const phase = view.gates ? "gates ran" : `${view.provider ?? "the agent"} is working, turn ${view.turns}`;
   return {
     title: cleanLine(`Pass ${view.pass}: ${phase}`, { secrets: view.secrets, max: 120 }),
-    summary: `Pass ${view.pass} of ${view.issueRef} is running on \`${shortSha(view.headSha)}\`. This check follows the agent's session live and is updated at most every ${plural(Math.max(1, Math.round(view.intervalMs / 1000)), "second")}.\n\n${body(view)}`,
+    summary: `Pass ${view.pass} of ${view.issueRef} is running on ${shortSha(view.headSha)}. This check follows the agent's session live and is updated at most every ${plural(Math.max(1, Math.round(view.intervalMs / 1000)), "second")}.\n\n${body(view)}`,
     ...(view.trackingUrl ? { detailsUrl: view.trackingUrl } : {}),
   };
 }
@@ -101,7 +101,7 @@ export function liveEndReport(view: LiveView, outcome: LiveOutcome): CheckReport
   return {
     conclusion,
     title,
-    summary: `${words}\n\nWhat pass ${view.pass} of ${view.issueRef} did on \`${shortSha(view.headSha)}\`:\n\n${body(view)}`,
+    summary: `${words}\n\nWhat pass ${view.pass} of ${view.issueRef} did on ${shortSha(view.headSha)}:\n\n${body(view)}`,
     ...(view.trackingUrl ? { detailsUrl: view.trackingUrl } : {}),
   };
 }
