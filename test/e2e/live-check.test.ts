@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import { waitFor } from "../../dev/wait-for.ts";
 import { CONFIG, change, REPO, runOf } from "../support/pass-one.ts";
 
 // Issue 24, "watch a pass live": while pass 2 runs on an open pull request, the "Lisa" check run on
@@ -139,5 +140,31 @@ describe("the live check run of a pass", () => {
     // Pass 2's own head gets the gate's check, as before.
     const [after] = github.pulls(REPO);
     expect(github.checkRuns(REPO).find((c) => c.head_sha === after?.head.sha)).toMatchObject({ conclusion: "success" });
+  });
+
+  it("ends as cancelled when ann aborts the run while pass 2's agent works", async () => {
+    const hanging: FakeInvocation = {
+      stream: [{ line: assistant("msg_1", { type: "tool_use", id: "t1", name: "Bash", input: { command: "npm test" } }) }],
+      hang: true,
+    };
+    const agent = createFakeClaude([change("health.ts", "first"), hanging]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, liveCheckIntervalMs: 200 });
+    const { github } = env;
+    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG });
+    github.addCollaborator(REPO, "ann", "write");
+    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await env.settle();
+    const [pull] = github.pulls(REPO);
+    if (!pull) throw new Error("pass 1 opened no pull request");
+    await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", body: "Return JSON.", user: "ann" });
+
+    const live = () => github.checkRuns(REPO).find((c) => c.head_sha === pull.head.sha && c.output.title !== "Ready for review");
+    await waitFor("pass 2's agent", () => agent.hangingPids());
+    await waitFor("the command in the live check run", () => live()?.output.summary?.includes("- `npm test`"));
+    expect(live()?.status).toBe("in_progress");
+    await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
+    await env.settle();
+    expect(live()).toMatchObject({ status: "completed", conclusion: "cancelled", output: { title: "Pass 2 was stopped" } });
   });
 });
