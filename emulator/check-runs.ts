@@ -39,7 +39,13 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
     conclusion: run.conclusion,
     started_at: run.startedAt,
     completed_at: run.completedAt,
-    output: { ...run.output, text: null, annotations_count: 0, annotations_url: `${url}/annotations` },
+    output: {
+      title: run.output.title,
+      summary: run.output.summary,
+      text: run.output.text ?? null,
+      annotations_count: run.annotations?.length ?? 0,
+      annotations_url: `${url}/annotations`,
+    },
     pull_requests: [],
   };
 }

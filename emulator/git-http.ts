@@ -20,7 +20,7 @@ export function isGitPath(pathname: string): boolean {
 export function serveGit(
   request: IncomingMessage,
   response: ServerResponse,
-  options: { reposRoot: string; tokenValid: (token: string) => boolean },
+  options: { reposRoot: string; tokenValid: (token: string) => boolean; pushed?: (pathname: string) => Promise<void> },
 ): void {
   const url = new URL(request.url ?? "/", "http://emulator");
   if (!options.tokenValid(basicPassword(request.headers.authorization))) {
@@ -68,12 +68,14 @@ export function serveGit(
     headersSent = true;
     response.write(head.subarray(end + 4));
   });
-  backend.on("close", (code) => {
+  backend.on("close", async (code) => {
     if (!headersSent) {
       response.writeHead(500, { "content-type": "text/plain" });
       response.end(`git http-backend exited ${code}: ${Buffer.concat(stderr).toString()}`);
       return;
     }
+    // What GitHub does at push time (the CI's check suites) is there before the push returns.
+    if (url.pathname.endsWith("/git-receive-pack")) await options.pushed?.(url.pathname).catch(() => undefined);
     response.end();
   });
 }

@@ -4,6 +4,7 @@ import path from "node:path";
 import { CONFIG_PATH } from "../src/config/parse-config.ts";
 import { grantedPermissions, subscribedEvents } from "./app-events.ts";
 import { checkRunJson } from "./check-runs.ts";
+import { ciBaseline, rerunCheck, runCi } from "./ci-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
@@ -24,6 +25,7 @@ import {
   type Account,
   type AccountType,
   type CheckRun,
+  type CiCheck,
   EmulatorState,
   type Issue,
   isPull,
@@ -37,7 +39,7 @@ import {
 import { createWebhookSender, type Delivery } from "./webhooks.ts";
 
 export type { CommentJson, IssueJson, PullJson, ReviewJson } from "./representations.ts";
-export type { ReviewState, Role } from "./state.ts";
+export type { CiCheck, ReviewState, Role } from "./state.ts";
 export type { Delivery } from "./webhooks.ts";
 
 export interface GitHubEmulatorOptions {
@@ -149,6 +151,10 @@ export interface CreateRepoOptions {
   draftPullRequests?: boolean;
   /** A branch rule requiring this many approvals: GraphQL's `reviewDecision` follows it. Default: no rule. */
   requiredApprovals?: number;
+  /** The repository's CI: checks the emulator runs on every push (none by default). */
+  ci?: CiCheck[];
+  /** Checks branch protection requires on the default branch. Default: no rule. */
+  requiredChecks?: string[];
 }
 
 /**
@@ -216,6 +222,11 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       serveGit(request, response, {
         reposRoot,
         tokenValid: (token) => (context.tokens.get(token) ?? 0) > Date.now(),
+        pushed: async (pathname) => {
+          const [, owner = "", name = ""] = /^\/([\w.-]+)\/([\w.-]+)\.git\//.exec(pathname) ?? [];
+          const repo = state.findRepo(owner, name);
+          if (repo) await runCi(context, repo);
+        },
       });
       return;
     }
@@ -449,12 +460,18 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         comments: new Map(),
         reviewComments: new Map(),
         checkRuns: new Map(),
+        checkSuites: new Map(),
+        statuses: [],
+        ci: repoOptions.ci ?? [],
+        ciRan: new Set(),
+        requiredChecks: repoOptions.requiredChecks,
         draftPullRequests: repoOptions.draftPullRequests ?? true,
         requiredApprovals: repoOptions.requiredApprovals,
         nextNumber: 1,
         createdAt: now(),
       };
       state.addRepo(repo);
+      await ciBaseline(repo);
       return { fullName: repo.fullName, gitDir, cloneUrl: `${requireUrl()}/${repo.fullName}.git` };
     },
 
@@ -625,6 +642,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         author: pusher.login,
         force: push.force ?? false,
       });
+      await runCi(context, repo);
       const deliveries = [
         await emit(context, "push", repo, pusher, { ref: `refs/heads/${branch}`, before, after, forced: push.force ?? false }),
       ];
@@ -729,6 +747,23 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       repo.checkRuns.set(run.id, run);
       return checkRunJson(repo, run, context.links());
     },
+
+    /** The repository's CI from now on (see CreateRepoOptions.ci): what it declares runs on the next push. */
+    setCi(fullName: string, checks: CiCheck[]): void {
+      repoNamed(fullName).ci = checks;
+    },
+
+    /** A human re-runs the CI check run `checkRunId`; it reports again as the repository's CI declares now. */
+    rerunCheck(fullName: string, checkRunId: number): void {
+      const repo = repoNamed(fullName);
+      const name = repo.checkRuns.get(checkRunId)?.name;
+      const check = repo.ci.find((c) => c.name === name);
+      if (!check) throw new Error(`no CI check named ${name} in ${fullName}`);
+      rerunCheck(context, repo, checkRunId, check);
+    },
+
+    /** Commit statuses reported on a repository's commits, oldest first. */
+    statuses: (fullName: string) => repoNamed(fullName).statuses.map((s) => ({ ...s })),
 
     /** Check runs reported on a repository's commits, oldest first, as the API shows them. */
     checkRuns: (fullName: string) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { branchRuleRoutes } from "./branch-rules.ts";
 import { checkRunRoutes } from "./check-runs.ts";
+import { ciRoutes } from "./ci-runs.ts";
 import {
   actorOf,
   type EmulatorContext,
@@ -85,6 +86,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
   return [
     ...checkRunRoutes(context, repoRoute),
     ...branchRuleRoutes(repoRoute),
+    ...ciRoutes(context, repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
     route("GET", "/user", (request) => {

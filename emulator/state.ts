@@ -113,9 +113,63 @@ export interface CheckRun {
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
   detailsUrl: string | null;
-  output: { title: string | null; summary: string | null };
+  output: { title: string | null; summary: string | null; text?: string | null };
   startedAt: string;
   completedAt: string | null;
+  /** The suite it belongs to, for runs the emulator's CI reports. */
+  suiteId?: number;
+  annotations?: CheckAnnotation[];
+  /** The job's log, for runs the emulator's CI reports as GitHub Actions. */
+  log?: string;
+}
+
+/** A line a check run points at (`GET /check-runs/{id}/annotations`). */
+export interface CheckAnnotation {
+  path: string;
+  line: number;
+  level: "notice" | "warning" | "failure";
+  message: string;
+}
+
+/** The suite GitHub creates for an App's checks on a pushed commit. */
+export interface CheckSuite {
+  id: number;
+  appId: number;
+  headSha: string;
+  headBranch: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  createdAt: string;
+}
+
+/** A commit status an external CI reported (`POST /statuses/{sha}`). */
+export interface CommitStatus {
+  id: number;
+  sha: string;
+  context: string;
+  state: "pending" | "success" | "failure" | "error";
+  description: string | null;
+  targetUrl: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * A check the emulator's CI runs on every commit pushed to the repository: it passes unless
+ * `failsWhile` holds at that commit, and reports after `delayMs` (never, when `stuck`).
+ */
+export interface CiCheck {
+  name: string;
+  /** A GitHub Actions check run (default), or a commit status of an external CI. */
+  as?: "check_run" | "status";
+  /** Fails while `file` contains `text` (each line holding it is an annotation). */
+  failsWhile?: { file: string; text: string };
+  /** What the failing job prints before Lisa's annotations (the test's own log lines). */
+  log?: string;
+  delayMs?: number;
+  stuck?: boolean;
+  /** The check appears only this long after the push, as a workflow the pull request triggers does (default: at push time). */
+  appearsAfterMs?: number;
 }
 
 export interface Repo {
@@ -136,6 +190,13 @@ export interface Repo {
   comments: Map<number, Comment>;
   reviewComments: Map<number, ReviewComment>;
   checkRuns: Map<number, CheckRun>;
+  checkSuites: Map<number, CheckSuite>;
+  statuses: CommitStatus[];
+  /** The checks the emulator's CI runs on each push, and the commits it has run them on. */
+  ci: CiCheck[];
+  ciRan: Set<string>;
+  /** Checks branch protection requires on the default branch (`required_status_checks.contexts`). */
+  requiredChecks: string[] | undefined;
   /** False: the plan refuses draft pull requests (a private repository on GitHub Free). */
   draftPullRequests: boolean;
   /** A branch rule on the default branch requiring this many approvals, for GraphQL's `reviewDecision`. */

@@ -21,7 +21,16 @@ repos:
     description: Web page that calls the API
 gates:
   - test -f HEALTH.md
+memory:
+  propose: run_pr
 `;
+
+/** demo/web's CI (the emulator runs it on every push): a script that blocks the page's rendering fails it. */
+const WEB_CI = {
+  name: "html-lint",
+  failsWhile: { file: "health.html", text: "<script src='health.js'></script>" },
+  log: "html-lint: a <script> without defer or async blocks rendering",
+};
 
 const write = (file: string, content: string) => ({ name: "Write", input: { file_path: `{{CWD}}/${file}`, content } });
 const manifest = (title: string, what: string) =>
@@ -62,6 +71,11 @@ const SCRIPT = {
     },
     { tool_use: [manifest("Show the API's health on the page", "Adds a status line fed by `GET /health`.")] },
     { text: "The page now shows the API's health." },
+    // --- The pull request's own CI (issue 25): demo/web's CI fails on the page's first push, and the
+    // session Lisa starts with the CI's report fixes it before review is asked for.
+    { tool_use: [write("health.html", "<p id='health'>checking…</p>\n<script src='health.js' defer></script>\n")] },
+    { text: "CI said the script blocks rendering: it is deferred now." },
+    // --- end of the CI part.
     // Pass 2, after a review asked for a change on the page: the planner keeps the approved API as it is.
     {
       text: "Re-planning pass 2: only the page must change.",
@@ -80,7 +94,7 @@ const SCRIPT = {
       tool_use: [
         write(
           "health.html",
-          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' data-refresh-seconds='30'></script>\n",
+          "<p id='health'><strong>checking…</strong></p>\n<script src='health.js' defer data-refresh-seconds='30'></script>\n",
         ),
         write(
           ".lisa-manifest.json",
@@ -99,6 +113,30 @@ const SCRIPT = {
       ],
     },
     { text: "The status is bold and refreshes every 30 seconds." },
+    // A second issue, after the first was merged: the page's session finds what the review taught in its prompt.
+    {
+      text: "Planning the second issue: only the page changes.",
+      tool_use: [
+        write(
+          ".lisa-plan.json",
+          JSON.stringify({
+            rationale: "The version is shown on the page; the API already serves what it needs.",
+            steps: [{ repo: "demo/web", order: 1, scope: "Show the app's version next to the health status." }],
+          }),
+        ),
+      ],
+    },
+    { text: "Plan written." },
+    {
+      tool_use: [
+        write(
+          "version.html",
+          "<p id='version'><strong>v1</strong></p>\n<script src='version.js' data-refresh-seconds='30'></script>\n",
+        ),
+        manifest("Show the version on the page", "Adds a bold version line, refreshed every 30 seconds as the memory asks."),
+      ],
+    },
+    { text: "The version is shown, bold and refreshed every 30 seconds." },
   ],
 };
 
@@ -123,7 +161,7 @@ async function main(): Promise<void> {
   const { github } = env;
   try {
     await github.createRepo("demo/api", { files: { "README.md": "# demo/api\n\nThe HTTP API.\n" }, config: CONFIG });
-    await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" } });
+    await github.createRepo("demo/web", { files: { "README.md": "# demo/web\n\nThe web page.\n" }, ci: [WEB_CI] });
     github.addCollaborator("demo/api", "maintainer", "maintain");
     github.addCollaborator("demo/web", "maintainer", "maintain");
     const issue = await github.createIssue("demo/api", {
@@ -147,6 +185,12 @@ async function main(): Promise<void> {
     await env.settle();
     clearInterval(ticker);
     show();
+
+    // --- CI part: what demo/web's CI said on Lisa's first push, and on the head she asked review for.
+    const webRuns = github.checkRuns("demo/web").filter((run) => run.name === WEB_CI.name);
+    say(`demo/web's CI (${WEB_CI.name}) on each head Lisa pushed in pass 1: ${webRuns.map((run) => run.conclusion).join(" → ")}`);
+    console.log("    Lisa gave the failing check's report to a new agent session, which fixed it before review was asked for.");
+    // --- end of the CI part.
 
     const pulls = ["demo/api", "demo/web"].flatMap((repo) => github.pulls(repo).map((pull) => ({ repo, pull })));
     const [api, web] = pulls;
@@ -195,6 +239,27 @@ async function main(): Promise<void> {
     say(
       `Accepted. The final report on demo/api#${issue.number}:\n${report.body.replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
     );
+    say("@maintainer merges both pull requests. demo/web's carries what the review taught Lisa, in its memory file:");
+    for (const { repo, pull } of pulls) await github.mergePull(repo, pull.number, { user: "maintainer" });
+    await env.settle();
+    console.log(((await github.readFile("demo/web", ".github/lisa/memory.md")) ?? "(none)").replace(/^/gm, "    "));
+
+    const second = await github.createIssue("demo/api", {
+      title: "Show the app's version on the page",
+      body: "The page should show which version is running.",
+      user: "maintainer",
+    });
+    say(`Issue demo/api#${second.number} opened and labeled; Lisa works on it with what it learned.`);
+    await github.labelIssue("demo/api", second.number, "lisa", "maintainer");
+    await env.settle();
+    const prompt = model
+      .mainRequests()
+      .map((request: unknown) => JSON.stringify(request))
+      .find((request: string) => request.includes(`issue #${second.number}`) && request.includes("What Lisa learned"));
+    const learned = prompt ? (JSON.parse(`"${/- Make the status bold[^"]*?(?=\\n)/.exec(prompt)?.[0] ?? ""}"`) as string) : "";
+    if (!learned) throw new Error("the second issue's prompt did not carry the memory");
+    say(`The learning carried into demo/api#${second.number}'s session on demo/web, in its prompt:\n    ${learned}`);
+
     console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
     console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
   } finally {

@@ -4,6 +4,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Probot } from "probot";
+import { CiSignals } from "./ci/ci-signals.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import type { GitHubPort } from "./github/github-port.ts";
@@ -154,6 +155,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     now,
     metrics,
     workerName,
+    ciSignals: new CiSignals(),
   };
   // Each loss and each return said once: statements in between fail fast as unavailable.
   store.onConnection((event) => {
@@ -187,7 +189,13 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
     ...(options.onClaimLost ? { onClaimLost: options.onClaimLost } : {}),
   });
-  listenForWebhooks(app, { store, metrics, now, stored: (command) => worker.commandStored(command) });
+  listenForWebhooks(app, {
+    store,
+    metrics,
+    now,
+    stored: (command) => worker.commandStored(command),
+    ...(deps.ciSignals ? { ciSignals: deps.ciSignals } : {}),
+  });
 
   let operatorServer: Server | undefined;
   const closeOperatorServer = async () => {

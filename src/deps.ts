@@ -1,3 +1,4 @@
+import type { CiSignals } from "./ci/ci-signals.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import type { GitHubPort } from "./github/github-port.ts";
 import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
@@ -38,4 +39,6 @@ export interface CoreDeps {
   now(): number;
   /** This worker process's name (LISA_WORKER_NAME), recorded on the runs it claims. */
   workerName: string;
+  /** Wakes runs waiting for a head's CI when its webhooks arrive; they poll without it. */
+  ciSignals?: CiSignals;
 }

@@ -34,6 +34,18 @@ const MAX_GATE_LENGTH = 1_000;
 const MAX_REPOS = 20;
 /** Hosts the sandbox may reach besides the model API: a few package registries, not the internet. */
 const MAX_ALLOW_HOSTS = 30;
+/** Where tests live in the common layouts: JavaScript, Python, Go, Ruby, Java and Rust. */
+const DEFAULT_TEST_GLOBS = [
+  "test/**",
+  "tests/**",
+  "spec/**",
+  "__tests__/**",
+  "**/*.test.*",
+  "**/*.spec.*",
+  "**/*_test.*",
+  "**/test_*.py",
+  "**/src/test/**",
+];
 
 const providerOptions = z.strictObject({
   /** Model name or alias passed to the CLI; the CLI's own default when omitted. */
@@ -110,6 +122,22 @@ export const configSchema = z.strictObject({
       max_passes: z.int().min(1).max(50).default(5),
     })
     .prefault({}),
+  /**
+   * The pull request's own CI (check runs, check suites, commit statuses on the head Lisa pushed):
+   * Lisa waits for it before asking for review, and a failing check goes back to the agent.
+   */
+  ci: z
+    .strictObject({
+      /** False: Lisa asks for review without waiting for the pull request's CI. */
+      wait: z.boolean().default(true),
+      /** How long Lisa waits for checks still running; then review may start without them. */
+      timeout: duration("30m"),
+      /** Only these checks count (names of check runs or status contexts); branch protection's required checks, else every check, when omitted. */
+      checks: z.array(z.string().min(1).max(200)).max(50).optional(),
+      /** Checks that never count (e.g. a slow deploy preview). */
+      ignore: z.array(z.string().min(1).max(200)).max(50).default([]),
+    })
+    .prefault({}),
   /** What agents and gates may reach from their sandbox besides their model API. */
   sandbox: z
     .strictObject({
@@ -146,6 +174,40 @@ export const configSchema = z.strictObject({
       draft_until_review: z.boolean().default(true),
       /** `redirect`: a writer's "Request changes" review starts the next pass. `ignore`: it only blocks accepting. */
       changes_requested: z.enum(["redirect", "ignore"]).default("redirect"),
+    })
+    .prefault({}),
+  /**
+   * Anchors (issue 26): the gates that passed and the test files the agent added or changed in a
+   * delivered pass must keep passing in later passes. `anchors: strict` is short for `{ mode: strict }`.
+   */
+  anchors: z
+    .preprocess(
+      (value) => (typeof value === "string" ? { mode: value } : value),
+      z.strictObject({
+        /** `keep`: a broken or deleted anchor sends the step back; an edited one is named in the package. `strict`: editing one is refused too. `off`: no anchors. */
+        mode: z.enum(["keep", "strict", "off"]).default("keep"),
+        /** Globs of the repository's test files, matched against paths from its root. */
+        tests: z.array(z.string().min(1).max(200)).min(1).max(50).default(DEFAULT_TEST_GLOBS),
+      }),
+    )
+    .prefault({}),
+  /**
+   * Memory per repository (issue 26): short learnings from reviewers' addressed guidance, gate
+   * failures Lisa saw fixed and the human commits it kept, in a file humans review like code.
+   * Lisa reads the file from the default branch into every prompt whenever it exists.
+   */
+  memory: z
+    .strictObject({
+      /** `run_pr`: a pass that learned something adds it to the file in its own pull request. `off`: Lisa proposes nothing. */
+      propose: z.enum(["run_pr", "off"]).default("off"),
+      /** The memory file, from the repository's root. */
+      file: z
+        .string()
+        .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./-]+$/, "must be a path inside the repository, e.g. .github/lisa/memory.md")
+        .max(200)
+        .default(".github/lisa/memory.md"),
+      /** Learnings the file keeps; the oldest go first. */
+      max_lines: z.int().min(1).max(200).default(40),
     })
     .prefault({}),
 });

@@ -3,6 +3,7 @@ import type { ConfigFileCache } from "../config/resolve-config.ts";
 import { asGitHubError } from "./github-error.ts";
 import type { GitHubPort } from "./github-port.ts";
 import { octokitChecks } from "./octokit-checks.ts";
+import { octokitCi } from "./octokit-ci.ts";
 import { octokitIssues } from "./octokit-issues.ts";
 import { octokitPulls } from "./octokit-pulls.ts";
 import { octokitRepos } from "./octokit-repos.ts";
@@ -24,6 +25,7 @@ export function createGitHubPort(
     ...octokitRepos(octokit, configCache),
     ...octokitIssues(octokit, self),
     ...octokitChecks(octokit, { ...(appId ? { appId } : {}), person: self !== undefined }),
+    ...octokitCi(octokit, appId ? { appId } : {}),
     ...octokitPulls(octokit),
     ...octokitReviews(octokit, self),
   });

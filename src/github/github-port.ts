@@ -72,6 +72,45 @@ export interface CheckReport {
   detailsUrl?: string;
 }
 
+/** A check run of another App (CI) on a commit; the newest of each name. */
+export interface CiCheckRun {
+  id: number;
+  name: string;
+  appId: number | null;
+  status: string;
+  conclusion: string | null;
+  title: string | null;
+  summary: string | null;
+  text: string | null;
+  detailsUrl: string | null;
+  startedAt: string | null;
+}
+
+/** A check suite of another App on a commit: one with no runs yet may still be CI about to start. */
+export interface CiSuite {
+  id: number;
+  appId: number | null;
+  status: string | null;
+  runs: number;
+  createdAt: string | null;
+}
+
+/** A commit status of an external CI, the newest of its context. */
+export interface CiStatus {
+  context: string;
+  state: string;
+  description: string | null;
+  targetUrl: string | null;
+  createdAt: string;
+}
+
+/** What reports on a commit besides Lisa: its CI. */
+export interface CiSnapshot {
+  runs: CiCheckRun[];
+  suites: CiSuite[];
+  statuses: CiStatus[];
+}
+
 /**
  * The GitHub operations Lisa's core needs, for one installation. The core depends on this small
  * object of functions, never on Probot, so it can be driven by a fake or the real API alike. A
@@ -136,6 +175,14 @@ export interface GitHubPort {
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
   /** A new check run named `name` on `sha`, newer than any before it (a live session's); none for a person's token. */
   createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
+  /** The CI on commit `sha`: check runs and suites of Apps other than Lisa, and commit statuses. */
+  ciOf(ref: RepoRef, sha: string): Promise<CiSnapshot>;
+  /** A check run's annotations as `path:line: message` lines, at most `max`. */
+  checkAnnotations(ref: RepoRef, checkRunId: number, max: number): Promise<string[]>;
+  /** The log of the GitHub Actions job behind a check run; undefined when GitHub has none to give (expired, not Actions). */
+  jobLog(ref: RepoRef, checkRunId: number): Promise<string | undefined>;
+  /** The checks branch protection requires on `branch`; empty when it names none. */
+  requiredChecks(ref: RepoRef, branch: string): Promise<string[]>;
   /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
   mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
   /** Told when one of this port's writes waits long on GitHub's content limits; absent where writes are not paced. */

@@ -1,4 +1,5 @@
 import type { Probot } from "probot";
+import { type CiSignals, ciKey } from "../ci/ci-signals.ts";
 import { foreignLabels } from "../config/config-cache.ts";
 import { onIssueClosedOrUnlabeled } from "../handlers/on-issue-closed-or-unlabeled.ts";
 import { onIssueComment } from "../handlers/on-issue-comment.ts";
@@ -18,6 +19,8 @@ export interface WebhookIntake {
   now: () => number;
   /** A command row was stored: it is queued for a worker (Worker.commandStored). */
   stored(command: { id: number; kind: string; payload: unknown }): void;
+  /** Runs in this process waiting for a head's CI, woken when a check on it reports. */
+  ciSignals?: CiSignals;
 }
 
 /**
@@ -93,6 +96,18 @@ export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
   app.on(["pull_request.closed", "pull_request.reopened", "pull_request.synchronize"], (context) =>
     accept(context, "gesture", onPullRequest(context.payload as never)),
   );
+  // The pull request's CI reported on a head: nothing is stored (a waiting run reads the checks
+  // itself, and polls in case this is lost or reaches another process), a waiter here wakes.
+  const ciReported = (repository: { name: string; owner: { login: string } }, sha: string) =>
+    intake.ciSignals?.signal(ciKey(repository.owner.login, repository.name, sha));
+  app.on(["check_run", "check_suite"], async (context) => {
+    const payload = context.payload as { repository: { name: string; owner: { login: string } } } & (
+      | { check_run: { head_sha: string } }
+      | { check_suite: { head_sha: string } }
+    );
+    ciReported(payload.repository, "check_run" in payload ? payload.check_run.head_sha : payload.check_suite.head_sha);
+  });
+  app.on("status", async (context) => ciReported(context.payload.repository, context.payload.sha));
 }
 
 const STATE_LABEL_NAMES: ReadonlySet<string> = new Set(Object.values(STATE_LABELS));

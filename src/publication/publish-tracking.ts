@@ -7,6 +7,7 @@ import type { PrGate } from "../reporting/views.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import type { EventRow, RunRow, SessionRow, StepRow, Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
+import { reflectionViews } from "./reflection-views.ts";
 
 /** Events the tracking comment states in words: a run taken over by another worker, work dropped or done again. */
 const NOTICED_EVENTS: ReadonlySet<string> = new Set(["taken_over", "work_dropped", "work_redone"]);
@@ -64,6 +65,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
             ...(failedGate?.output !== undefined
               ? { lastGateFailure: { command: failedGate.command, output: failedGate.output } }
               : {}),
+            reflections: reflectionViews(await store.learnings.reflections(step.id, run.current_pass)),
             ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
               ? { blockReason: lastPass.block_reason }
               : {}),

@@ -25,7 +25,8 @@ export function describeGates(gates: GateLine[], pass: number, secrets: readonly
 
 /** `✅ \`npm test\``, or `❌ acme/api: \`npm test\` · ⚠️ regression: green in pass 2, red now`. */
 export function describeGate(gate: GateLine, pass: number, secrets: readonly string[]): string {
-  const command = `${gate.repo ? `${repoName(gate.repo)}: ` : ""}${code(gate.command, { secrets })}`;
-  if (gate.passed) return `✅ ${command}`;
+  const command = `${gate.repo ? `${repoName(gate.repo)}: ` : ""}${gate.ci ? "CI " : ""}${code(gate.command, { secrets })}`;
+  if (gate.pending) return `⏳ ${command} still running`;
+  if (gate.passed) return `✅ ${command}${gate.fixed ? " (fixed by Lisa in this pass)" : ""}`;
   return gate.regressed ? `❌ ${command} · ⚠️ regression: green in pass ${pass - 1}, red now` : `❌ ${command}`;
 }

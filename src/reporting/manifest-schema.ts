@@ -1,5 +1,17 @@
 import { z } from "zod";
 
+/** The agent's reflection on the gate failure it was sent back for (issue 26): a few lines, not an essay. */
+export const reflectionSchema = z.strictObject({
+  /** What failed, in the agent's words. */
+  what_failed: z.string().trim().min(1).max(300),
+  /** The likely cause it found. */
+  cause: z.string().trim().min(1).max(300),
+  /** What it changed, or will change, because of it. */
+  change: z.string().trim().min(1).max(300),
+});
+
+export type Reflection = z.infer<typeof reflectionSchema>;
+
 // The agent's manifest as Lisa keeps it: read from the worktree by the workflow (read-manifest.ts),
 // rendered into pull requests and packages by publication.
 
@@ -38,6 +50,13 @@ export const manifestSchema = z.strictObject({
   blocked: z.strictObject({ tried: z.string().trim().max(2_000), needed: z.string().trim().max(2_000) }).optional(),
   /** Why nothing needed to change in this pass; without it, a pass that changes nothing is blocked. */
   no_change_reason: z.string().trim().min(1).max(2_000).optional(),
+  /** Asked for after a failed gate; Lisa takes it out of the manifest once it has recorded it. */
+  reflection: reflectionSchema.optional(),
+  /** Why each anchor test file of an earlier pass was changed, for the review package. */
+  anchor_edits: z
+    .array(z.strictObject({ path: z.string().trim().min(1).max(300), reason: z.string().trim().min(1).max(500) }))
+    .max(50)
+    .optional(),
 });
 
 export type Manifest = z.infer<typeof manifestSchema>;

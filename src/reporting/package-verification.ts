@@ -2,11 +2,11 @@ import { describeGate, failedFirst } from "./describe-gate.ts";
 import type { Block } from "./fit-to-limit.ts";
 import { plural, shortSha } from "./format.ts";
 import type { PackageView } from "./package-view.ts";
-import { code } from "./untrusted.ts";
+import { cleanAfter, code } from "./untrusted.ts";
 
 const MAX_LISTED = 20;
 
-/** The gates Lisa ran at the pass's head, the red ones first, and the earlier tests this pass edited. */
+/** The gates Lisa ran at the pass's head, the red ones first, and the anchor tests this pass edited. */
 export function gateBlocks(view: PackageView): (string | Block)[] {
   const head = view.headSha ?? view.range?.to;
   const at = head ? ` at ${shortSha(head)}` : "";
@@ -16,11 +16,10 @@ export function gateBlocks(view: PackageView): (string | Block)[] {
   const { shown, more } = failedFirst(view.gates);
   for (const gate of shown) blocks.push({ text: `- ${describeGate(gate, view.pass, view.secrets)}`, drop: 1 });
   if (more) blocks.push(`- ${more}`);
-  for (const path of (view.editedEarlierTests ?? []).slice(0, MAX_LISTED)) {
-    blocks.push({
-      text: `- ⚠️ ${code(path, { secrets: view.secrets })}, added in an earlier pass, was edited in this pass`,
-      drop: 1,
-    });
+  for (const edit of (view.anchorEdits ?? []).slice(0, MAX_LISTED)) {
+    // The reason is the agent's: one clean line after Lisa's words.
+    const reason = cleanAfter(" — ", edit.reason, { secrets: view.secrets, max: 300 }) || " — the agent gave no reason";
+    blocks.push({ text: `- ⚠️ anchor edited: ${code(edit.path, { secrets: view.secrets })}${reason}`, drop: 1 });
   }
   blocks.push("");
   return blocks;

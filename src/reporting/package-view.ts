@@ -25,8 +25,10 @@ export interface PackageView {
   gates: GateLine[];
   /** The head the gates ran at. */
   headSha?: string;
-  /** Tests Lisa added in an earlier pass that this pass edited or deleted. */
-  editedEarlierTests?: string[];
+  /** Anchor tests Lisa delivered in an earlier pass that this pass edited, with the reason the agent gave. */
+  anchorEdits?: { path: string; reason?: string }[];
+  /** The agent's reflections on the gate failures it was sent back for in this pass. */
+  reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];
   guidance: GuidanceView[];
   openQuestions: string[];
   recommendation?: { kind: "accept" | "continue" | "blocked"; text?: string };

@@ -5,6 +5,7 @@ import { answers } from "./package-answers.ts";
 import { blockedBlocks } from "./package-blocked.ts";
 import { changeBlocks } from "./package-changes.ts";
 import { guidanceBlocks } from "./package-guidance.ts";
+import { reflectionBlocks } from "./package-reflections.ts";
 import { gateBlocks, networkBlocks } from "./package-verification.ts";
 import type { PackageView } from "./package-view.ts";
 import { cleanAfter, cleanBlock, cleanLine, link, quote } from "./untrusted.ts";
@@ -64,7 +65,8 @@ export function renderReviewPackage(view: PackageView): string {
   if (excerpt) blocks.push({ text: excerpt, drop: 1 });
   blocks.push("");
   if (view.block) blocks.push(...blockedBlocks(view.phase, view.block, secrets));
-  blocks.push(...changeBlocks(view), ...gateBlocks(view), ...networkBlocks(view), ...guidanceBlocks(view, "**Your guidance**"));
+  blocks.push(...changeBlocks(view), ...gateBlocks(view), ...reflectionBlocks(view), ...networkBlocks(view));
+  blocks.push(...guidanceBlocks(view, "**Your guidance**"));
   blocks.push(...numberedBlocks("**Open questions for you**", view.openQuestions, secrets));
   if (view.recommendation) {
     const text = cleanAfter(": ", view.recommendation.text, { secrets, max: 270 });

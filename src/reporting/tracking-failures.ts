@@ -1,5 +1,6 @@
 import type { Block } from "./fit-to-limit.ts";
 import { plural, repoName } from "./format.ts";
+import { reflectionBlocks } from "./package-reflections.ts";
 import type { TrackingView } from "./tracking-view.ts";
 import { cleanBlock, code, fenced } from "./untrusted.ts";
 
@@ -23,6 +24,7 @@ export function failureBlocks(view: TrackingView): (string | Block)[] {
       ].join("\n"),
       drop: 2,
     });
+    blocks.push(...reflectionBlocks({ reflections: step.reflections ?? [], secrets }));
   }
   if (failures.length > MAX_GATE_FAILURES) {
     blocks.push(`…gate failures in ${plural(failures.length - MAX_GATE_FAILURES, "more step")} are in their pull requests.`, "");

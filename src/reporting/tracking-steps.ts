@@ -12,6 +12,7 @@ export const PHASE: Record<string, string> = {
   reconcile: "taking in human commits",
   push: "pushing",
   pull_request: "opening the pull request",
+  ci: "waiting for the pull request's CI",
   package: "writing the review package",
   done: "delivered",
 };
@@ -21,6 +22,7 @@ export const PURPOSE: Record<string, string> = {
   implement: "implementing",
   revise: "revising",
   fix_gates: "fixing gate failures",
+  fix_ci: "fixing the pull request's CI",
   resume: "resuming",
   resolve_conflict: "resolving a conflict",
 };

@@ -28,6 +28,8 @@ export type TrackingStep = {
   sessions: TrackingSession[];
   blockReason?: string;
   lastGateFailure?: { command: string; output: string };
+  /** The agent's reflections on this pass's gate failures. */
+  reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];
 };
 
 /** The run as the tracking comment shows it (design §5.5). */

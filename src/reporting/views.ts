@@ -51,6 +51,10 @@ export type GateLine = {
   regressed?: boolean;
   /** The repository it ran in, named where gates of several repositories are listed together. */
   repo?: string;
+  /** A check of the pull request's own CI, not a command Lisa ran; `pending` when it was still running, `fixed` when a fix of this pass made it green. */
+  ci?: boolean;
+  pending?: boolean;
+  fixed?: boolean;
 };
 
 export type CommitView = {

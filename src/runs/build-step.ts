@@ -5,9 +5,12 @@ import type { SessionRow, StepRow } from "../store/store.ts";
 import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
 import { assertStillRunning, BlockedError, type RunContext, StepStoppedError } from "../workflow/run-context.ts";
 import { sessionFailure } from "../workflow/session-failure.ts";
+import { anchorsForPrompt, checkAnchors } from "./anchors.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
 import type { LiveCheck } from "./live-check.ts";
+import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
+import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 
 /** How much of a failing gate's output is kept with the step for the tracking comment. */
@@ -21,7 +24,15 @@ const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", 
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
  * sessions. Gates still red, or the budget spent, block the step; a provider outage fails the run.
  */
-export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Checkout, live?: LiveCheck): Promise<GateResult[]> {
+export async function buildStep(
+  ctx: RunContext,
+  initial: StepRow,
+  checkout: Checkout,
+  /** What failed in the pull request's CI (ci-report.ts), for the first session to fix. */
+  ciFailure?: string,
+  /** The pass's live check run (live-check.ts), told each session's output and the gates' results. */
+  live?: LiveCheck,
+): Promise<GateResult[]> {
   const { deps, run, config } = ctx;
   const { store } = deps;
   const stepId = initial.id;
@@ -50,12 +61,15 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
       const thisTry = sessions.filter((s) => s.iteration > step.iteration_base);
       const purpose: SessionRow["purpose"] = failedGate
         ? "fix_gates"
-        : thisTry.at(-1)?.state === "interrupted"
-          ? "resume"
-          : ctx.pass.number > 1
-            ? "revise"
-            : "implement";
-      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate);
+        : ciFailure
+          ? "fix_ci"
+          : thisTry.at(-1)?.state === "interrupted"
+            ? "resume"
+            : ctx.pass.number > 1
+              ? "revise"
+              : "implement";
+      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, ciFailure);
+      ciFailure = undefined;
       await store.steps.enterPhase(stepId, "agent");
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, live);
       // A session ended because Lisa stopped the run is not the agent's failure.
@@ -70,17 +84,22 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
       await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
+      if (failedGate) await recordReflection(ctx, step, iteration, failedGate, workDir(checkout));
     }
     skipAgent = false;
     await store.steps.enterPhase(stepId, "gates");
     ctx.publish();
-    const results = await runGates(config.gates, {
+    const gateOptions = {
       cwd: workDir(checkout),
       env: agentEnv(ctx, []),
       timeoutMs: config.limits.gate_timeout,
       secrets: ctx.secrets,
       sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
-    });
+    };
+    const results = await runGates(config.gates, gateOptions);
+    // Green gates are not enough in a later pass: what earlier passes proved must still hold.
+    if (results.every((r) => r.passed))
+      results.push(...(await checkAnchors(ctx, await store.steps.get(stepId), workDir(checkout), gateOptions)));
     await assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
     // A failing gate keeps the tail of its output (redacted by runGates) for the tracking comment:
@@ -94,6 +113,7 @@ export async function buildStep(ctx: RunContext, initial: StepRow, checkout: Che
     live?.gates(lines);
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
+    await blockOnRepeat(ctx, await store.steps.get(stepId), failedGate, workDir(checkout));
     deps.log.info({ runId: run.id, gate: failedGate.command }, "gate failed; invoking the agent again");
   }
 }
@@ -118,6 +138,7 @@ async function buildPrompt(
   checkout: Checkout,
   purpose: SessionRow["purpose"],
   failedGate: GateResult | undefined,
+  ciFailure?: string,
 ): Promise<string> {
   const { run, config, deps } = ctx;
   const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
@@ -129,12 +150,20 @@ async function buildPrompt(
     issue_number: String(run.issue_number),
     issue_title: redactSecrets(run.issue_title.replace(/\s+/g, " "), ctx.secrets),
     gates,
+    memory: await memoryForPrompt(ctx, workDir(checkout), step.base_branch),
   };
   if (purpose === "fix_gates" && failedGate) {
     return renderPrompt(deps.promptsDir, "fix-gates", {
       ...common,
       command: failedGate.command,
       failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
+      reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
+    });
+  }
+  if (purpose === "fix_ci" && ciFailure) {
+    return renderPrompt(deps.promptsDir, "fix-ci", {
+      ...common,
+      failure: fenceAsData("the report of the pull request's CI", ciFailure),
     });
   }
   const issue = fenceAsData(
@@ -154,6 +183,7 @@ async function buildPrompt(
       human_commits: await humanCommitsNote(ctx, step),
       guidance: await guidanceSection(ctx, step),
       ledger: await ledgerSection(ctx),
+      anchors: await anchorsForPrompt(ctx, step),
       resume_note: resumeNote,
     });
   }

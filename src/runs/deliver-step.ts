@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { type CiFailure, ciGate, hasWorkflows } from "../ci/ci-gate.ts";
 import { SecretInPushError } from "../errors.ts";
 import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
@@ -15,11 +16,13 @@ import { humanCommits, remoteHead } from "../workspace/mirror-history.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
+import { recordAnchors } from "./anchors.ts";
 import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
 import { withLiveCheck } from "./live-check.ts";
+import { proposeMemory } from "./memory.ts";
 import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
 import { takeManifest } from "./read-manifest.ts";
 import { openPackage } from "./review-package.ts";
@@ -92,7 +95,12 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
     scope: { mirrors: [mirrorPath(deps.workspace, ref)] },
   };
   try {
-    await deliver(ctx, stepId, checkout, base);
+    // A failing check of the pull request's CI sends the step back to its agent, in this pass.
+    const ciFailures: CiFailure[] = [];
+    for (let failure = await deliver(ctx, stepId, checkout, base, []); failure; ) {
+      ciFailures.push(failure);
+      failure = await deliver(ctx, stepId, checkout, base, ciFailures);
+    }
   } catch (error) {
     if (error instanceof StepStoppedError) {
       // Its pull request was closed mid-pass: the step is dropped (unless the gate's read did it first), the others go on.
@@ -107,7 +115,13 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   await removeWorktree(deps.workspace, ref, worktree);
 }
 
-async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<void> {
+async function deliver(
+  ctx: RunContext,
+  stepId: number,
+  checkout: Checkout,
+  base: string,
+  ciFailures: readonly CiFailure[],
+): Promise<CiFailure | undefined> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
   const step = () => store.steps.get(stepId);
@@ -116,7 +130,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
     const current = await step();
-    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, live));
+    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, ciFailures.at(-1)?.report, live));
     await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {
@@ -140,6 +154,7 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
+    await proposeMemory(ctx, await step(), dir(), manifest);
     await store.steps.enterPhase(stepId, "push");
     ctx.publish();
   }
@@ -205,6 +220,18 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     // updates that a moment after a push, and may still show the one before.
     const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     await store.steps.record(stepId, { head_sha: pushed, draft: current.draft ? 1 : 0 });
+    await store.steps.enterPhase(stepId, "ci");
+  }
+  const number = (await step()).pr_number;
+  if ((await step()).phase === "ci" && number !== null) {
+    const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
+    const workflows = hasWorkflows(dir());
+    const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base, workflows }, ciFailures);
+    if (ciFailure) {
+      await store.steps.enterPhase(stepId, "agent");
+      return ciFailure;
+    }
+    await recordAnchors(ctx, stepId, dir());
     await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", pushed);
     // While later steps of the plan run, the package says this PR waits for them. After the last
     // step the gate opens at once and writes the package then: writing it twice is a wasted write.

@@ -1,11 +1,13 @@
 import { ensureComment } from "../github/ensure-comment.ts";
 import { guidanceHere, startingPassView } from "../publication/pass-comment.ts";
+import { reflectionViews } from "../publication/reflection-views.ts";
 import { currentManifest } from "../reporting/manifest-schema.ts";
 import { type PackageView, passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
+import { editedAnchors } from "./anchors.ts";
 import { wipBranch } from "./push-step.ts";
 
 /**
@@ -79,6 +81,8 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     ],
     files: JSON.parse(record?.changed_files ?? "[]") as FileChange[],
     gates,
+    reflections: reflectionViews(await store.learnings.reflections(step.id, pass.number)),
+    anchorEdits: await editedAnchors(ctx, step, record, manifest),
     ...(record?.end_sha ? { headSha: record.end_sha } : {}),
     openQuestions: manifest?.open_questions ?? [],
     ...(manifest?.recommendation

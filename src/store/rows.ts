@@ -133,7 +133,7 @@ export interface SessionRow {
   step_id: number;
   pass: number;
   iteration: number;
-  purpose: "plan" | "implement" | "fix_gates" | "resume" | "revise";
+  purpose: "plan" | "implement" | "fix_gates" | "fix_ci" | "resume" | "revise";
   provider: string;
   model: string | null;
   state: SessionState;

@@ -4,6 +4,7 @@ import { ConfigFileRecords } from "./config-files.ts";
 import { Database, runLock } from "./database.ts";
 import { EventRecords } from "./events.ts";
 import { GuidanceRecords } from "./guidance.ts";
+import { LearningRecords } from "./learnings.ts";
 import { PassRecords } from "./passes.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
 import { RunRecords } from "./runs.ts";
@@ -14,6 +15,7 @@ import { StepRecords } from "./steps.ts";
 import { WriteSlotRecords } from "./write-slots.ts";
 
 export type { NewGuidance } from "./guidance.ts";
+export type { AnchorRow, NewReflection, ReflectionRow } from "./learnings.ts";
 export type * from "./rows.ts";
 export type { RunStateFields } from "./run-transition.ts";
 export type { NewRun } from "./runs.ts";
@@ -38,6 +40,7 @@ export class Store {
   readonly guidance: GuidanceRecords;
   readonly events: EventRecords;
   readonly writeSlots: WriteSlotRecords;
+  readonly learnings: LearningRecords;
 
   /**
    * `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. `commandKey` signs the
@@ -56,6 +59,7 @@ export class Store {
     this.guidance = new GuidanceRecords(this.#db);
     this.events = new EventRecords(this.#db);
     this.writeSlots = new WriteSlotRecords(this.#db);
+    this.learnings = new LearningRecords(this.#db);
   }
 
   /** Resolves once the database is reachable and its schema migrated; rejects saying why not. */

@@ -202,7 +202,7 @@ export function nextStepState(from: StepState, event: StepEvent): StepState | un
 }
 
 /** Where a running step is in its delivery; recorded before the side effect it names. */
-export const STEP_PHASES = ["planning", "workspace", "agent", "gates", "commit", "push", "pull_request", "done"] as const;
+export const STEP_PHASES = ["planning", "workspace", "agent", "gates", "commit", "push", "pull_request", "ci", "done"] as const;
 export type StepPhase = (typeof STEP_PHASES)[number];
 
 /**
@@ -220,7 +220,9 @@ export const PHASE_MOVES = {
   commit: ["push", "done"],
   // A secret found in the push discards the work, back to the agent.
   push: ["pull_request", "agent"],
-  pull_request: ["done"],
+  pull_request: ["ci", "done"],
+  // A failing check of the pull request's CI goes back to the agent.
+  ci: ["done", "agent"],
   done: [],
 } as const satisfies Record<StepPhase, readonly StepPhase[]>;
 

@@ -274,11 +274,13 @@ describe("lisa doctor --live", () => {
     } finally {
       await full.stop();
     }
-    // Registered before app.yml asked for check runs.
+    // Registered before app.yml asked for check runs (and for the pull request's CI: statuses, Actions logs).
     const old = await registered({ contents: "write", issues: "write", pull_requests: "write", metadata: "read" });
     try {
       const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(old.url).host });
-      expect(stdout).toMatch(/^FAIL {2}App permissions +missing checks: write\n +fix: Add them in the App's settings/m);
+      expect(stdout).toMatch(
+        /^FAIL {2}App permissions +missing checks: write, statuses: read, actions: read\n +fix: Add them in the App's settings/m,
+      );
       expect(status).toBe(1);
     } finally {
       await old.stop();
@@ -288,7 +290,7 @@ describe("lisa doctor --live", () => {
     try {
       const { status, stdout } = await runLisaCommand(["doctor", "--live"], { ...configured, GHE_HOST: new URL(deaf.url).host });
       expect(stdout).toMatch(
-        /^FAIL {2}App events +not subscribed to pull_request_review, pull_request_review_comment: GitHub never sends them.*\n +fix: Tick them/m,
+        /^FAIL {2}App events +not subscribed to pull_request_review, pull_request_review_comment, check_run, check_suite, status: GitHub never sends them.*\n +fix: Tick them/m,
       );
       expect(status).toBe(1);
     } finally {

@@ -10,6 +10,7 @@ describe("parseConfig", () => {
         label: "lisa",
         providers: [{ name: "claude", model: undefined }],
         gates: [],
+        ci: { wait: true, timeout: 1_800_000, ignore: [] },
         limits: {
           max_iterations: 8,
           session_timeout: 45 * 60_000,
@@ -27,8 +28,32 @@ describe("parseConfig", () => {
           changes_requested: "redirect",
         },
         sandbox: { allow_hosts: [], gate_network: false },
+        anchors: {
+          mode: "keep",
+          tests: expect.arrayContaining(["test/**", "tests/**", "spec/**", "**/*.test.*", "**/*_test.*", "**/test_*.py"]),
+        },
+        memory: { propose: "off", file: ".github/lisa/memory.md", max_lines: 40 },
       });
     }
+  });
+
+  it("keeps the memory file inside the repository", () => {
+    expect(parseConfigYaml("memory:\n  propose: run_pr\n  file: docs/lisa.md\n").memory).toEqual({
+      propose: "run_pr",
+      file: "docs/lisa.md",
+      max_lines: 40,
+    });
+    for (const file of ["/etc/passwd", "../memory.md", "a/../../b.md", "a/./b.md"])
+      expect(() => parseConfigYaml(`memory:\n  file: ${file}\n`)).toThrow(/memory/);
+  });
+
+  it("reads `anchors: strict` as the strict mode with the default test globs, and its own globs", () => {
+    expect(parseConfigYaml("anchors: strict\n").anchors).toMatchObject({
+      mode: "strict",
+      tests: expect.arrayContaining(["test/**"]),
+    });
+    expect(parseConfigYaml("anchors:\n  tests: ['checks/**']\n").anchors).toEqual({ mode: "keep", tests: ["checks/**"] });
+    expect(() => parseConfigYaml("anchors: sometimes\n")).toThrow(/anchors/);
   });
 
   it("reads the hosts the sandbox may reach, and refuses IP literals, URLs and too many hosts", () => {

@@ -8,7 +8,7 @@ const DEMO = fileURLToPath(new URL("../../scripts/demo.ts", import.meta.url));
 describe("npm run demo", () => {
   it("plans two repositories with the real Claude Code CLI, goes round a second pass after a review, and ends accepted", async () => {
     const { stdout } = await promisify(execFile)(process.execPath, ["--disable-warning=ExperimentalWarning", DEMO], {
-      timeout: 90_000,
+      timeout: 170_000,
     });
     expect(stdout).toContain("Pass 1 is ready for review. Two linked pull requests:");
     expect(stdout).toMatch(/demo\/api#\d+ "Add a \/health endpoint" — branch lisa\/1-/);
@@ -16,9 +16,17 @@ describe("npm run demo", () => {
     expect(stdout).toMatch(/demo\/web#\d+ "Show the API's health on the page" — branch lisa\/api-1-/);
     expect(stdout).toMatch(/- Step 2, `demo\/web`: http:\/\/127\.0\.0\.1:\d+\/demo\/web\/pull\/\d+/);
     expect(stdout).toContain("👀 Ready for review");
+    // demo/web's CI fails on pass 1's first push, and the session Lisa starts with its report fixes it.
+    expect(stdout).toContain("demo/web's CI (html-lint) on each head Lisa pushed in pass 1: failure → success");
     expect(stdout).toMatch(/Pass 2's review package on demo\/web#\d+:/);
     expect(stdout).toContain("Make the status bold");
     expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
     expect(stdout).toContain("✅ Accepted");
-  });
+    // One learning carried from the first issue into the second: proposed, merged, then in the prompt.
+    expect(stdout).toContain("    - Make the status bold, and refresh it every 30 seconds. (@maintainer, demo/api#1)");
+    expect(stdout).toMatch(
+      /The learning carried into demo\/api#3's session on demo\/web, in its prompt:\n {4}- Make the status bold, and refresh it every 30 seconds\. \(@maintainer, demo\/api#1\)/,
+    );
+    // Seven sessions of the real CLI, each several seconds on a busy machine.
+  }, 180_000);
 });

@@ -543,6 +543,9 @@ describe("the GitHub emulator", () => {
         "pull_request",
         "pull_request_review",
         "pull_request_review_comment",
+        "check_run",
+        "check_suite",
+        "status",
       ]);
       pushBranch(reposRoot, "lisa/pushed", { "p.txt": "1\n" });
       const pull = await octokit.rest.pulls.create({

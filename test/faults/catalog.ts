@@ -69,6 +69,19 @@ const singleRepoWrites: FaultScenario[] = Array.from({ length: 9 }, (_, i) => ({
 
 const singleRepoProcesses: FaultScenario[] = [
   {
+    name: "single-mid-ci-wait",
+    what: "SIGKILL while Lisa waits for the pull request's CI (its webhook comes while no Lisa listens)",
+    killPoint: true,
+    invocations: [CHANGE],
+    config: GATED,
+    prepare: (world) => world.github.setCi(world.repo, [{ name: "test", delayMs: 3_000 }]),
+    async inflict(world) {
+      const reading = () => world.github.requests().some((r) => r.path.includes("/check-runs?filter=latest")) || undefined;
+      await waitFor("Lisa to wait for the head's CI", reading, 60_000);
+      await world.kill();
+    },
+  },
+  {
     name: "single-mid-session",
     what: "SIGKILL while the agent works",
     killPoint: true,

@@ -192,10 +192,35 @@ describe("renderReviewPackage", () => {
     expect(text).toContain("- ❌ `npm run lint`\n");
   });
 
-  it("flags tests from an earlier pass that this pass edited", () => {
-    expect(renderReviewPackage(packageView({ editedEarlierTests: ["test/api.test.ts"] }))).toContain(
-      "- ⚠️ `test/api.test.ts`, added in an earlier pass, was edited in this pass",
+  it("names the anchor tests of an earlier pass that this pass edited, with the agent's reason as one clean line", () => {
+    const body = renderReviewPackage(
+      packageView({
+        anchorEdits: [
+          { path: "test/api.test.ts", reason: "the endpoint was renamed\n# @mallory <!-- lisa:pass -->" },
+          { path: "test/other.test.ts" },
+        ],
+      }),
     );
+    expect(body).toContain("- ⚠️ anchor edited: `test/api.test.ts` — the endpoint was renamed");
+    expect(body).not.toContain("@mallory");
+    expect(body).not.toMatch(/<!-- lisa:pass -->/);
+    expect(body).toContain("- ⚠️ anchor edited: `test/other.test.ts` — the agent gave no reason");
+  });
+
+  it("lists the agent's reflections on failed gates, each cut short", () => {
+    const body = renderReviewPackage(
+      packageView({
+        reflections: [
+          { iteration: 2, gate: "npm test", whatFailed: "the health test", cause: "x".repeat(400), change: "fixed the route" },
+          { iteration: 3, gate: "npm test", whatFailed: "", cause: "", change: "" },
+        ],
+      }),
+    );
+    expect(body).toContain(
+      "**The agent's reflections on failed gates**\n- session 2, `npm test`: failed: the health test · cause: xxx",
+    );
+    expect(body).not.toContain("x".repeat(151));
+    expect(body).toContain("- session 3, `npm test`: no reflection written");
   });
 
   it("says how many connections the sandbox was refused, with the hosts as code spans (no mention, no link), and nothing when none were", () => {

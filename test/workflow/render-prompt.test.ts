@@ -24,14 +24,27 @@ describe("renderPrompt", () => {
 
   it("renders the shipped prompts with the values Lisa passes", async () => {
     const prompts = new URL("../../prompts", import.meta.url).pathname;
-    const common = { repo: "a/b", branch: "lisa/1-x", start: "abc", issue_number: "1", issue_title: "T", gates: "`npm test`" };
+    const common = {
+      repo: "a/b",
+      branch: "lisa/1-x",
+      start: "abc",
+      issue_number: "1",
+      issue_title: "T",
+      gates: "`npm test`",
+      memory: "MEMORY-LINE-5d1e",
+    };
     await expect(
       renderPrompt(prompts, "implement", { ...common, issue: "body", plan_context: "", guidance: "", resume_note: "" }),
-    ).resolves.toContain("issue #1: T");
+    ).resolves.toMatch(/issue #1: T[\s\S]*MEMORY-LINE-5d1e/);
     // A value the template cannot contain by itself, so the assertion can fail.
     await expect(
-      renderPrompt(prompts, "fix-gates", { ...common, failure: "GATE-OUTPUT-7f3a", command: "npm test" }),
-    ).resolves.toContain("GATE-OUTPUT-7f3a");
+      renderPrompt(prompts, "fix-gates", {
+        ...common,
+        failure: "GATE-OUTPUT-7f3a",
+        command: "npm test",
+        reflections: "REFLECTION-0b4e",
+      }),
+    ).resolves.toMatch(/GATE-OUTPUT-7f3a[\s\S]*REFLECTION-0b4e/);
     const revise = await renderPrompt(prompts, "revise", {
       ...common,
       pass: "2",
@@ -40,9 +53,12 @@ describe("renderPrompt", () => {
       human_commits: "",
       guidance: "GUIDANCE-ITEM-91c2",
       ledger: "",
+      anchors: "ANCHOR-TEST-33c0",
       resume_note: "",
     });
     expect(revise).toContain("This is pass 2 on issue #1: T");
     expect(revise).toContain("GUIDANCE-ITEM-91c2");
+    expect(revise).toContain("ANCHOR-TEST-33c0");
+    expect(revise).toContain("MEMORY-LINE-5d1e");
   });
 });

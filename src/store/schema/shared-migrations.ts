@@ -55,4 +55,29 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     UNIQUE (installation_id, owner, repo, path)
   );
   `,
+  // 6 (SQLite 12, PostgreSQL 7): what Lisa learns within a run (issue 26): the agent's reflection on
+  // each gate failure it was sent back for, and the anchors (gates and tests) a delivered pass set.
+  ({ id, int }) => `
+  CREATE TABLE reflections (
+    id ${id},
+    step_id ${int} NOT NULL,
+    pass ${int} NOT NULL,
+    iteration ${int} NOT NULL,
+    gate TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    what_failed TEXT NOT NULL,
+    cause TEXT NOT NULL,
+    change TEXT NOT NULL,
+    created_at ${int} NOT NULL
+  );
+  CREATE INDEX reflections_by_step ON reflections (step_id, pass);
+  CREATE TABLE anchors (
+    id ${id},
+    step_id ${int} NOT NULL,
+    pass ${int} NOT NULL,
+    kind TEXT NOT NULL,
+    value TEXT NOT NULL,
+    UNIQUE (step_id, kind, value)
+  );
+  `,
 ];

@@ -1,0 +1,302 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { checkRunJson } from "./check-runs.ts";
+import { type EmulatorContext, emit } from "./context.ts";
+import { gitEnv, readPath } from "./git-repos.ts";
+import type { Route, RouteRequest, RouteResponse } from "./router.ts";
+import { HttpError, notFound } from "./router.ts";
+import {
+  type CheckAnnotation,
+  type CheckRun,
+  type CheckSuite,
+  type CiCheck,
+  type CommitStatus,
+  now,
+  type Repo,
+} from "./state.ts";
+
+const run = promisify(execFile);
+
+/** The App id GitHub Actions reports its check runs with on github.com. */
+export const ACTIONS_APP_ID = 15368;
+/** How long the emulator's CI takes to report when a check says nothing. */
+const DEFAULT_DELAY_MS = 50;
+
+type RepoRoute = (
+  method: string,
+  pattern: string,
+  handler: (request: RouteRequest, repo: Repo) => RouteResponse | Promise<RouteResponse>,
+) => Route;
+
+/** The commits at the tips of the repository's branches. */
+async function branchHeads(repo: Repo): Promise<{ branch: string; sha: string }[]> {
+  const { stdout } = await run("git", ["for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads"], {
+    cwd: repo.gitDir,
+    env: gitEnv(),
+  });
+  return stdout
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => {
+      const [branch = "", sha = ""] = line.split(" ");
+      return { branch, sha };
+    });
+}
+
+/** Marks the heads the repository has now as run already: CI runs on pushes, not on the repository's creation. */
+export async function ciBaseline(repo: Repo): Promise<void> {
+  for (const { sha } of await branchHeads(repo)) repo.ciRan.add(sha);
+}
+
+/**
+ * Runs the repository's declared CI on every branch head it has not run on: as GitHub does at push
+ * time, the suite, its queued check runs and the pending statuses are there at once; each check
+ * completes after its delay (tracked, so the emulator's idle waits for it) and sends its webhooks.
+ */
+export async function runCi(context: EmulatorContext, repo: Repo): Promise<void> {
+  if (repo.ci.length === 0) return;
+  for (const { branch, sha } of await branchHeads(repo)) {
+    if (repo.ciRan.has(sha)) continue;
+    repo.ciRan.add(sha);
+    const atPush = repo.ci.filter((check) => !check.appearsAfterMs);
+    startChecks(context, repo, atPush, { branch, sha });
+    for (const check of repo.ci.filter((c) => c.appearsAfterMs)) {
+      const later = new Promise((resolve) => setTimeout(resolve, check.appearsAfterMs)).then(() =>
+        startChecks(context, repo, [check], { branch, sha }),
+      );
+      void context.webhooks.track(later).catch(() => undefined);
+    }
+  }
+}
+
+/** A suite for the check runs among `checks` (GitHub Actions' one per workflow run), and each check started. */
+function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: { branch: string; sha: string }): void {
+  let suite: CheckSuite | undefined;
+  if (checks.some((check) => (check.as ?? "check_run") === "check_run")) {
+    suite = {
+      id: context.state.nextId(),
+      appId: ACTIONS_APP_ID,
+      headSha: head.sha,
+      headBranch: head.branch,
+      status: "queued",
+      conclusion: null,
+      createdAt: now(),
+    };
+    repo.checkSuites.set(suite.id, suite);
+  }
+  for (const check of checks) startCheck(context, repo, check, head.sha, suite);
+}
+
+/** A human re-runs a check run (GitHub's "Re-run"): a new run of the same check, on the same commit. */
+export function rerunCheck(context: EmulatorContext, repo: Repo, checkRunId: number, check: CiCheck): void {
+  const old = repo.checkRuns.get(checkRunId);
+  if (!old) throw new Error(`no check run ${checkRunId}`);
+  const suite = old.suiteId === undefined ? undefined : repo.checkSuites.get(old.suiteId);
+  if (suite) suite.status = "queued";
+  startCheck(context, repo, check, old.headSha, suite);
+}
+
+function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: string, suite: CheckSuite | undefined): void {
+  const finish = (report: (outcome: Outcome) => Promise<void>) => {
+    if (check.stuck) return;
+    const done = new Promise((resolve) => setTimeout(resolve, check.delayMs ?? DEFAULT_DELAY_MS))
+      .then(() => evaluate(repo, check, sha))
+      .then(report);
+    void context.webhooks.track(done).catch(() => undefined);
+  };
+  if ((check.as ?? "check_run") === "status") {
+    const status: CommitStatus = {
+      id: context.state.nextId(),
+      sha,
+      context: check.name,
+      state: "pending",
+      description: "Build started",
+      targetUrl: null,
+      createdAt: now(),
+      updatedAt: now(),
+    };
+    repo.statuses.push(status);
+    finish(async (outcome) => {
+      status.state = outcome.passed ? "success" : "failure";
+      status.description = outcome.passed ? "Build passed" : outcome.firstLine;
+      status.targetUrl = `${context.links().base}/ci/${repo.fullName}/builds/${status.id}`;
+      status.updatedAt = now();
+      await emit(context, "status", repo, context.state.account("ci-bot[bot]"), statusEvent(status));
+    });
+    return;
+  }
+  const checkRun: CheckRun = {
+    id: context.state.nextId(),
+    appId: ACTIONS_APP_ID,
+    name: check.name,
+    headSha: sha,
+    status: "queued",
+    conclusion: null,
+    detailsUrl: null,
+    output: { title: null, summary: null },
+    startedAt: now(),
+    completedAt: null,
+    ...(suite ? { suiteId: suite.id } : {}),
+  };
+  repo.checkRuns.set(checkRun.id, checkRun);
+  finish(async (outcome) => {
+    checkRun.status = "completed";
+    checkRun.conclusion = outcome.passed ? "success" : "failure";
+    checkRun.completedAt = now();
+    checkRun.output = outcome.passed
+      ? { title: "Passed", summary: `${check.name} passed.`, text: null }
+      : { title: "Failed", summary: `${check.name} failed: ${outcome.firstLine}`, text: null };
+    checkRun.annotations = outcome.annotations;
+    checkRun.log = outcome.log;
+    const sender = context.state.account("github-actions[bot]");
+    await emit(context, "check_run", repo, sender, {
+      action: "completed",
+      check_run: checkRunJson(repo, checkRun, context.links()),
+    });
+    if (!suite) return;
+    const inSuite = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
+    if (inSuite.some((r) => r.status !== "completed")) return;
+    suite.status = "completed";
+    suite.conclusion = inSuite.every((r) => r.conclusion === "success") ? "success" : "failure";
+    await emit(context, "check_suite", repo, sender, { action: "completed", check_suite: suiteJson(repo, suite, context) });
+  });
+}
+
+interface Outcome {
+  passed: boolean;
+  firstLine: string;
+  annotations: CheckAnnotation[];
+  log: string;
+}
+
+/** Whether the check passes at `sha`, and the log and annotations it reports. */
+async function evaluate(repo: Repo, check: CiCheck, sha: string): Promise<Outcome> {
+  const rule = check.failsWhile;
+  const found = rule ? await readPath(repo.gitDir, sha, rule.file) : undefined;
+  const lines = found?.type === "file" ? found.content.toString("utf8").split("\n") : [];
+  const annotations: CheckAnnotation[] = [];
+  lines.forEach((line, index) => {
+    if (rule && line.includes(rule.text))
+      annotations.push({
+        path: rule.file,
+        line: index + 1,
+        level: "failure",
+        message: `${rule.file} still contains "${rule.text}"`,
+      });
+  });
+  const passed = annotations.length === 0;
+  const steps = ["##[group]Run npm test", "> npm test"];
+  const failure = annotations.map((a) => `${a.path}:${a.line}: ${a.message}`);
+  const log = [
+    ...steps,
+    ...(passed ? ["ok"] : [...(check.log ? [check.log] : []), ...failure, "##[error]Process completed with exit code 1."]),
+  ].join("\n");
+  return { passed, firstLine: failure[0] ?? "ok", annotations, log: `${log}\n` };
+}
+
+function suiteJson(repo: Repo, suite: CheckSuite, context: EmulatorContext) {
+  return {
+    id: suite.id,
+    head_sha: suite.headSha,
+    head_branch: suite.headBranch,
+    status: suite.status,
+    conclusion: suite.conclusion,
+    app: { id: suite.appId },
+    created_at: suite.createdAt,
+    latest_check_runs_count: [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id).length,
+    url: `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`,
+  };
+}
+
+function statusJson(status: CommitStatus) {
+  return {
+    id: status.id,
+    context: status.context,
+    state: status.state,
+    description: status.description,
+    target_url: status.targetUrl,
+    created_at: status.createdAt,
+    updated_at: status.updatedAt,
+  };
+}
+
+const statusEvent = (status: CommitStatus) => ({ sha: status.sha, ...statusJson(status) });
+
+/**
+ * What Lisa reads of a commit's CI, as GitHub answers it: its check suites, its combined status
+ * (`statuses: read`), a check run's annotations, an Actions job's log (`actions: read`), and the
+ * branch protection that names required checks.
+ */
+export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
+  const needs = (permission: string) => {
+    if (!context.permissions[permission]) throw new HttpError(403, "Resource not accessible by integration");
+  };
+  return [
+    repoRoute("GET", "/commits/:ref/check-suites", (request, repo) => {
+      const suites = [...repo.checkSuites.values()]
+        .filter((suite) => suite.headSha === request.params.ref)
+        .map((suite) => suiteJson(repo, suite, context));
+      return { status: 200, body: { total_count: suites.length, check_suites: suites } };
+    }),
+    repoRoute("GET", "/commits/:ref/status", (request, repo) => {
+      needs("statuses");
+      // The newest status of each context, as GitHub's combined status shows them.
+      const latest = new Map<string, CommitStatus>();
+      for (const status of repo.statuses.filter((s) => s.sha === request.params.ref)) latest.set(status.context, status);
+      const statuses = [...latest.values()];
+      const state = statuses.some((s) => s.state === "failure" || s.state === "error")
+        ? "failure"
+        : statuses.every((s) => s.state === "success")
+          ? "success"
+          : "pending";
+      return {
+        status: 200,
+        body: { state, sha: request.params.ref, total_count: statuses.length, statuses: statuses.map(statusJson) },
+      };
+    }),
+    repoRoute("GET", "/check-runs/:id/annotations", (request, repo) => {
+      const checkRun = repo.checkRuns.get(Number(request.params.id));
+      if (!checkRun) throw notFound();
+      const body = (checkRun.annotations ?? []).map((a) => ({
+        path: a.path,
+        start_line: a.line,
+        end_line: a.line,
+        annotation_level: a.level,
+        title: null,
+        message: a.message,
+        raw_details: null,
+      }));
+      return { status: 200, body };
+    }),
+    // GitHub answers a redirect to the log's download, which Octokit follows; the emulator answers the log itself.
+    repoRoute("GET", "/actions/jobs/:id/logs", (request, repo) => {
+      needs("actions");
+      const log = repo.checkRuns.get(Number(request.params.id))?.log;
+      if (log === undefined) throw notFound();
+      return { status: 200, body: log, headers: { "content-type": "text/plain" } };
+    }),
+    repoRoute("GET", "/branches/:branch", async (request, repo) => {
+      const branch = request.params.branch ?? "";
+      const heads = await branchHeads(repo);
+      const head = heads.find((h) => h.branch === branch);
+      if (!head) throw new HttpError(404, "Branch not found");
+      const required = branch === repo.defaultBranch ? repo.requiredChecks : undefined;
+      return {
+        status: 200,
+        body: {
+          name: branch,
+          commit: { sha: head.sha },
+          protected: required !== undefined,
+          protection: {
+            enabled: required !== undefined,
+            required_status_checks: {
+              enforcement_level: required ? "non_admins" : "off",
+              contexts: required ?? [],
+              checks: (required ?? []).map((name) => ({ context: name, app_id: null })),
+            },
+          },
+        },
+      };
+    }),
+  ];
+}

@@ -1,0 +1,91 @@
+import type { LisaConfig } from "../config/config-schema.ts";
+import type { CiSnapshot, GitHubPort, RepoRef } from "../github/github-port.ts";
+
+/** A check that reported on the head, or one branch protection requires that has not yet. */
+export interface CiCheck {
+  name: string;
+  kind: "check_run" | "status";
+  state: "pending" | "passed" | "failed";
+  conclusion: string | null;
+  /** When it started reporting; the wait's deadline runs from the earliest. */
+  since: string | null;
+  checkRunId?: number;
+  appId?: number | null;
+}
+
+/** Conclusions that let a pull request through, as branch protection reads them. */
+const PASSING: ReadonlySet<string> = new Set(["success", "neutral", "skipped"]);
+/**
+ * A suite another App has on the head with no check run yet is CI about to start, for this long
+ * after it was created; GitHub creates suites for every App that may write checks, and most stay empty.
+ */
+export const EMPTY_SUITE_GRACE_MS = 60_000;
+
+/** The checks that count on `sha` (see checksThatCount), and whether a suite without runs may still bring more. */
+export async function readCi(
+  gh: GitHubPort,
+  ref: RepoRef,
+  sha: string,
+  { ci, required, now }: { ci: LisaConfig["ci"]; required: readonly string[]; now: number },
+): Promise<{ checks: CiCheck[]; starting: boolean; snapshot: CiSnapshot }> {
+  const snapshot = await gh.ciOf(ref, sha);
+  const reported: CiCheck[] = [
+    ...snapshot.runs.map((run) => ({
+      name: run.name,
+      kind: "check_run" as const,
+      state:
+        run.status !== "completed"
+          ? ("pending" as const)
+          : PASSING.has(run.conclusion ?? "")
+            ? ("passed" as const)
+            : ("failed" as const),
+      conclusion: run.conclusion,
+      since: run.startedAt,
+      checkRunId: run.id,
+      appId: run.appId,
+    })),
+    ...snapshot.statuses.map((status) => ({
+      name: status.context,
+      kind: "status" as const,
+      state:
+        status.state === "pending"
+          ? ("pending" as const)
+          : status.state === "success"
+            ? ("passed" as const)
+            : ("failed" as const),
+      conclusion: status.state,
+      since: status.createdAt,
+    })),
+  ];
+  const checks = checksThatCount(reported, ci, required);
+  const starting =
+    !ci.checks &&
+    required.length === 0 &&
+    snapshot.suites.some(
+      (suite) =>
+        suite.runs === 0 && suite.status !== "completed" && now - Date.parse(suite.createdAt ?? "") < EMPTY_SUITE_GRACE_MS,
+    );
+  return { checks, starting, snapshot };
+}
+
+/**
+ * Which checks count: those `ci.checks` names, else those branch protection requires, else every
+ * check that reports; never those `ci.ignore` names. A named check that has not reported is pending.
+ */
+export function checksThatCount(reported: CiCheck[], ci: LisaConfig["ci"], required: readonly string[]): CiCheck[] {
+  const ignored = new Set(ci.ignore);
+  const names = ci.checks ?? (required.length > 0 ? required : undefined);
+  if (!names) return reported.filter((check) => !ignored.has(check.name));
+  return names
+    .filter((name) => !ignored.has(name))
+    .map(
+      (name) =>
+        reported.find((check) => check.name === name) ?? {
+          name,
+          kind: "check_run",
+          state: "pending",
+          conclusion: null,
+          since: null,
+        },
+    );
+}

@@ -1,0 +1,111 @@
+import type { Octokit } from "@octokit/rest";
+import { statusOf } from "./github-error.ts";
+import type { CiCheckRun, GitHubPort } from "./github-port.ts";
+
+/** Checks, suites and statuses read on one commit: GitHub's most per page. */
+const PER_PAGE = 100;
+
+/**
+ * The port's reads of a pull request's CI over Octokit. Lisa's own check runs and suites (those of
+ * the App whose id `appId` gives) are left out: her "Lisa" check is no CI of the pull request.
+ */
+export function octokitCi(
+  octokit: Octokit,
+  { appId }: { appId?: () => Promise<number> },
+): Pick<GitHubPort, "ciOf" | "checkAnnotations" | "jobLog" | "requiredChecks"> {
+  return {
+    async ciOf(ref, sha) {
+      const own = appId ? await appId() : undefined;
+      const [runs, suites, combined] = await Promise.all([
+        unlessRefused(octokit.rest.checks.listForRef({ ...ref, ref: sha, filter: "latest", per_page: PER_PAGE }), {
+          data: { check_runs: [] },
+        }),
+        unlessRefused(octokit.rest.checks.listSuitesForRef({ ...ref, ref: sha, per_page: PER_PAGE }), {
+          data: { check_suites: [] },
+        }),
+        unlessRefused(octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: PER_PAGE }), {
+          data: { statuses: [] },
+        }),
+      ]);
+      // The newest run of each name: a re-run replaces the run it repeats.
+      const newest = new Map<string, CiCheckRun>();
+      for (const run of [...runs.data.check_runs].sort((a, b) => b.id - a.id)) {
+        const runApp = run.app?.id ?? null;
+        if (runApp === own || newest.has(run.name)) continue;
+        newest.set(run.name, {
+          id: run.id,
+          name: run.name,
+          appId: runApp,
+          status: run.status,
+          conclusion: run.conclusion ?? null,
+          title: run.output.title ?? null,
+          summary: run.output.summary ?? null,
+          text: run.output.text ?? null,
+          detailsUrl: run.details_url ?? null,
+          startedAt: run.started_at ?? null,
+        });
+      }
+      return {
+        runs: [...newest.values()],
+        suites: suites.data.check_suites
+          .filter((suite) => (suite.app?.id ?? null) !== own)
+          .map((suite) => ({
+            id: suite.id,
+            appId: suite.app?.id ?? null,
+            status: suite.status,
+            runs: suite.latest_check_runs_count ?? 0,
+            createdAt: suite.created_at ?? null,
+          })),
+        statuses: combined.data.statuses.map((status) => ({
+          context: status.context,
+          state: status.state,
+          description: status.description ?? null,
+          targetUrl: status.target_url ?? null,
+          createdAt: status.created_at,
+        })),
+      };
+    },
+    async checkAnnotations(ref, checkRunId, max) {
+      const { data } = await octokit.rest.checks.listAnnotations({
+        ...ref,
+        check_run_id: checkRunId,
+        per_page: Math.min(max, PER_PAGE),
+      });
+      return data
+        .slice(0, max)
+        .map(
+          (a) =>
+            `${a.path}:${a.start_line}: ${a.annotation_level ?? "failure"}: ${a.title ? `${a.title}: ` : ""}${a.message ?? ""}`,
+        );
+    },
+    async jobLog(ref, checkRunId) {
+      try {
+        const { data } = await octokit.rest.actions.downloadJobLogsForWorkflowRun({ ...ref, job_id: checkRunId });
+        return typeof data === "string" ? data : Buffer.from(data as ArrayBuffer).toString("utf8");
+      } catch (error) {
+        // No job behind this check run, or its log has expired: the check's own output stands in.
+        const status = statusOf(error);
+        if (status === 403 || status === 404 || status === 410) return undefined;
+        throw error;
+      }
+    },
+    async requiredChecks(ref, branch) {
+      const { data } = await unlessRefused(octokit.rest.repos.getBranch({ ...ref, branch }), { data: { protection: undefined } });
+      const required = data.protection?.required_status_checks;
+      return [...new Set([...(required?.contexts ?? []), ...(required?.checks ?? []).map((check) => check.context)])];
+    },
+  };
+}
+
+/**
+ * What GitHub answers, or `empty` when it refuses (403): an installation whose owner has not yet
+ * accepted `statuses` or `actions` reads the CI it may, and Lisa waits for that (`lisa doctor` says what is missing).
+ */
+async function unlessRefused<T, E>(request: Promise<T>, empty: E): Promise<T | E> {
+  try {
+    return await request;
+  } catch (error) {
+    if (statusOf(error) === 403) return empty;
+    throw error;
+  }
+}

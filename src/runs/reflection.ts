@@ -1,0 +1,157 @@
+import { createHash } from "node:crypto";
+import { rm, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { type Reflection, reflectionSchema } from "../reporting/manifest-schema.ts";
+import type { ReflectionRow, StepRow } from "../store/store.ts";
+import { fenceAsData } from "../workflow/render-prompt.ts";
+import { BlockedError, type RunContext } from "../workflow/run-context.ts";
+import { AgentFileError, readAgentFile } from "../workspace/read-agent-file.ts";
+import { MANIFEST_FILE } from "./read-manifest.ts";
+import type { GateResult } from "./run-gates.ts";
+
+/** As in read-manifest.ts: a manifest is a few lines. */
+const MAX_MANIFEST_BYTES = 64 * 1024;
+
+/** Reflections on the same failure after which the agent's words no longer buy another session. */
+const SAME_FAILURE_LIMIT = 3;
+
+/** Word overlap (Jaccard) from which two causes count as the same. */
+const SAME_CAUSE = 0.5;
+
+/**
+ * Lisa's own fingerprint of a gate failure: the command and its output with what changes from run
+ * to run (worktree path, colours, numbers, hashes, spacing) taken out. The agent's account of the
+ * failure plays no part in it.
+ */
+export function failureSignature(command: string, output: string, worktree: string): string {
+  const normalized = output
+    .split(worktree)
+    .join("<worktree>")
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: terminal colour codes are what is removed
+    .replace(/\u001b\[[0-9;]*[A-Za-z]/g, "")
+    .replace(/\b[0-9a-f]{7,64}\b/gi, "<hash>")
+    .replace(/\d+(\.\d+)?/g, "N")
+    .replace(/\s+/g, " ")
+    .trim()
+    .toLowerCase();
+  return createHash("sha256").update(`${command}\0${normalized}`).digest("hex").slice(0, 16);
+}
+
+/**
+ * Takes the reflection out of the manifest the agent left in the worktree, so a later session that
+ * writes none is not credited with this one. A missing or malformed reflection is none.
+ */
+export async function takeReflection(worktree: string): Promise<Reflection | undefined> {
+  const file = path.join(worktree, MANIFEST_FILE);
+  let text: string | undefined;
+  try {
+    text = await readAgentFile(file, MAX_MANIFEST_BYTES);
+  } catch (error) {
+    if (error instanceof AgentFileError) return undefined;
+    throw error;
+  }
+  if (text === undefined) return undefined;
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof json !== "object" || json === null || !("reflection" in json)) return undefined;
+  const { reflection, ...rest } = json as Record<string, unknown>;
+  // Removed first: writeFile would follow a link the agent put in the file's place.
+  await rm(file, { force: true });
+  await writeFile(file, JSON.stringify(rest, null, 2), { flag: "wx" });
+  const parsed = reflectionSchema.safeParse(reflection);
+  return parsed.success ? parsed.data : undefined;
+}
+
+const words = (text: string) => new Set(text.toLowerCase().match(/[a-z0-9]{3,}/g) ?? []);
+
+/** Whether two causes say the same, by their words: both empty (no reflection) counts as the same. */
+export function sameCause(a: string, b: string): boolean {
+  const x = words(a);
+  const y = words(b);
+  if (x.size === 0 && y.size === 0) return true;
+  const shared = [...x].filter((word) => y.has(word)).length;
+  return shared / (x.size + y.size - shared) >= SAME_CAUSE;
+}
+
+/**
+ * Whether a gate failure repeats the one the agent already reflected on, so another session would
+ * spend the budget on the same loop. Lisa's signature decides that the failure is the same; the
+ * agent's causes only decide how early: the same failure after two reflections giving the same
+ * cause, or after three whatever they say. A reason to block, or undefined.
+ */
+export function repeatedFailure(
+  reflections: readonly Pick<ReflectionRow, "gate" | "signature" | "cause">[],
+  failure: { gate: string; signature: string },
+): string | undefined {
+  const trailing: Pick<ReflectionRow, "cause">[] = [];
+  for (const item of [...reflections].reverse()) {
+    if (item.gate !== failure.gate || item.signature !== failure.signature) break;
+    trailing.unshift(item);
+  }
+  const [before, last] = trailing.slice(-2);
+  if (trailing.length >= SAME_FAILURE_LIMIT)
+    return `The same gate failure after ${trailing.length} reflections and fixes by the agent: Lisa stopped rather than spend more sessions on \`${failure.gate}\`.`;
+  if (before && last && sameCause(before.cause, last.cause))
+    return `The same gate failure twice, with the same cause in the agent's two reflections: Lisa stopped rather than spend the remaining sessions on \`${failure.gate}\`.`;
+  return undefined;
+}
+
+/** The reflections of earlier sessions on this step, for the next one's prompt: the agent's words, fenced. */
+export function reflectionsForPrompt(ctx: RunContext, reflections: readonly ReflectionRow[]): string {
+  const written = reflections.filter((r) => r.cause);
+  if (written.length === 0) return "";
+  const lines = written.map(
+    (r) => `- session ${r.iteration}, on \`${r.gate}\`: failed: ${r.what_failed}; cause: ${r.cause}; changed: ${r.change}`,
+  );
+  return [
+    "## Your earlier reflections on this step",
+    "",
+    "These did not make the gates pass. Do not repeat a fix that did not work; if your cause is the same as before, look for another.",
+    "",
+    fenceAsData("the reflections earlier sessions wrote", redactSecrets(lines.join("\n"), ctx.secrets)),
+    "",
+  ].join("\n");
+}
+
+/** This step's reflections in this pass since it last started: after `/lisa fix` the count starts again. */
+export async function reflectionsThisTry(ctx: RunContext, step: StepRow): Promise<ReflectionRow[]> {
+  const all = await ctx.deps.store.learnings.reflections(step.id, ctx.pass.number);
+  return all.filter((r) => r.iteration > step.iteration_base);
+}
+
+/**
+ * Records what the session sent back for `failure` said of it, with Lisa's signature of the
+ * failure; a session that wrote no reflection is recorded too, with none, as the failure still happened.
+ */
+export async function recordReflection(
+  ctx: RunContext,
+  step: StepRow,
+  iteration: number,
+  failure: GateResult,
+  worktree: string,
+): Promise<void> {
+  const said = await takeReflection(worktree);
+  const clean = (text: string | undefined) => redactSecrets(text ?? "", ctx.secrets);
+  await ctx.deps.store.learnings.addReflection({
+    step_id: step.id,
+    pass: ctx.pass.number,
+    iteration,
+    gate: failure.command,
+    signature: failureSignature(failure.command, failure.output, worktree),
+    what_failed: clean(said?.what_failed),
+    cause: clean(said?.cause),
+    change: clean(said?.change),
+  });
+}
+
+/** Blocks the step when `failure` repeats what the agent already reflected on (repeatedFailure). */
+export async function blockOnRepeat(ctx: RunContext, step: StepRow, failure: GateResult, worktree: string): Promise<void> {
+  const signature = failureSignature(failure.command, failure.output, worktree);
+  const reason = repeatedFailure(await reflectionsThisTry(ctx, step), { gate: failure.command, signature });
+  if (reason) throw new BlockedError(reason);
+}

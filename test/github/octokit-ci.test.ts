@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../dev/wait-for.ts";
+import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { createGitHubPort } from "../../src/github/create-github-port.ts";
+import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+
+// The port's reads of a pull request's CI (issue 25), against the emulator's CI.
+
+const REF = { owner: "acme", repo: "api" };
+/** Lisa's App in the emulator (its check runs are hers, never CI). */
+const LISA_APP = 1;
+
+let github: GitHubEmulator | undefined;
+afterEach(async () => {
+  await github?.stop();
+  github = undefined;
+});
+
+async function emulated(permissions?: Record<string, "read" | "write">) {
+  const emulator = createGitHubEmulator({
+    reposRoot: tempDir("ci-repos"),
+    webhookSecret: "s",
+    ...(permissions ? { permissions } : {}),
+  });
+  github = emulator;
+  await emulator.start();
+  await emulator.createRepo("acme/api", {
+    files: { "README.md": "# API\n" },
+    ci: [
+      { name: "test", failsWhile: { file: "a.ts", text: "TODO" } },
+      { name: "ci/lint", as: "status" },
+    ],
+  });
+  const octokit = new LisaOctokit({
+    baseUrl: emulator.url,
+    auth: { token: emulator.createInstallationToken() },
+    retry: { enabled: false },
+    throttle: { enabled: false },
+  });
+  const gh = createGitHubPort(octokit as never, async () => "token", { appId: async () => LISA_APP });
+  const { sha } = await emulator.pushCommit("acme/api", "main", {
+    files: { "a.ts": "x\n// TODO\n" },
+    message: "wip",
+    user: "ann",
+  });
+  await emulator.waitForWebhooks();
+  return { emulator, gh, sha };
+}
+
+describe("the port's reads of a commit's CI", () => {
+  it("reads other Apps' check runs and suites and the commit statuses, never Lisa's own check", async () => {
+    const { emulator, gh, sha } = await emulated();
+    await emulator.addCheckRun("acme/api", { sha, name: "Lisa", appId: LISA_APP, conclusion: "success" });
+    const ci = await gh.ciOf(REF, sha);
+    expect(ci.runs.map((r) => [r.name, r.status, r.conclusion])).toEqual([["test", "completed", "failure"]]);
+    expect(ci.suites).toHaveLength(1);
+    expect(ci.suites[0]).toMatchObject({ status: "completed", runs: 1 });
+    expect(ci.statuses.map((s) => [s.context, s.state])).toEqual([["ci/lint", "success"]]);
+    const [run] = ci.runs;
+    expect(await gh.checkAnnotations(REF, run?.id ?? 0, 20)).toEqual(['a.ts:2: failure: a.ts still contains "TODO"']);
+    expect(await gh.jobLog(REF, run?.id ?? 0)).toContain("##[error]Process completed with exit code 1.");
+  });
+
+  it("follows a re-run: the newest run of a check is the one read", async () => {
+    const { emulator, gh, sha } = await emulated();
+    const [first] = (await gh.ciOf(REF, sha)).runs;
+    emulator.setCi("acme/api", [{ name: "test" }]);
+    emulator.rerunCheck("acme/api", first?.id ?? 0);
+    await waitFor("the re-run to pass", async () => (await gh.ciOf(REF, sha)).runs.find((r) => r.conclusion === "success"));
+    expect((await gh.ciOf(REF, sha)).runs).toHaveLength(1);
+  });
+
+  it("reads what it may where the owner has not accepted `statuses` and `actions` yet", async () => {
+    const { gh, sha } = await emulated({
+      contents: "write",
+      issues: "write",
+      pull_requests: "write",
+      checks: "write",
+      metadata: "read",
+    });
+    const ci = await gh.ciOf(REF, sha);
+    expect(ci.runs.map((r) => r.name)).toEqual(["test"]);
+    expect(ci.statuses).toEqual([]);
+    expect(await gh.jobLog(REF, ci.runs[0]?.id ?? 0)).toBeUndefined();
+  });
+});
