@@ -40,6 +40,8 @@ export async function startEmulatedLisa(options: {
   commandRetryMs?: number;
   /** How often tracking comments GitHub refused are written again. */
   publishRetryMs?: number;
+  /** The least time between two writes of a live check run. */
+  liveCheckIntervalMs?: number;
   /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
   databaseUrl?: string;
   role?: LisaRole;
@@ -91,6 +93,7 @@ export async function startEmulatedLisa(options: {
           paceWrites: options.deployed ?? false,
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
           ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
+          ...(options.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: options.liveCheckIntervalMs }),
           ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
           ...(databaseUrl ? { databaseUrl } : {}),
           ...(options.role ? { role: options.role } : {}),

@@ -27,6 +27,8 @@ export interface FakeInvocation {
   stdout?: string;
   /** The crash is this signal, sent to itself (nothing more on stderr than `stderr`). */
   signal?: "SIGKILL" | "SIGSEGV";
+  /** Lines printed on stdout first, each after its delay, as a CLI streams its events; `{{CWD}}` is its working directory. */
+  stream?: { delayMs?: number; line: unknown }[];
 }
 
 export interface RecordedCall {

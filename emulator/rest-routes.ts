@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { branchRuleRoutes } from "./branch-rules.ts";
 import { checkRunRoutes } from "./check-runs.ts";
 import { ciRoutes } from "./ci-runs.ts";
 import {
@@ -84,6 +85,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
+    ...branchRuleRoutes(repoRoute),
     ...ciRoutes(context, repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */

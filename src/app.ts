@@ -66,6 +66,8 @@ export interface LisaOptions {
   commandRetryMs?: number;
   /** How often tracking comments GitHub refused are written again (tests shorten it). */
   publishRetryMs?: number;
+  /** The least time between two writes of a live check run; 30 s by default (tests shorten it). */
+  liveCheckIntervalMs?: number;
   /**
    * GitHub as something other than the App's installations: `lisa run` acts with a person's token,
    * with no App and no webhook.
@@ -139,6 +141,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     heldSecrets: held,
     sandbox: options.sandbox ?? { mode: "bwrap" },
     tokenPrices: options.tokenPrices ?? GEMINI_PRICES,
+    ...(options.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: options.liveCheckIntervalMs }),
     promptsDir: PROMPTS_DIR,
     // Probot creates its logger lazily, so look it up on each call.
     log: redactingLog(

@@ -30,6 +30,8 @@ export interface CoreDeps {
   sandbox: SandboxSettings;
   /** What model tokens cost, for a CLI that reports tokens and no cost (Gemini CLI). */
   tokenPrices: TokenPrices;
+  /** The least time between two writes of a live check run (publication/live-check.ts); tests shorten it. */
+  liveCheckIntervalMs?: number;
   promptsDir: string;
   log: Log;
   /** What `/metrics` shows; the core counts sessions and gates into it. */

@@ -159,6 +159,11 @@ export interface GitHubPort {
   setDraft(nodeId: string, draft: boolean): Promise<void>;
   /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
+  /**
+   * How many approvals the rules on `branch` ask of a pull request into it (the highest `pull_request`
+   * rule's count); undefined when none asks, or GitHub will not say (404, 403).
+   */
+  requiredApprovals(ref: RepoRef, branch: string): Promise<number | undefined>;
   /** The newest check run named `name` on commit `sha` of this App, if any. */
   findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
   /**
@@ -168,6 +173,8 @@ export interface GitHubPort {
    */
   ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
+  /** A new check run named `name` on `sha`, newer than any before it (a live session's); none for a person's token. */
+  createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   /** The CI on commit `sha`: check runs and suites of Apps other than Lisa, and commit statuses. */
   ciOf(ref: RepoRef, sha: string): Promise<CiSnapshot>;
   /** A check run's annotations as `path:line: message` lines, at most `max`. */

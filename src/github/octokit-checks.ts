@@ -13,7 +13,7 @@ const CHECK_SUMMARY_LIMIT = 65_535;
 export function octokitChecks(
   octokit: Octokit,
   { appId, person }: { appId?: () => Promise<number>; person: boolean },
-): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun"> {
+): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun" | "createCheckRun"> {
   const findCheckRun: GitHubPort["findCheckRun"] = async ({ owner, repo }, sha, name) => {
     if (person) return undefined;
     const app = appId ? { app_id: await appId() } : {};
@@ -31,6 +31,11 @@ export function octokitChecks(
         await octokit.rest.checks.update({ ...ref, check_run_id: found.id, ...checkFields(report) });
         return found.id;
       }
+      const { data } = await octokit.rest.checks.create({ ...ref, name, head_sha: sha, ...checkFields(report) });
+      return data.id;
+    },
+    async createCheckRun(ref, sha, name, report) {
+      if (person) return undefined;
       const { data } = await octokit.rest.checks.create({ ...ref, name, head_sha: sha, ...checkFields(report) });
       return data.id;
     },

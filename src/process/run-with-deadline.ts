@@ -1,4 +1,5 @@
 import type { Readable, Writable } from "node:stream";
+import { StringDecoder } from "node:string_decoder";
 import { execa } from "execa";
 import { forgetChild, recordChild } from "./child-registry.ts";
 
@@ -41,6 +42,8 @@ export interface RunWithDeadlineOptions {
   encoding?: "utf8" | "latin1" | undefined;
   /** Told the process group id as soon as the process runs. */
   onSpawn?: ((pid: number) => void) | undefined;
+  /** Told each line of stdout (without its newline) as it arrives, for live progress; never told after the result. */
+  onLine?: ((line: string) => void) | undefined;
 }
 
 export interface DeadlineResult {
@@ -94,6 +97,46 @@ class Tail {
   }
 }
 
+/** The longest stdout line handed to `onLine`; the rest of a longer one is dropped, so a flood cannot grow memory. */
+export const MAX_LINE = 256 * 1024;
+
+/** Splits stdout chunks into lines for `onLine`; a callback that throws does not disturb the run. */
+function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; end(): void } {
+  // A character split across two chunks is decoded whole.
+  const decoder = new StringDecoder("utf8");
+  let pending = "";
+  let overlong = false;
+  const emit = (line: string) => {
+    try {
+      onLine(line);
+    } catch {
+      // Progress is a courtesy: the process and its result go on without it.
+    }
+  };
+  return {
+    push(chunk) {
+      const parts = (pending + decoder.write(chunk)).split("\n");
+      pending = parts.pop() ?? "";
+      for (const part of parts) {
+        if (!overlong) emit(part);
+        overlong = false;
+      }
+      if (pending.length > MAX_LINE) {
+        if (!overlong) emit(pending.slice(0, MAX_LINE));
+        overlong = true;
+        pending = "";
+      }
+    },
+    end() {
+      if (pending && !overlong) emit(pending);
+      pending = "";
+    },
+  };
+}
+
+/** How much of each stream is kept by default: its last 64 MiB. */
+export const OUTPUT_LIMIT = 64 * 1024 * 1024;
+
 /**
  * Runs `file` in its own process group with a total deadline and an optional stall deadline. At a
  * deadline the whole group gets SIGTERM, then SIGKILL after a grace, and Lisa stops reading its
@@ -101,9 +144,6 @@ class Tail {
  * the caller past `timeoutMs + graceMs`. When the process exits on its own, whatever it left in
  * its group is killed too.
  */
-/** How much of each stream is kept by default: its last 64 MiB. */
-export const OUTPUT_LIMIT = 64 * 1024 * 1024;
-
 export function runWithDeadline(file: string, args: readonly string[], options: RunWithDeadlineOptions): Promise<DeadlineResult> {
   const started = Date.now();
   const grace = clampTimer(options.graceMs ?? KILL_GRACE_MS);
@@ -144,11 +184,13 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
     let ending: DeadlineResult["ending"] | undefined;
     let exitCode: number | undefined;
     let settled = false;
+    const lines = options.onLine ? lineSplitter(options.onLine) : undefined;
 
     const finish = (spawnError?: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
       for (const timer of timers) clearTimeout(timer);
+      lines?.end();
       // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
       for (const stream of [subprocess.stdin, subprocess.stdout, subprocess.stderr] as (Writable | Readable | null)[])
         stream?.destroy();
@@ -194,6 +236,7 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
       armStall();
     };
     subprocess.stdout?.on("data", collect(stdout));
+    if (lines) subprocess.stdout?.on("data", (chunk: Buffer) => lines.push(chunk));
     subprocess.stderr?.on("data", collect(stderr));
 
     subprocess.nodeChildProcess.once("exit", (code) => {

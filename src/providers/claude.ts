@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { claudeProgress } from "./claude-progress.ts";
 import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
 
 /** The final object `claude -p` prints: the whole output with `json`, the last event with `stream-json`. */
@@ -110,6 +111,7 @@ export const claudeProvider: Provider = {
     "--dangerously-skip-permissions",
     ...(model ? ["--model", model] : []),
   ],
+  progress: claudeProgress,
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const result = findResult(stdout);
     if (!result) {

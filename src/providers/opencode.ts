@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { opencodeProgress } from "./opencode-progress.ts";
 import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
 
 /** One line of `opencode run --format json`: `step_start`, `tool_use`, `text`, `reasoning`, `step_finish` or `error`. */
@@ -154,6 +155,7 @@ export const opencodeProvider: Provider = {
   // not explicitly denied: `run` otherwise rejects "ask" permissions and still exits 0. `--title`
   // spares the title-generation request to the model.
   args: ({ model }) => ["run", "--format", "json", "--auto", "--title", "lisa", ...(model ? ["--model", model] : [])],
+  progress: opencodeProgress,
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const events = parseEvents(stdout);
     if (events.length === 0) {

@@ -1,3 +1,4 @@
+import type { ProgressEvent } from "./progress-event.ts";
 import type { TokenPrices } from "./token-prices.ts";
 /** Why an agent invocation did not succeed, decided from structured output and exit status. */
 export type FailureKind =
@@ -181,4 +182,9 @@ export interface Provider {
    * tokens and no cost (Gemini CLI).
    */
   parse(output: { stdout: string; stderr: string; exitCode: number | undefined; prices?: TokenPrices }): ParsedOutput;
+  /**
+   * What one line of the CLI's stdout says of the session's progress, while it runs; undefined for
+   * a line that is no event. A CLI that prints nothing until the end has none.
+   */
+  progress?(line: string): ProgressEvent | undefined;
 }

@@ -34,6 +34,8 @@ export interface RunAgentOptions {
   prices?: TokenPrices;
   /** Guidance written while the session runs, given to it the way its provider steers (`Provider.steering`). */
   guidance?: GuidanceFeed | undefined;
+  /** Told each line the CLI prints on stdout as it arrives (live progress; untrusted text). */
+  onLine?: ((line: string) => void) | undefined;
 }
 
 /** Kills every agent and gate still running; called when Lisa shuts down, since they run in their own groups. */
@@ -76,6 +78,7 @@ export async function runAgent(options: RunAgentOptions): Promise<AgentResult> {
         pid = spawned;
         options.onSpawn?.(spawned);
       },
+      onLine: options.onLine,
     });
   } catch (error) {
     if (error instanceof SandboxError) return { ...failedOutput("sandbox", error.message, undefined), durationMs: 0 };

@@ -13,7 +13,7 @@ import { issueRefFor } from "./issue-ref.ts";
  */
 
 /** The tracking comment's address, from the pull request's (same host, the issue's repository). */
-function trackingUrl(run: RunRow, step: StepRow): string | undefined {
+export function trackingUrl(run: RunRow, step: StepRow): string | undefined {
   if (!step.pr_url || run.comment_id === null) return undefined;
   const url = new URL(step.pr_url);
   url.pathname = url.pathname.replace(/\/[^/]+\/[^/]+\/pull\/\d+$/, `/${run.owner}/${run.repo}/issues/${run.issue_number}`);

@@ -17,9 +17,15 @@ export function prRef(gate: Pick<PrGate, "repo" | "number" | "url">, owner?: str
   return link(label, gate.url) || label;
 }
 
+/** What GitHub's rule still wants of an approved pull request: `needs 1 more approval` when its rules said how many. */
+export function approvalsWanted(gate: Pick<PrGate, "approvers" | "requiredApprovals">): string {
+  const missing = (gate.requiredApprovals ?? 0) - gate.approvers.length;
+  return missing > 0 ? `needs ${missing} more ${missing === 1 ? "approval" : "approvals"}` : "still needs more approvals";
+}
+
 /**
  * A pull request's gate in a few words: `✅ @ann at 1a2b3c4`, `❌ changes requested by @bob`,
- * `⏳ approved by @ann; GitHub's review rule still needs more approvals`, `⏳ waiting`.
+ * `⏳ approved by @ann; GitHub's review rule needs 1 more approval`, `⏳ waiting`.
  */
 export function describeGateStatus(gate: PrGate, { withSha = false }: DescribeOptions = {}): string {
   switch (gate.status) {
@@ -36,7 +42,7 @@ export function describeGateStatus(gate: PrGate, { withSha = false }: DescribeOp
     default: {
       // Approved, yet short of what GitHub's review rule asks (`review.accept: github`): say the approval counted.
       if (gate.approvers.length)
-        return `⏳ approved by ${gate.approvers.map(mention).join(", ")}; GitHub's review rule still needs more approvals`;
+        return `⏳ approved by ${gate.approvers.map(mention).join(", ")}; GitHub's review rule ${approvalsWanted(gate)}`;
       if (gate.stale?.length) return `⏳ waiting: ${gate.stale.map(mention).join(", ")} approved an earlier head`;
       return "⏳ waiting";
     }

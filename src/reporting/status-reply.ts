@@ -1,4 +1,4 @@
-import { prRef } from "./describe-pr-gate.ts";
+import { approvalsWanted, prRef } from "./describe-pr-gate.ts";
 import { mention, repoName, shortSha } from "./format.ts";
 import { STATE_WORDS } from "./state-words.ts";
 import { waitingFor } from "./tracking-next-step.ts";
@@ -63,7 +63,7 @@ export function gateStatus(gate: PrGate): string {
   }
   if (gate.approvers.length) {
     // Lisa's rule is met; GitHub's own (required approvals, code owners) is not yet.
-    return `⏳ approved by ${names(gate.approvers)}${at}; GitHub's review rule still needs ${gate.githubDecision === "CHANGES_REQUESTED" ? "a change request resolved" : "more approvals"}`;
+    return `⏳ approved by ${names(gate.approvers)}${at}; GitHub's review rule ${gate.githubDecision === "CHANGES_REQUESTED" ? "still needs a change request resolved" : approvalsWanted(gate)}`;
   }
   const stale = gate.stale?.length ? ` (${names(gate.stale)} approved an earlier head)` : "";
   return `⏳ needs an approval${at} from someone with write access${stale}`;

@@ -17,7 +17,7 @@ export const PHASE: Record<string, string> = {
   done: "delivered",
 };
 
-const PURPOSE: Record<string, string> = {
+export const PURPOSE: Record<string, string> = {
   plan: "planning",
   implement: "implementing",
   revise: "revising",
@@ -43,7 +43,9 @@ export function stepBlocks(view: TrackingView): (string | Block)[] {
     if (step.sessions.length > shown.length) {
       blocks.push({ text: `  - …${plural(step.sessions.length - shown.length, "earlier session")}`, drop: 3 });
     }
-    for (const session of shown) blocks.push({ text: sessionLine(session, secrets), drop: 3 });
+    // A session running on an open pull request is followed live by the "Lisa" check run (runs/live-check.ts).
+    const checks = safeUrl(step.prUrl) ? `${step.prUrl}/checks` : undefined;
+    for (const session of shown) blocks.push({ text: sessionLine(session, secrets, checks), drop: 3 });
   }
   if (view.steps.length > MAX_STEPS) {
     blocks.push(`- …and ${plural(view.steps.length - MAX_STEPS, "more step")}; each pull request's comments show its passes`);
@@ -87,7 +89,7 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly strin
   return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
 }
 
-function sessionLine(session: TrackingSession, secrets: readonly string[]): string {
+function sessionLine(session: TrackingSession, secrets: readonly string[], checks: string | undefined): string {
   const mark =
     session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : session.state === "stopped" ? "⏹️" : "❌";
   const provider = cleanLine(session.provider, { secrets, max: 40 });
@@ -95,7 +97,11 @@ function sessionLine(session: TrackingSession, secrets: readonly string[]): stri
   const purpose = PURPOSE[session.purpose] ?? cleanLine(session.purpose, { secrets, max: 40 });
   const took = session.durationMs === undefined ? "" : ` · ${formatDuration(session.durationMs)}`;
   const detail =
-    session.state === "running" ? "" : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
+    session.state === "running"
+      ? checks
+        ? ` · [watch it live](${checks})`
+        : ""
+      : `${took} · ${money(session.costUsd)}${session.turns ? ` · ${session.turns} turns` : ""}`;
   const why =
     session.state === "stopped"
       ? ` · ${stoppedBy(session.stoppedBy, secrets)}`

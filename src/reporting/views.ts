@@ -20,6 +20,8 @@ export type PrGate = {
   stale?: string[];
   /** With `review.accept: github`: GitHub's own `reviewDecision` (null when the base has no review rule). */
   githubDecision?: string | null;
+  /** Approvals the base branch's rules ask for, when GitHub still wants more and said how many. */
+  requiredApprovals?: number;
 };
 
 /** One item of human (or agent-proposed) guidance bound to a pass. */

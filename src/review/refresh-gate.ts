@@ -54,6 +54,11 @@ export async function refreshGate(
         accept: config.review.accept,
       },
     );
+    // Approved, yet GitHub wants more: its rules say how many, so the gate can say how many more.
+    const required =
+      github && result.status === "pending" && result.approvers.length && reviewDecision === "REVIEW_REQUIRED"
+        ? await gh.requiredApprovals(ref, pr.baseRef)
+        : undefined;
     const gate: PrGate = {
       repo: `${step.owner}/${step.repo}`,
       number: step.pr_number,
@@ -64,6 +69,7 @@ export async function refreshGate(
       headSha: pr.headSha,
       ...(result.stale.length ? { stale: result.stale } : {}),
       ...(github ? { githubDecision: reviewDecision } : {}),
+      ...(required === undefined ? {} : { requiredApprovals: required }),
     };
     const prState: PrState = pr.merged ? "merged" : pr.state;
     // The note names the pull request (the cause's own note says only which event it was).

@@ -8,6 +8,7 @@ import { sessionFailure } from "../workflow/session-failure.ts";
 import { anchorsForPrompt, checkAnchors } from "./anchors.ts";
 import { guidanceItemText } from "./guidance-prompt.ts";
 import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts";
+import type { LiveCheck } from "./live-check.ts";
 import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
 import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
@@ -31,6 +32,8 @@ export async function buildStep(
   checkout: Checkout,
   /** What failed in the pull request's CI (ci-report.ts), for the first session to fix. */
   ciFailure?: string,
+  /** The pass's live check run (live-check.ts), told each session's output and the gates' results. */
+  live?: LiveCheck,
 ): Promise<GateResult[]> {
   const { deps, run, config } = ctx;
   const { store } = deps;
@@ -74,7 +77,7 @@ export async function buildStep(
       const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, steered, ciFailure);
       ciFailure = undefined;
       await store.steps.enterPhase(stepId, "agent");
-      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, guidance.feed());
+      const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, guidance.feed(), live);
       // A session ended because Lisa stopped the run is not the agent's failure.
       await assertStillRunning(ctx);
       // Nor is one a person stopped on this step alone (its pull request closed mid-pass).
@@ -119,6 +122,7 @@ export async function buildStep(
       ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
     }));
     await store.steps.record(stepId, { gates: JSON.stringify(lines) });
+    live?.gates(lines);
     failedGate = results.find((result) => !result.passed);
     if (!failedGate) return results;
     await blockOnRepeat(ctx, await store.steps.get(stepId), failedGate, workDir(checkout));

@@ -21,6 +21,7 @@ import { buildStep } from "./build-step.ts";
 import { changedFiles, commitPending, commitsSince } from "./commit-changes.ts";
 import { type Checkout, chooseNativeWorktree, workDir } from "./invoke-agent.ts";
 import { draftWhileWorking, stillOpen } from "./known-pull-request.ts";
+import { withLiveCheck } from "./live-check.ts";
 import { proposeMemory } from "./memory.ts";
 import { blockAttempt, pushReconciling, wipBranch } from "./push-step.ts";
 import { takeManifest } from "./read-manifest.ts";
@@ -128,7 +129,8 @@ async function deliver(
   const dir = () => workDir(checkout);
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
-    await buildStep(ctx, await step(), checkout, ciFailures.at(-1)?.report);
+    const current = await step();
+    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, ciFailures.at(-1)?.report, live));
     await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {

@@ -16,6 +16,7 @@ import { findNativeWorktree } from "../workspace/find-native-worktree.ts";
 import { assertWorktreeOf } from "../workspace/git.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { mirrorPath } from "../workspace/workspace-paths.ts";
+import type { LiveCheck } from "./live-check.ts";
 import { agentEgress } from "./network-egress.ts";
 
 /** Where a step's work happens: Lisa's worktree, or the one a CLI made inside it with its own `--worktree`. */
@@ -78,6 +79,7 @@ export async function invokeAgent(
   prompt: string,
   checkout: Checkout,
   guidance?: GuidanceFeed,
+  live?: LiveCheck,
 ): Promise<AgentResult> {
   const { deps, config } = ctx;
   let result: AgentResult | undefined;
@@ -114,6 +116,7 @@ export async function invokeAgent(
       },
       prices: deps.tokenPrices,
       guidance,
+      onLine: live?.session(provider, purpose, workDir(checkout)),
     });
     await pidRecorded;
     const endedByItself = await deps.store.sessions.finish(sessionId, {

@@ -97,7 +97,10 @@ export function repeatedFailure(
   if (trailing.length >= SAME_FAILURE_LIMIT)
     return `The same gate failure after ${trailing.length} reflections and fixes by the agent: Lisa stopped rather than spend more sessions on \`${failure.gate}\`.`;
   if (before && last && sameCause(before.cause, last.cause)) {
-    const why = before.cause || last.cause ? "with the same cause in the agent's two reflections" : "and the agent wrote no reflection on it";
+    const why =
+      before.cause || last.cause
+        ? "with the same cause in the agent's two reflections"
+        : "and the agent wrote no reflection on it";
     return `The same gate failure twice, ${why}: Lisa stopped rather than spend the remaining sessions on \`${failure.gate}\`.`;
   }
   return undefined;

@@ -62,7 +62,7 @@ const trackingUrl = (e: EmulatedLisa, issue: number) => {
 const short = (sha: string | undefined) => `\`${sha?.slice(0, 7)}\``;
 
 describe("/lisa status", () => {
-  it("names the state in words, the pass and its limit, who approved at which head, what GitHub still needs, and links the tracking comment", async () => {
+  it("names the state in words, the pass and its limit, who approved at which head, how many more approvals GitHub's rules want, and links the tracking comment", async () => {
     const { e, issue } = await labeled([change("Add GET /health")], {
       config: `${CONFIG}review:\n  accept: github\n`,
       requiredApprovals: 2,
@@ -77,13 +77,13 @@ describe("/lisa status", () => {
       `**Run 1 is waiting for review** · pass 1 of at most 5 · details in the [tracking comment](${trackingUrl(e, issue)})`,
     );
     expect(reply).toContain(
-      `- ${pr} ⏳ approved by @ann at ${short(pull?.head.sha)}; GitHub's review rule still needs more approvals`,
+      `- ${pr} ⏳ approved by @ann at ${short(pull?.head.sha)}; GitHub's review rule needs 1 more approval`,
     );
     expect(reply).toContain(`**Waiting for:** your review: approve ${pr} to accept the pass, or request changes`);
     expect(reply).not.toMatch(/\breview, pass\b/);
     // The tracking comment says the approval counted, and that GitHub wants more (issue 24, item 5).
     expect(trackingBody(e.github, REPO, issue)).toContain(
-      `${pr} ⏳ approved by @ann; GitHub's review rule still needs more approvals`,
+      `${pr} ⏳ approved by @ann; GitHub's review rule needs 1 more approval`,
     );
   });
 

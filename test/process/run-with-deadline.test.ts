@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { processesMatching } from "../../dev/processes-matching.ts";
-import { clampTimer, MAX_TIMER_MS, runWithDeadline } from "../../src/process/run-with-deadline.ts";
+import { clampTimer, MAX_LINE, MAX_TIMER_MS, runWithDeadline } from "../../src/process/run-with-deadline.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
 
@@ -92,6 +92,54 @@ describe("runWithDeadline", () => {
     expect(result.ending).toBe("stalled");
     expect(result.stdout).toBe("tick\n".repeat(6));
     expect(Date.now() - started).toBeGreaterThan(900);
+  });
+
+  it("tells each stdout line as it arrives, before the process ends, whole across chunk and character boundaries", async () => {
+    const seen: { line: string; at: number }[] = [];
+    const started = Date.now();
+    // "é" is split across two writes, and the second line arrives in two pieces.
+    const script = String.raw`printf 'first\n'; sleep 0.6; printf '\303'; printf '\251t\nsec'; printf 'ond\n'; echo err >&2; printf 'tail'`;
+    const result = await runWithDeadline("sh", ["-c", script], {
+      cwd: tempDir("deadline"),
+      env,
+      timeoutMs: 5_000,
+      onLine: (line) => seen.push({ line, at: Date.now() - started }),
+    });
+    expect(seen.map((s) => s.line)).toEqual(["first", "ét", "second", "tail"]);
+    expect(result.durationMs - (seen[0]?.at ?? Infinity)).toBeGreaterThan(400);
+  });
+
+  it("cuts an endless line and survives a callback that throws", async () => {
+    const lines: number[] = [];
+    const result = await runWithDeadline("sh", ["-c", "head -c 700000 /dev/zero | tr '\\0' x; echo; echo next"], {
+      cwd: tempDir("deadline"),
+      env,
+      timeoutMs: 5_000,
+      onLine: (line) => {
+        lines.push(line.length);
+        throw new Error("a broken listener");
+      },
+    });
+    expect(lines).toEqual([MAX_LINE, 4]);
+    expect(result).toMatchObject({ exitCode: 0, ending: "exited" });
+    expect(result.stdout.length).toBe(700_006);
+  });
+
+  it("holds the deadline with a line listener when a `setsid` grandchild keeps stdout open mid-line", async () => {
+    const sleep = uniqueSleep();
+    const lines: string[] = [];
+    const started = Date.now();
+    const result = await runWithDeadline("sh", ["-c", `printf 'half a line'; setsid sleep ${sleep} & wait`], {
+      cwd: tempDir("deadline"),
+      env,
+      timeoutMs: 1_000,
+      graceMs: 500,
+      onLine: (line) => lines.push(line),
+    });
+    expect(result.ending).toBe("timeout");
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(lines).toEqual(["half a line"]);
+    escaped.push(...processesMatching(`sleep ${sleep}`));
   });
 
   it("keeps the newest output when a stream exceeds maxBuffer", async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { claudeProvider } from "../../src/providers/claude.ts";
 
@@ -110,5 +111,39 @@ describe("claudeProvider.parse", () => {
     expect(failure?.message).toBe("claude exited with 1 and printed no result");
     expect(failure?.excerpt).toEqual({ from: "stderr", text: "Error: ENOENT: no such file or directory, open '…/x.ts'" });
     expect(failure?.detail).toContain("/srv/lisa/node_modules");
+  });
+});
+
+describe("claudeProvider.progress", () => {
+  // Real stream-json lines of Claude Code (agents/node_modules) against dev/scripted-model-server.mjs:
+  // a text block, a Write, its tool result, a Bash, its tool result, the final text, the result.
+  const lines = readFileSync(new URL("../fixtures/agents/claude-stream-json.jsonl", import.meta.url), "utf8")
+    .trimEnd()
+    .split("\n");
+  const progress = (line: string) => claudeProvider.progress?.(line);
+
+  it("reads each model turn, the files written, the commands run and the session's cost", () => {
+    const events = lines.map(progress);
+    expect(events.map((e) => e && Object.keys(e).sort().join("+"))).toEqual([
+      "text+turn",
+      "files+turn",
+      undefined,
+      "commands+turn",
+      undefined,
+      "text+turn",
+      "costUsd",
+    ]);
+    expect(events[0]?.text).toBe("Writing the file.");
+    expect(events[1]?.files).toEqual(["/tmp/lisa-work/repo/a.txt"]);
+    // Two lines of the first message share its id: one turn.
+    expect(events[1]?.turn).toBe(events[0]?.turn);
+    expect(events[3]?.commands).toEqual(["ls -la"]);
+    expect(new Set(events.map((e) => e?.turn).filter(Boolean)).size).toBe(3);
+    expect(events[6]?.costUsd).toBeCloseTo(0.0024);
+  });
+
+  it("ignores lines that are not events: log lines, broken JSON, events of another shape", () => {
+    for (const line of ["", "Warning: something", "{not json", '{"type":"assistant"}', '{"type":"user","message":{}}'])
+      expect(progress(line)).toBeUndefined();
   });
 });

@@ -176,3 +176,29 @@ describe("opencodeProvider.parse", () => {
     });
   });
 });
+
+describe("opencodeProvider.progress", () => {
+  const progress = (line: string) => opencodeProvider.progress?.(line);
+
+  it("reads each model step, its cost, the files written, the commands run and the text, from real lines", () => {
+    const events = SUCCESS.trimEnd().split("\n").map(progress);
+    expect(events.filter((e) => e?.turn).length).toBe(3);
+    expect(events.flatMap((e) => e?.files ?? [])).toEqual([
+      "/tmp/lisa-research/gemini-opencode/work/opencode.r5LdeD/repo/hello.txt",
+    ]);
+    expect(events.flatMap((e) => e?.commands ?? [])).toEqual(["echo shell-ran > shell.txt && git status --short > status.txt"]);
+    expect(events.map((e) => e?.text).filter(Boolean)).toEqual(["All done: wrote hello.txt and ran the shell command."]);
+    const cost = events.reduce((sum, e) => sum + (e?.costUsd ?? 0), 0);
+    expect(cost).toBeCloseTo(opencodeProvider.parse({ stdout: SUCCESS, stderr: "", exitCode: 0 }).costUsd);
+  });
+
+  it("ignores lines that are not events", () => {
+    for (const line of [
+      "",
+      "INFO starting",
+      "{broken",
+      '{"type":"tool_use","part":{"tool":"read","state":{"input":{"filePath":"x"}}}}',
+    ])
+      expect(progress(line)).toBeUndefined();
+  });
+});

@@ -133,6 +133,24 @@ describe("runAgent", () => {
     expect(result.durationMs).toBeGreaterThan(600);
   });
 
+  it("tells each stdout line as the sandboxed agent prints it, not only at the end", async () => {
+    const lines: { line: string; at: number }[] = [];
+    const started = Date.now();
+    const result = await runAgent({
+      ...base,
+      cwd: tempDir("agent"),
+      binary: agent("chatty-then-silent.sh"),
+      prompt: "go",
+      timeoutMs: 30_000,
+      stallMs: 1_000,
+      onLine: (line) => lines.push({ line, at: Date.now() - started }),
+    });
+    expect(result.failure?.kind).toBe("stalled");
+    expect(lines.map((l) => l.line)).toEqual(["tick 1", "tick 2", "tick 3", "tick 4", "tick 5", "tick 6"]);
+    // The ticks came while the agent ran, a second and more before the stall deadline ended it.
+    expect(result.durationMs - (lines.at(-1)?.at ?? Infinity)).toBeGreaterThan(800);
+  });
+
   it("reports a missing CLI as not installed", async () => {
     const result = await runAgent({
       ...base,

@@ -70,6 +70,20 @@ describe("describePrGate", () => {
     [{ status: "dropped" }, "🚪 closed"],
     // Approved, short of GitHub's review rule (`review.accept: github`): the approval still counted.
     [{ status: "pending", approvers: ["ann"] }, "⏳ approved by @ann; GitHub's review rule still needs more approvals"],
+    // GitHub's rules said how many approvals they want: the gate says how many more.
+    [
+      { status: "pending", approvers: ["ann"], requiredApprovals: 2 },
+      "⏳ approved by @ann; GitHub's review rule needs 1 more approval",
+    ],
+    [
+      { status: "pending", approvers: ["ann"], requiredApprovals: 3 },
+      "⏳ approved by @ann; GitHub's review rule needs 2 more approvals",
+    ],
+    // Enough approvals by count, and GitHub still wants more (a code owner, a fresh approval): no count to give.
+    [
+      { status: "pending", approvers: ["ann", "bob"], requiredApprovals: 2 },
+      "⏳ approved by @ann, @bob; GitHub's review rule still needs more approvals",
+    ],
     [{ status: "pending", approvers: [], stale: ["bob"] }, "⏳ waiting: @bob approved an earlier head"],
   ])("describes %o as %s", (change, text) => {
     expect(describePrGate({ ...gate, ...change, url: "" })).toBe(`acme/api#5 ${text}`);

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { claudeProvider } from "../../src/providers/claude.ts";
+import { opencodeProvider } from "../../src/providers/opencode.ts";
+import type { ProgressEvent } from "../../src/providers/progress-event.ts";
+import type { Provider } from "../../src/providers/provider.ts";
+import { runAgent } from "../../src/providers/run-agent.ts";
+import { AGENT_BIN, agentEnvSource, OPENCODE_MODEL, useModelServer } from "../support/agent-clis.ts";
+import { gitIn, tempDir } from "../support/git-fixtures.ts";
+
+// The real CLIs (agents/node_modules) against the scripted model, each model turn answered after a
+// pause: their events reach `onLine` while the session runs, and `progress` reads them.
+
+const model = useModelServer();
+
+/** Runs `provider` through `runAgent` on a fresh repository and notes each progress event and when it came. */
+async function watch(provider: Provider, modelName: string | undefined) {
+  const cwd = tempDir("live-lines");
+  gitIn(cwd, "init", "-q");
+  const server = await model.start({
+    turns: [
+      {
+        delay_ms: 1_000,
+        text: "Writing it.",
+        tool_use: [
+          {
+            name: provider === claudeProvider ? "Write" : "write",
+            input: { [provider === claudeProvider ? "file_path" : "filePath"]: `${cwd}/a.txt`, content: "a\n" },
+          },
+        ],
+      },
+      {
+        delay_ms: 1_000,
+        tool_use: [{ name: provider === claudeProvider ? "Bash" : "bash", input: { command: "ls", description: "List" } }],
+      },
+      { delay_ms: 1_000, text: "Done." },
+    ],
+  });
+  const { GITHUB_TOKEN: _token, ...env } = agentEnvSource(server.url);
+  const events: { event: ProgressEvent; at: number }[] = [];
+  const started = Date.now();
+  const result = await runAgent({
+    provider,
+    binary: `${AGENT_BIN}/${provider.defaultBinary}`,
+    model: modelName,
+    cwd,
+    prompt: "Write a.txt, then list the folder.",
+    env: env as Record<string, string>,
+    timeoutMs: 120_000,
+    stallMs: 60_000,
+    sandbox: { mode: "off" },
+    onLine: (line) => {
+      const event = provider.progress?.(line);
+      if (event) events.push({ event, at: Date.now() - started });
+    },
+  });
+  return { result, events };
+}
+
+describe.each([
+  ["Claude Code", claudeProvider, undefined],
+  ["OpenCode", opencodeProvider, OPENCODE_MODEL],
+] as const)("%s streams its events as it goes", (_name, provider, modelName) => {
+  it("hands each to onLine while the session runs, and progress reads the file written and the command run", async () => {
+    const { result, events } = await watch(provider, modelName);
+    expect(result.ok).toBe(true);
+    expect(events.flatMap((e) => e.event.files ?? [])).toContainEqual(expect.stringMatching(/a\.txt$/));
+    expect(events.flatMap((e) => e.event.commands ?? [])).toEqual(["ls"]);
+    const file = events.find((e) => e.event.files?.length);
+    // The file's event came a turn (a second's pause) and more before the session ended.
+    expect(result.durationMs - (file?.at ?? Infinity)).toBeGreaterThan(1_500);
+    expect(new Set(events.map((e) => e.event.turn).filter(Boolean)).size).toBeGreaterThanOrEqual(3);
+  });
+});
