@@ -149,6 +149,8 @@ async function main(): Promise<void> {
   const model = await startScriptedModelServer({ quiet: true, script: SCRIPT });
   const env = await startEmulatedLisa({
     claudeBinary: CLAUDE,
+    // The live check run is written at most once a second here (30 s deployed), so the demo can watch it.
+    liveCheckIntervalMs: 1_000,
     agentEnvSource: {
       PATH: process.env.PATH,
       HOME: tempDir("demo-claude-home"),
@@ -235,6 +237,16 @@ async function main(): Promise<void> {
     await waitFor("Lisa's answer", () =>
       github.comments("demo/web", web.pull.number).find((c) => c.body.includes("while it runs")),
     ).then((answer) => say(`Lisa answers on demo/web#${web.pull.number}: ${answer.body.replace(/<!--.*?-->\n?/g, "")}`));
+    const live = await waitFor("the live check run", () =>
+      github
+        .checkRuns("demo/web")
+        .find(
+          (run) => run.name === "Lisa" && run.status === "in_progress" && run.output.summary?.includes("**Provider** `claude`"),
+        ),
+    );
+    say(
+      `@maintainer watches the session in demo/web#${web.pull.number}'s "Lisa" check run (${live.output.title}):\n${(live.output.summary ?? "").replace(/^/gm, "    ")}`,
+    );
     // ── end of steering ──
     await env.settle();
     show();

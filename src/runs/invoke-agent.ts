@@ -116,7 +116,7 @@ export async function invokeAgent(
       },
       prices: deps.tokenPrices,
       guidance,
-      onLine: live?.session(provider, purpose, workDir(checkout)),
+      onLine: live?.session(provider, purpose, workDir(checkout), iteration),
     });
     await pidRecorded;
     const endedByItself = await deps.store.sessions.finish(sessionId, {

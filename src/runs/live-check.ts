@@ -27,8 +27,8 @@ const SAID_KEPT = 4_000;
 
 /** A running pass's "Lisa" check run, fed by the agent's streamed output. */
 export interface LiveCheck {
-  /** A new agent session of the step: its stdout lines, for the check run. */
-  session(provider: Provider, purpose: string, cwd: string): ((line: string) => void) | undefined;
+  /** A new agent session of the step (numbered as the tracking comment numbers it): its stdout lines, for the check run. */
+  session(provider: Provider, purpose: string, cwd: string, iteration: number): ((line: string) => void) | undefined;
   /** The gates ran, with these results. */
   gates(lines: GateLine[]): void;
   /** The session is over: one last write, with a conclusion, once any write under way is done. */
@@ -122,8 +122,8 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
   const turns = new Set<string>();
 
   return {
-    session(provider, purpose, cwd) {
-      view.session += 1;
+    session(provider, purpose, cwd, iteration) {
+      view.session = iteration;
       view.purpose = purpose;
       view.provider = provider.name;
       view.turns = 0;

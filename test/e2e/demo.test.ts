@@ -22,6 +22,9 @@ describe("npm run demo", () => {
     expect(stdout).toContain("Make the status bold");
     // Steering: a redirect said while pass 2's session runs reaches it, and pass 2's package accounts for it.
     expect(stdout).toContain("Taken into pass 2 while it runs: the running claude session reads it now.");
+    // Watching: the reviewer reads the live check run of pass 2's session.
+    expect(stdout).toMatch(/watches the session in demo\/web#\d+'s "Lisa" check run \(Pass 2: claude is working/);
+    expect(stdout).toMatch(/\*\*Session\*\* \d+, revising · \*\*Provider\*\* `claude`/);
     expect(stdout).toMatch(/Pass 2's review package[\s\S]*Also show when it was last checked[\s\S]*Accepted\./);
     expect(stdout).toMatch(/Accepted\. The final report on demo\/api#\d+:/);
     expect(stdout).toContain("✅ Accepted");

@@ -112,7 +112,8 @@ describe("the live check run of a pass", () => {
     expect(during.length).toBeLessThanOrEqual(Math.ceil(span / INTERVAL_MS) + 1);
 
     const seen = during.map((w) => w.body.output?.summary ?? "").join("\n");
-    expect(seen).toContain("**Session** 1, revising · **Provider** `claude`");
+    // Numbered as the tracking comment numbers it: the step's second session, pass 1's being the first.
+    expect(seen).toContain("**Session** 2, revising · **Provider** `claude`");
     expect(seen).toMatch(/\*\*Turns\*\* [23]/);
     expect(seen).toContain("**Files touched** (1): `health.ts`");
     expect(seen).toContain("- `npm test -- --token=‹redacted›`");
