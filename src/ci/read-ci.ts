@@ -1,5 +1,6 @@
 import type { LisaConfig } from "../config/config-schema.ts";
 import type { CiSnapshot, GitHubPort, RepoRef } from "../github/github-port.ts";
+import { CHECK_NAME } from "../reporting/check-summary.ts";
 
 /** A check that reported on the head, or one branch protection requires that has not yet. */
 export interface CiCheck {
@@ -73,7 +74,8 @@ export async function readCi(
  * check that reports; never those `ci.ignore` names. A named check that has not reported is pending.
  */
 export function checksThatCount(reported: CiCheck[], ci: LisaConfig["ci"], required: readonly string[]): CiCheck[] {
-  const ignored = new Set(ci.ignore);
+  // Lisa's own check is the review gate she opens after CI: required or named, she never waits for it.
+  const ignored = new Set([...ci.ignore, CHECK_NAME]);
   const names = ci.checks ?? (required.length > 0 ? required : undefined);
   if (!names) return reported.filter((check) => !ignored.has(check.name));
   return names
