@@ -22,14 +22,20 @@ export class GuidanceRecords {
   /**
    * Binds guidance to the pass under way when an agent session of one of its build steps runs now,
    * for that session to take up (steering); returns the providers of those sessions, or nothing
-   * (and stores nothing) when none runs.
+   * (and stores nothing) when none runs, or when an item is not for it: said on another repository's
+   * PR (a step already built in this pass would never see it), or the agent's own refinements.
    */
   async steer(runId: number, pass: { id: number; number: number }, items: NewGuidance[]): Promise<string[]> {
     return this.#db.tx(async () => {
-      const running = await this.#db.all<{ provider: string }>(
-        sql`SELECT s.provider FROM sessions s JOIN steps t ON t.id = s.step_id WHERE t.run_id = ${runId} AND t.position > 0 AND t.phase = 'agent' AND s.state = 'running' AND s.pass = ${pass.number}`,
+      const running = await this.#db.all<{ provider: string; owner: string; repo: string }>(
+        sql`SELECT s.provider, t.owner, t.repo FROM sessions s JOIN steps t ON t.id = s.step_id WHERE t.run_id = ${runId} AND t.position > 0 AND t.phase = 'agent' AND s.state = 'running' AND s.pass = ${pass.number}`,
       );
-      if (running.length === 0) return [];
+      const here = (item: NewGuidance) =>
+        item.owner === null ||
+        running.some(
+          (r) => r.owner.toLowerCase() === item.owner?.toLowerCase() && r.repo.toLowerCase() === item.repo?.toLowerCase(),
+        );
+      if (running.length === 0 || !items.every((item) => item.source !== "continue" && here(item))) return [];
       for (const item of items) await insertGuidance(this.#db, runId, pass.id, item);
       return [...new Set(running.map((session) => session.provider))];
     }, runLock(runId));

@@ -322,6 +322,10 @@ describe("store.passes.startNext", () => {
       provider: "claude",
       model: null,
     });
+    // Said on another repository's PR, or the agent's own refinements: not for this session, so not steered.
+    const elsewhere = { ...guidance("d5", "on the web PR"), repo: "web" };
+    expect(await store.guidance.steer(id, current, [guidance("d6", "here"), elsewhere])).toEqual([]);
+    expect(await store.guidance.steer(id, current, [{ ...guidance("d7", "a refinement"), source: "continue" }])).toEqual([]);
     expect(await store.guidance.steer(id, current, [guidance("d2", "while it runs")])).toEqual(["claude"]);
     await store.steps.enterPhase(stepId, "gates");
     expect(await store.guidance.steer(id, current, [guidance("d3", "while the gates run")])).toEqual([]);
