@@ -135,7 +135,9 @@ async function deliver(
   }
   if ((await step()).phase === "commit") {
     const taken = await takeManifest(dir());
-    if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(taken.manifest) });
+    // After a CI fix, the pass's manifest is already recorded: what the fix writes amends it, field by field.
+    const amended = ciFailures.length > 0 ? { ...currentManifest(await step()), ...taken.manifest } : taken.manifest;
+    if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(amended) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const manifest = currentManifest(await step());
     const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);

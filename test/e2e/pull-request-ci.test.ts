@@ -87,8 +87,10 @@ describe("the pull request's CI as a gate", () => {
   });
 
   it("gives the agent the failing check's report, fenced, and asks for review only once the fix is green", async () => {
+    const first = write("export const ok = true; // TODO");
+    const question = "Should /health report the version too?";
     const { agent, github, pull, issue } = await passOne(
-      [write("export const ok = true; // TODO"), write("export const ok = true")],
+      [{ ...first, manifest: { ...first.manifest, open_questions: [question] } }, write("export const ok = true")],
       [TESTS],
     );
     expect((await runOf(env as EmulatedLisa)).state).toBe("review");
@@ -119,6 +121,8 @@ describe("the pull request's CI as a gate", () => {
       .map((c) => c.body)
       .join("\n");
     expect(pkg).toContain("✅ CI `test` (fixed by Lisa in this pass)");
+    // The fix's own manifest amends the pass's, and does not wipe what the first session reported.
+    expect(pkg).toContain(question);
     const tracking = github
       .comments(REPO, issue.number)
       .map((c) => c.body)
