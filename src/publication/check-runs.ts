@@ -81,9 +81,9 @@ export async function endOpenChecks(
 ): Promise<void> {
   const run = await deps.store.runs.get(runId);
   const planned = (await deps.store.steps.of(runId)).filter((step) => step.position > 0);
-  // Only a step with later steps after it reports "in progress" (checkWaiting): a run of one step
-  // has no open check to end, and no lookup to make.
-  if (!run || planned.length < 2) return;
+  // In pass 1 only a step with later steps after it reports "in progress" (checkWaiting): a run of
+  // one step has no open check to end, and no lookup to make. Later passes have live checks (live-check.ts).
+  if (!run || (planned.length < 2 && run.current_pass === 1)) return;
   for (const step of planned) {
     if (!step.head_sha || step.pr_number === null) continue;
     const ref = { owner: step.owner, repo: step.repo };

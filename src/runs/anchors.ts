@@ -43,7 +43,9 @@ export async function recordAnchors(ctx: RunContext, stepId: number, worktree: s
 async function touchedAnchors(ctx: RunContext, step: StepRow, worktree: string, start: string) {
   const tests = (await ctx.deps.store.learnings.anchorsBefore(step.id, ctx.pass.number)).filter((a) => a.kind === "test");
   if (tests.length === 0) return [];
-  const status = await git(worktree, ["diff", "--name-status", "--no-renames", start, "--", ...tests.map((t) => t.value)]);
+  // The agent named these files: `:(exclude)…` and the like are paths here, never pathspec magic.
+  const paths = tests.map((t) => t.value);
+  const status = await git(worktree, ["--literal-pathspecs", "diff", "--name-status", "--no-renames", start, "--", ...paths]);
   return status
     .split("\n")
     .filter(Boolean)

@@ -87,12 +87,10 @@ describe("the pull request's CI as a gate", () => {
   });
 
   it("gives the agent the failing check's report, fenced, and asks for review only once the fix is green", async () => {
-    const first = write("export const ok = true; // TODO");
     const question = "Should /health report the version too?";
-    const { agent, github, pull, issue } = await passOne(
-      [{ ...first, manifest: { ...first.manifest, open_questions: [question] } }, write("export const ok = true")],
-      [TESTS],
-    );
+    const first = write("export const ok = true; // TODO");
+    first.manifest = { title: "Add a health endpoint", what: "Adds it.", open_questions: [question] };
+    const { agent, github, pull, issue } = await passOne([first, write("export const ok = true")], [TESTS]);
     expect((await runOf(env as EmulatedLisa)).state).toBe("review");
     const calls = agent.calls();
     expect(calls).toHaveLength(2);
