@@ -118,7 +118,16 @@ describe("labeling an issue", () => {
     expect(routesTaken(e.github)).toEqual(sorted(DELIVERY_ROUTES));
 
     const [call] = agent.calls();
-    expect(call?.args).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"]);
+    expect(call?.args).toEqual([
+      "-p",
+      "--input-format",
+      "stream-json",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--replay-user-messages",
+      "--dangerously-skip-permissions",
+    ]);
     expect(call?.prompt).toContain("Spelling error in the README file");
     // Durable where Lisa keeps its store: another process opening it sees the run.
     const reopened = new Store(testStoreLocation(e.dataDir));

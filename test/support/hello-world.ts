@@ -59,6 +59,11 @@ export const DELIVERY_ROUTES = [
   "GET /app",
   `GET ${R}/commits/:ref/check-runs`,
   `POST ${R}/check-runs`,
+  // The pull request's own CI, looked at once after the push (issue 25): protection's required
+  // checks on the base branch, the head's suites and its combined status (none report here).
+  `GET ${R}/branches/:branch`,
+  `GET ${R}/commits/:ref/check-suites`,
+  `GET ${R}/commits/:ref/status`,
 ];
 
 /** The routes (`METHOD pattern`) the requests from the `from`th on took, each once, sorted. */
