@@ -88,12 +88,11 @@ export async function requestPass(
     return `refused in ${current.state}`;
   }
   await publishRunState(deps, gh, run.id);
-  // On the PR of a run of one step, the pass's own comment is the answer (rules 5, 9): the pass
-  // edits it as it goes. With several, the planner decides which PRs the pass touches.
-  const planned = (await deps.store.steps.of(run.id)).filter((step) => step.position > 0);
-  const [only] = planned;
-  if (scene.step && planned.length === 1 && only?.id === scene.step.id && only.pr_number !== null)
-    await openPassComment(deps, gh, { run: current, pass, step: only, maxPasses: config.limits.max_passes });
+  // On a PR of the run, the pass's own comment is the answer (rules 5, 9): the pass edits it as it
+  // goes. With several PRs the planner decides which the pass touches; one it leaves out is told so at the gate.
+  const here = (await deps.store.steps.of(run.id)).find((step) => step.position > 0 && step.id === scene.step?.id);
+  if (here && here.pr_number !== null)
+    await openPassComment(deps, gh, { run: current, pass, step: here, maxPasses: config.limits.max_passes });
   else await scene.reply(`⏳ Pass ${pass.number} started by ${request.what}.`);
   return `pass ${pass.number} queued`;
 }

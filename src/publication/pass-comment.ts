@@ -52,6 +52,30 @@ export async function startingPassView(
 }
 
 /**
+ * The comment a gesture on this PR opened for a pass whose plan then left the PR out would say
+ * "updated when the pass ends" forever: at the gate it says the pass left the PR as it is, and
+ * where the pass's packages are. One lookup per PR left out; nothing when no comment was opened.
+ */
+export async function settleLeftOutPassComment(
+  gh: GitHubPort,
+  at: { run: RunRow; pass: Pick<PassRow, "number">; step: StepRow; touched: readonly StepRow[] },
+): Promise<void> {
+  const { run, pass, step } = at;
+  if (step.pr_number === null) return;
+  const ref = { owner: step.owner, repo: step.repo };
+  const marker = passMarker(run.id, pass.number, step.id);
+  const found = await gh.findComment(ref, step.pr_number, marker);
+  if (found === undefined) return;
+  const where = at.touched.flatMap((s) => (s.pr_url ? [s.pr_url] : [])).join(", ") || "none";
+  const text = `Pass ${pass.number} left this pull request as it is: its plan changed other repositories only. Its review packages are on ${where}.`;
+  await gh.updateComment(
+    ref,
+    found,
+    `${marker}\n### Lisa · pass ${pass.number} · ${step.owner}/${step.repo} · not part of this pass\n\n${text}`,
+  );
+}
+
+/**
  * Opens the comment of a pass that a gesture on this PR just started, as the answer to that
  * gesture (rules 5 and 9): the pass edits this same comment when it starts work and when it ends.
  */

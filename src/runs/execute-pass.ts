@@ -2,6 +2,7 @@ import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { checkAtGate } from "../publication/check-runs.ts";
 import { composeStepPullRequest } from "../publication/compose-step-pr.ts";
+import { settleLeftOutPassComment } from "../publication/pass-comment.ts";
 import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { shownHead } from "../review/shown-head.ts";
@@ -213,6 +214,11 @@ async function ascend(ctx: RunContext): Promise<void> {
     await requestReview(ctx, step.id);
     const body = (await composeStepPullRequest(ctx, await store.steps.get(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
+  }
+  const touched = await Promise.all((await store.steps.allInPass(ctx.pass.id)).map((record) => store.steps.get(record.step_id)));
+  for (const step of await store.steps.of(ctx.run.id)) {
+    if (step.position > 0 && step.pr_state === "open" && !touched.some((t) => t.id === step.id))
+      await settleLeftOutPassComment(gh, { run: ctx.run, pass: ctx.pass, step, touched });
   }
   await store.passes.openGate(ctx.pass.id, {
     refinements: JSON.stringify(refinements),

@@ -679,6 +679,37 @@ describe("the review loop across two repositories (E2E-4)", () => {
   });
 });
 
+describe("the pass comment across two repositories (item 9)", () => {
+  it("answers a redirect on one PR with the pass's comment there, which says at the gate that the plan left that PR out", async () => {
+    const { e, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+      planOf(["acme/web"]),
+      change("Health.tsx", "Web health, in bold"),
+    ]);
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [api] = e.github.pulls("acme/api");
+    const [web] = e.github.pulls("acme/web");
+    if (!api || !web) throw new Error("pass 1 did not open both pull requests");
+
+    await e.github.commentOnIssue("acme/api", api.number, "/lisa redirect make the status bold", "ann");
+    await e.settle();
+    expect((await runOf(e)).current_pass).toBe(2);
+    // One comment of Lisa's about pass 2 on the API's PR, no separate "started" reply, and it does not wait forever.
+    const onApi = e.github
+      .comments("acme/api", api.number)
+      .filter((c) => c.user.login === "lisa[bot]" && c.body.includes("ass 2"));
+    expect(onApi).toHaveLength(1);
+    expect(onApi[0]?.body).toContain("<!-- lisa:pass run=1 pass=2 ");
+    expect(onApi[0]?.body).toContain(
+      `Pass 2 left this pull request as it is: its plan changed other repositories only. Its review packages are on ${web.html_url}.`,
+    );
+    expect(e.github.comments("acme/web", web.number).some((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))).toBe(true);
+  });
+});
+
 describe("the plan's pull requests as a pass-2 package lists them", () => {
   it("shows a change request that started the pass as the tracking comment does, not as waiting; the step is not ticked done", async () => {
     const { e, issue } = await twoRepos([
