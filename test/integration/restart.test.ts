@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
@@ -130,6 +130,13 @@ describe("a run interrupted by Lisa stopping", () => {
     child = first;
     await gh.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
     const gate = await waitFor("the gate to start", () => existsSync(pidFile) && Number(readFileSync(pidFile, "utf8")));
+    // Killed once Lisa has written the gate down (in the moment between spawning it and that, a
+    // killed Lisa's successor cannot know of it): a loaded machine can let the gate run first.
+    const children = path.join(dataDir, "children");
+    await waitFor(
+      "Lisa to record the gate",
+      () => existsSync(children) && readdirSync(children).some((owner) => existsSync(path.join(children, owner, String(gate)))),
+    );
     first.kill("SIGKILL");
     await new Promise((resolve) => first.once("exit", resolve));
     expect(isAlive(gate)).toBe(true);
@@ -138,7 +145,11 @@ describe("a run interrupted by Lisa stopping", () => {
     env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir, sandbox });
     // Killed at start-up, before the resumed run could start the gates again beside it (gone once
     // the kernel has finished it: an orphan is reaped by init).
-    await waitFor("the old gate to end", () => !isAlive(gate), 3_000);
+    await waitFor("the old gate to end", () => !isAlive(gate), 3_000).catch((error: Error) => {
+      // What the gate is doing (its state letter), for whoever reads a failure.
+      const stat = `/proc/${gate}/stat`;
+      throw new Error(`${error.message}; ${stat}: ${existsSync(stat) ? readFileSync(stat, "utf8") : "gone"}`);
+    });
     await env.settle();
     expect(await env.lisa.store.runs.inState("review")).toHaveLength(1);
     expect(gh.pulls(HELLO_WORLD)).toHaveLength(1);
