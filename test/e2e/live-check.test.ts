@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
-import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import type { EmulatedLisa } from "../../dev/emulated-lisa.ts";
+import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { CONFIG, change, REPO, runOf } from "../support/pass-one.ts";
+import { CONFIG, change, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 
 // Issue 24, "watch a pass live": while pass 2 runs on an open pull request, the "Lisa" check run on
 // its head follows the agent's session (turns, cost, files, commands, its words fenced and
@@ -62,6 +62,17 @@ afterEach(async () => {
   env = undefined;
 });
 
+/** Pass 1 delivered (it has no live check: no pull request yet), Lisa writing live checks at most every `intervalMs`. */
+const passOne = (invocations: FakeInvocation[], intervalMs: number) =>
+  startPassOne(
+    invocations,
+    CONFIG,
+    (e) => {
+      env = e;
+    },
+    { liveCheckIntervalMs: intervalMs },
+  );
+
 interface Written {
   at: number;
   method: string;
@@ -71,16 +82,7 @@ interface Written {
 
 describe("the live check run of a pass", () => {
   it("follows pass 2's session on the PR's head, at most once per interval, with the agent's text fenced and redacted", async () => {
-    const agent = createFakeClaude([change("health.ts", "first"), streamed]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary, liveCheckIntervalMs: INTERVAL_MS });
-    const { github } = env;
-    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG });
-    github.addCollaborator(REPO, "ann", "write");
-    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
-    await github.labelIssue(REPO, issue.number, "lisa", "ann");
-    await env.settle();
-    const [pull] = github.pulls(REPO);
-    if (!pull) throw new Error("pass 1 opened no pull request");
+    const { github, issue, pull, env: e } = await passOne([change("health.ts", "first"), streamed], INTERVAL_MS);
     const firstHead = pull.head.sha;
     // Pass 1 had no pull request to show live: its one check run is the gate's.
     expect(github.checkRuns(REPO).map((c) => c.output.title)).toEqual(["Ready for review"]);
@@ -92,8 +94,8 @@ describe("the live check run of a pass", () => {
         written.push({ at: Date.now(), method: request.method, path: request.path, body: bodies.request as Written["body"] });
     });
     await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", body: "Return JSON.", user: "ann" });
-    await env.settle();
-    expect((await runOf(env)).state).toBe("review");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("review");
 
     const created = written.find((w) => w.method === "POST" && w.path.endsWith("/check-runs"));
     const live = github.checkRuns(REPO).find((c) => c.head_sha === firstHead && c.output.title !== "Ready for review");
@@ -148,16 +150,7 @@ describe("the live check run of a pass", () => {
       stream: [{ line: assistant("msg_1", { type: "tool_use", id: "t1", name: "Bash", input: { command: "npm test" } }) }],
       hang: true,
     };
-    const agent = createFakeClaude([change("health.ts", "first"), hanging]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary, liveCheckIntervalMs: 200 });
-    const { github } = env;
-    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG });
-    github.addCollaborator(REPO, "ann", "write");
-    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
-    await github.labelIssue(REPO, issue.number, "lisa", "ann");
-    await env.settle();
-    const [pull] = github.pulls(REPO);
-    if (!pull) throw new Error("pass 1 opened no pull request");
+    const { agent, github, issue, pull, env: e } = await passOne([change("health.ts", "first"), hanging], 200);
     await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", body: "Return JSON.", user: "ann" });
 
     const live = () => github.checkRuns(REPO).find((c) => c.head_sha === pull.head.sha && c.output.title !== "Ready for review");
@@ -165,7 +158,7 @@ describe("the live check run of a pass", () => {
     await waitFor("the command in the live check run", () => live()?.output.summary?.includes("- `npm test`"));
     expect(live()?.status).toBe("in_progress");
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
-    await env.settle();
+    await e.settle();
     expect(live()).toMatchObject({ status: "completed", conclusion: "cancelled", output: { title: "Pass 2 was stopped" } });
   });
 });

@@ -2,14 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import type { CiCheck } from "../../emulator/github-emulator.ts";
-import { runOf } from "../support/pass-one.ts";
+import type { CiCheck, CreateRepoOptions } from "../../emulator/github-emulator.ts";
+import { CONFIG, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 
 // The pull request's own CI is a gate (issue 25): Lisa waits for the checks on the head she
 // pushed, and a failing one goes back to the agent, with its report fenced, before review.
-
-const REPO = "acme/api";
-const CONFIG = "label: lisa\ngates:\n  - test -f health.ts\n";
 
 const write = (text: string): FakeInvocation => ({
   write: { "health.ts": `${text}\n` },
@@ -26,20 +23,16 @@ afterEach(async () => {
   env = undefined;
 });
 
-/** A repository with `ci`, whose issue ann labels; pass 1 runs with the agent's `invocations`. */
-async function passOne(invocations: FakeInvocation[], ci: CiCheck[], config = CONFIG) {
-  const agent = createFakeClaude(invocations);
-  env = await startEmulatedLisa({ claudeBinary: agent.binary });
-  const { github } = env;
-  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config, ci });
-  github.addCollaborator(REPO, "ann", "write");
-  const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "Expose /health.", user: "ann" });
-  await github.labelIssue(REPO, issue.number, "lisa", "ann");
-  await env.settle();
-  const [pull] = github.pulls(REPO);
-  if (!pull) throw new Error("pass 1 opened no pull request");
-  return { agent, github, issue, pull, env };
-}
+/** A repository with `ci` (and `repo`'s other settings), whose issue ann labels; pass 1 runs with the agent's `invocations`. */
+const passOne = (invocations: FakeInvocation[], ci: CiCheck[], config = CONFIG, repo: Omit<CreateRepoOptions, "config"> = {}) =>
+  startPassOne(
+    invocations,
+    config,
+    (e) => {
+      env = e;
+    },
+    { repo: { ...repo, ci } },
+  );
 
 const lisaCheck = (github: EmulatedLisa["github"], sha: string) =>
   github.checkRuns(REPO).find((run) => run.name === "Lisa" && run.head_sha === sha);
@@ -230,23 +223,15 @@ describe("the pull request's CI as a gate", () => {
   });
 
   it("counts only the checks branch protection requires, and none `ci.ignore` names, nor Lisa's own", async () => {
-    const agent = createFakeClaude([write("export const ok = true; // TODO")]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const { github } = env;
     const ci: CiCheck[] = [{ name: "build" }, { name: "nightly-e2e", stuck: true }, { ...TESTS, name: "flaky-lint" }];
     // A short deadline: waiting for Lisa's own required check would end in the deadline's notice.
     const config = `${CONFIG}ci:\n  ignore: [flaky-lint]\n  timeout: 3s\n`;
     // Requiring Lisa's check is what docs/benchmarks.md recommends: she must not wait for herself.
     const requiredChecks = ["build", "flaky-lint", "Lisa"];
-    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config, ci, requiredChecks });
-    github.addCollaborator(REPO, "ann", "write");
-    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
-    await github.labelIssue(REPO, issue.number, "lisa", "ann");
-    await env.settle();
+    const { agent, github, pull } = await passOne([write("export const ok = true; // TODO")], ci, config, { requiredChecks });
     // The required `build` passed; the stuck optional check and the ignored red one did not hold review up.
-    expect((await runOf(env)).state).toBe("review");
+    expect((await runOf(env as EmulatedLisa)).state).toBe("review");
     expect(agent.calls()).toHaveLength(1);
-    const [pull] = github.pulls(REPO);
     const summary = lisaCheck(github, pull?.head.sha ?? "")?.output.summary ?? "";
     expect(summary).toContain("✅ CI `build`");
     expect(summary).not.toContain("nightly-e2e");
@@ -267,17 +252,15 @@ describe("the pull request's CI as a gate", () => {
   });
 
   it("waits for the checks a workflow starts a moment after the push, in a repository with workflows", async () => {
-    const agent = createFakeClaude([write("export const ok = true; // TODO"), write("export const ok = true")]);
-    env = await startEmulatedLisa({ claudeBinary: agent.binary });
-    const { github } = env;
     // A workflow on `pull_request`: GitHub starts it once it has seen the pull request, not at the push.
     const files = { "README.md": "# API\n", ".github/workflows/ci.yml": "on: pull_request\n" };
-    await github.createRepo(REPO, { files, config: CONFIG, ci: [{ ...TESTS, appearsAfterMs: 1_500 }] });
-    github.addCollaborator(REPO, "ann", "write");
-    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", user: "ann" });
-    await github.labelIssue(REPO, issue.number, "lisa", "ann");
-    await env.settle();
-    expect((await runOf(env)).state).toBe("review");
+    const { agent, github } = await passOne(
+      [write("export const ok = true; // TODO"), write("export const ok = true")],
+      [{ ...TESTS, appearsAfterMs: 1_500 }],
+      CONFIG,
+      { files },
+    );
+    expect((await runOf(env as EmulatedLisa)).state).toBe("review");
     expect(agent.calls()).toHaveLength(2);
     expect(
       github

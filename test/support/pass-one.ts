@@ -1,5 +1,6 @@
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
+import type { CreateRepoOptions } from "../../emulator/github-emulator.ts";
 import { RUN_STATES } from "../../src/store/transitions.ts";
 
 // The review loop's common start (E2E tests): Lisa as deployed against the emulator, pass 1 of an
@@ -18,13 +19,22 @@ export const change = (file: string, text: string, manifest: object = {}): FakeI
 /**
  * A repository with a writer (ann), a second writer (bob) and a reader (rita); ann labels an issue
  * and pass 1 runs. `started` is told of the Lisa before anything can fail, so the test stops it.
+ * `more` sets the repository up further (its files, its CI) and Lisa (its live check's interval).
  */
-export async function passOne(invocations: FakeInvocation[], config: string, started: (env: EmulatedLisa) => void) {
+export async function passOne(
+  invocations: FakeInvocation[],
+  config: string,
+  started: (env: EmulatedLisa) => void,
+  more: { repo?: Omit<CreateRepoOptions, "config">; liveCheckIntervalMs?: number } = {},
+) {
   const agent = createFakeClaude(invocations);
-  const env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  const env = await startEmulatedLisa({
+    claudeBinary: agent.binary,
+    ...(more.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: more.liveCheckIntervalMs }),
+  });
   started(env);
   const { github } = env;
-  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config });
+  await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config, ...more.repo });
   github.addCollaborator(REPO, "ann", "write");
   github.addCollaborator(REPO, "bob", "maintain");
   github.addCollaborator(REPO, "rita", "read");
