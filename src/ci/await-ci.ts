@@ -1,4 +1,4 @@
-import type { RepoRef } from "../github/github-port.ts";
+import type { CiSnapshot, RepoRef } from "../github/github-port.ts";
 import { assertStillRunning, type RunContext } from "../workflow/run-context.ts";
 import { ciKey } from "./ci-signals.ts";
 import { type CiCheck, readCi } from "./read-ci.ts";
@@ -17,6 +17,8 @@ export interface CiOutcome {
   checks: CiCheck[];
   failed: CiCheck[];
   pending: CiCheck[];
+  /** What GitHub answered at the last look, which these were read from (none when CI was not looked at). */
+  snapshot: CiSnapshot | undefined;
 }
 
 /**
@@ -32,7 +34,7 @@ export async function awaitCi(
 ): Promise<CiOutcome> {
   const { sha, base } = head;
   const { config, deps, gh } = ctx;
-  const none = { checks: [], failed: [], pending: [] };
+  const none = { checks: [], failed: [], pending: [], snapshot: undefined };
   if (!config.ci.wait) return none;
   const required = config.ci.checks ? [] : await gh.requiredChecks(ref, base);
   const firstLook = deps.now();
@@ -45,10 +47,10 @@ export async function awaitCi(
     if (checks.length === 0 && !starting) return none;
     const pending = checks.filter((check) => check.state === "pending");
     const failed = checks.filter((check) => check.state === "failed");
-    if (pending.length === 0 && !starting) return { checks, failed, pending };
+    if (pending.length === 0 && !starting) return { checks, failed, pending, snapshot: read.snapshot };
     const started = Math.min(firstLook, ...checks.map((check) => Date.parse(check.since ?? "") || firstLook));
     const left = started + config.ci.timeout - deps.now();
-    if (left <= 0) return { checks, failed, pending };
+    if (left <= 0) return { checks, failed, pending, snapshot: read.snapshot };
     // The tracking comment says the step waits for CI, once there is CI to wait for.
     if (delay === FIRST_POLL_MS) ctx.publish();
     await (deps.ciSignals?.wait(ciKey(ref.owner, ref.repo, sha), Math.min(delay, left)) ??

@@ -6,7 +6,7 @@ import { code } from "../reporting/untrusted.ts";
 import type { GateLine } from "../reporting/views.ts";
 import { BlockedError, type RunContext } from "../workflow/run-context.ts";
 import { awaitCi } from "./await-ci.ts";
-import { describeCiFailures, failureSignature } from "./ci-report.ts";
+import { describeCiFailures } from "./ci-report.ts";
 
 /** A CI failure for the next fix iteration: its report (redacted, still to be fenced) and how it reads for "the same twice". */
 export interface CiFailure {
@@ -35,13 +35,13 @@ export async function ciGate(
   const outcome = await awaitCi(ctx, pr.ref, pr);
   if (outcome.checks.length === 0) return undefined;
   const fixedBefore = new Set(earlier.flatMap((failure) => failure.names));
-  const failed = outcome.failed.length
-    ? {
-        report: await describeCiFailures(gh, pr.ref, pr.sha, outcome.failed, ctx.secrets),
-        signature: await failureSignature(gh, pr.ref, outcome.failed),
-        names: outcome.failed.map((check) => check.name),
-      }
-    : undefined;
+  const failed =
+    outcome.failed.length && outcome.snapshot
+      ? {
+          ...(await describeCiFailures(gh, pr.ref, outcome.snapshot, outcome.failed, ctx.secrets)),
+          names: outcome.failed.map((check) => check.name),
+        }
+      : undefined;
   const lines: GateLine[] = outcome.checks.map((check) => ({
     command: check.name,
     ci: true,
