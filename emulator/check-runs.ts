@@ -23,6 +23,22 @@ const CONCLUSIONS = ["action_required", "cancelled", "failure", "neutral", "succ
 /** GitHub's bound on a check run's `output.summary` and `output.text`. */
 const OUTPUT_LIMIT = 65_535;
 
+/** A check run as GitHub starts one: queued, with no output yet. */
+export function queuedCheckRun(id: number, appId: number, name: string, headSha: string): CheckRun {
+  return {
+    id,
+    appId,
+    name,
+    headSha,
+    status: "queued",
+    conclusion: null,
+    detailsUrl: null,
+    output: { title: null, summary: null },
+    startedAt: now(),
+    completedAt: null,
+  };
+}
+
 export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
   const url = `${links.base}/repos/${repo.fullName}/check-runs/${run.id}`;
   return {
@@ -97,18 +113,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       const name = stringField(body, "name", "CheckRun");
       const headSha = stringField(body, "head_sha", "CheckRun");
       if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, `No commit found for SHA: ${headSha}`);
-      const run: CheckRun = {
-        id: context.state.nextId(),
-        appId: context.appId,
-        name,
-        headSha,
-        status: "queued",
-        conclusion: null,
-        detailsUrl: null,
-        output: { title: null, summary: null },
-        startedAt: now(),
-        completedAt: null,
-      };
+      const run = queuedCheckRun(context.state.nextId(), context.appId, name, headSha);
       apply(run, body);
       repo.checkRuns.set(run.id, run);
       return { status: 201, body: checkRunJson(repo, run, context.links()) };

@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
-import { checkRunJson } from "./check-runs.ts";
+import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
 import { type EmulatorContext, emit } from "./context.ts";
 import { gitEnv, readPath } from "./git-repos.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
@@ -126,16 +126,7 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
     return;
   }
   const checkRun: CheckRun = {
-    id: context.state.nextId(),
-    appId: ACTIONS_APP_ID,
-    name: check.name,
-    headSha: sha,
-    status: "queued",
-    conclusion: null,
-    detailsUrl: null,
-    output: { title: null, summary: null },
-    startedAt: now(),
-    completedAt: null,
+    ...queuedCheckRun(context.state.nextId(), ACTIONS_APP_ID, check.name, sha),
     ...(suite ? { suiteId: suite.id } : {}),
   };
   repo.checkRuns.set(checkRun.id, checkRun);
