@@ -27,6 +27,19 @@ async function labelAndWaitForSession(env: RealCliLisa, server: ModelServer): Pr
   await waitFor("the agent session to ask the model", () => sent(server).length > 0, 60_000);
 }
 
+/** The current pass's guidance, each item's text and what the agent said it did with it. */
+async function passGuidance(env: RealCliLisa, runId: number) {
+  const pass = await env.lisa.store.passes.current(runId);
+  return (await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status]);
+}
+
+/** The pull request's body and its pass package, together: where the reviewer reads what the pass did. */
+function onThePullRequest(env: RealCliLisa): string {
+  const [pull] = env.github.pulls(HELLO_WORLD);
+  const pack = env.github.comments(HELLO_WORLD, pull?.number ?? 0).find((c) => c.body.includes("<!-- lisa:pass "));
+  return `${pull?.body}\n${pack?.body ?? ""}`;
+}
+
 const comments = (env: RealCliLisa) => env.github.comments(HELLO_WORLD, ISSUE).map((c) => c.body);
 
 describe("steering a running pass", () => {
@@ -62,13 +75,8 @@ describe("steering a running pass", () => {
       ["implement", "succeeded"],
     ]);
     expect(await env.lisa.store.guidance.queued(run?.id ?? 0)).toEqual([]);
-    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
-    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
-      [GUIDANCE, "addressed"],
-    ]);
-    const [pull] = env.github.pulls(HELLO_WORLD);
-    const pack = env.github.comments(HELLO_WORLD, pull?.number ?? 0).find((c) => c.body.includes("<!-- lisa:pass "));
-    expect(`${pull?.body}\n${pack?.body ?? ""}`).toContain(GUIDANCE);
+    expect(await passGuidance(env, run?.id ?? 0)).toEqual([[GUIDANCE, "addressed"]]);
+    expect(onThePullRequest(env)).toContain(GUIDANCE);
   });
 
   it("OpenCode: a writer's redirect mid-session stops the session after its tool call, and a resumed session of the same pass gets it in its prompt", async () => {
@@ -118,13 +126,8 @@ describe("steering a running pass", () => {
     expect(resumed.length).toBeGreaterThan(0);
     expect(resumed[0]).toContain("stopped to give you guidance the reviewers wrote while it worked");
     expect(resumed[0]).toContain("guidance g1, written on GitHub");
-    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
-    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
-      [GUIDANCE, "addressed"],
-    ]);
-    const [pull] = env.github.pulls(HELLO_WORLD);
-    const pack = env.github.comments(HELLO_WORLD, pull?.number ?? 0).find((c) => c.body.includes("<!-- lisa:pass "));
-    expect(`${pull?.body}\n${pack?.body ?? ""}`).toContain(GUIDANCE);
+    expect(await passGuidance(env, run?.id ?? 0)).toEqual([[GUIDANCE, "addressed"]]);
+    expect(onThePullRequest(env)).toContain(GUIDANCE);
     // Both sessions are the pass's, and both are costed.
     expect(await env.lisa.store.runs.cost(run?.id ?? 0)).toBeGreaterThan(0);
     // Two OpenCode start-ups, each slow on a loaded machine.
@@ -165,10 +168,7 @@ describe("steering a running pass", () => {
     const resumed = sent(server).filter((text) => text.includes(GUIDANCE));
     expect(resumed.length).toBeGreaterThan(0);
     expect(resumed[0]).toContain("stopped to give you guidance the reviewers wrote while it worked");
-    const pass = await env.lisa.store.passes.current(run?.id ?? 0);
-    expect((await env.lisa.store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.status])).toEqual([
-      [GUIDANCE, "addressed"],
-    ]);
+    expect(await passGuidance(env, run?.id ?? 0)).toEqual([[GUIDANCE, "addressed"]]);
   }, 180_000);
 
   it("a reader's redirect mid-session gets the usual refusal and reaches neither the session nor any pass", async () => {
