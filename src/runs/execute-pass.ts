@@ -7,6 +7,7 @@ import { setStateLabel } from "../publication/state-labels.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import { shownHead } from "../review/shown-head.ts";
 import { awaitPlanReview, blockRun } from "../store/run-changes.ts";
+import type { StepRow } from "../store/store.ts";
 import type { RunState } from "../store/transitions.ts";
 import { assertStillRunning, type RunContext } from "../workflow/run-context.ts";
 import { deliverStep } from "./deliver-step.ts";
@@ -193,8 +194,10 @@ async function ascend(ctx: RunContext): Promise<void> {
   const refinements: string[] = [];
   const questions: string[] = [];
   let recommendation: "accept" | "continue" | "blocked" | null = null;
+  const touched: StepRow[] = [];
   for (const record of await store.steps.allInPass(ctx.pass.id)) {
     const step = await store.steps.get(record.step_id);
+    touched.push(step);
     if (step.pr_number === null || step.pr_state !== "open") continue;
     const manifest = record.manifest ? JSON.parse(record.manifest) : undefined;
     refinements.push(...(manifest?.refinements ?? []));
@@ -215,7 +218,6 @@ async function ascend(ctx: RunContext): Promise<void> {
     const body = (await composeStepPullRequest(ctx, await store.steps.get(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }
-  const touched = await Promise.all((await store.steps.allInPass(ctx.pass.id)).map((record) => store.steps.get(record.step_id)));
   for (const step of await store.steps.of(ctx.run.id)) {
     if (step.position > 0 && step.pr_state === "open" && !touched.some((t) => t.id === step.id))
       await settleLeftOutPassComment(gh, { run: ctx.run, pass: ctx.pass, step, touched });
