@@ -18,16 +18,21 @@ export function clampTimer(ms: number): number {
   return Math.min(Math.floor(ms), MAX_TIMER_MS);
 }
 
+/**
+ * A conversation with a running process, begun with its open standard input (which it writes and
+ * ends itself): it hears each stdout line as `onLine` does, and is told when the process is over.
+ */
+export type Conversation = (stdin: Writable) => { line?(line: string): void; end?(): void };
+
 export interface RunWithDeadlineOptions {
   cwd: string;
   /** The whole environment of the process; nothing of Lisa's is added. */
   env: Record<string, string>;
   /**
    * Written to standard input, which is then closed; standard input is empty when omitted. A
-   * function is handed the open standard input (and standard output) as soon as the process runs,
-   * for a conversation with it: it writes and ends standard input itself.
+   * conversation begins as soon as the process runs.
    */
-  input?: string | ((child: { stdin: Writable; stdout: Readable }) => void) | undefined;
+  input?: string | Conversation | undefined;
   /** Wall-clock deadline of the whole process. */
   timeoutMs: number;
   /** Deadline for silence: no output on stdout or stderr for this long. */
@@ -100,17 +105,19 @@ class Tail {
 /** The longest stdout line handed to `onLine`; the rest of a longer one is dropped, so a flood cannot grow memory. */
 export const MAX_LINE = 256 * 1024;
 
-/** Splits stdout chunks into lines for `onLine`; a callback that throws does not disturb the run. */
-function lineSplitter(onLine: (line: string) => void): { push(chunk: Buffer): void; end(): void } {
+/** Splits stdout chunks into lines for each listener; a listener that throws does not disturb the run or the others. */
+function lineSplitter(listeners: ((line: string) => void)[]): { push(chunk: Buffer): void; end(): void } {
   // A character split across two chunks is decoded whole.
   const decoder = new StringDecoder("utf8");
   let pending = "";
   let overlong = false;
   const emit = (line: string) => {
-    try {
-      onLine(line);
-    } catch {
-      // Progress is a courtesy: the process and its result go on without it.
+    for (const listener of listeners) {
+      try {
+        listener(line);
+      } catch {
+        // Progress is a courtesy: the process and its result go on without it.
+      }
     }
   };
   return {
@@ -166,9 +173,8 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
   }
   // A child that never reads its input must not fail the run with EPIPE.
   subprocess.stdin?.on("error", () => undefined);
-  if (typeof options.input === "function" && subprocess.stdin && subprocess.stdout)
-    options.input({ stdin: subprocess.stdin, stdout: subprocess.stdout });
-  else subprocess.stdin?.end(typeof options.input === "string" ? options.input : undefined);
+  const conversation = typeof options.input === "function" && subprocess.stdin ? options.input(subprocess.stdin) : undefined;
+  if (!conversation) subprocess.stdin?.end(typeof options.input === "string" ? options.input : undefined);
 
   const stdout = new Tail(limit);
   const stderr = new Tail(limit);
@@ -184,13 +190,16 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
     let ending: DeadlineResult["ending"] | undefined;
     let exitCode: number | undefined;
     let settled = false;
-    const lines = options.onLine ? lineSplitter(options.onLine) : undefined;
+    // One splitter for whoever listens: live progress and the conversation hear the same bounded lines.
+    const listeners = [options.onLine, conversation?.line].filter((listener) => listener !== undefined);
+    const lines = listeners.length ? lineSplitter(listeners) : undefined;
 
     const finish = (spawnError?: NodeJS.ErrnoException) => {
       if (settled) return;
       settled = true;
       for (const timer of timers) clearTimeout(timer);
       lines?.end();
+      conversation?.end?.();
       // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
       for (const stream of [subprocess.stdin, subprocess.stdout, subprocess.stderr] as (Writable | Readable | null)[])
         stream?.destroy();

@@ -1,5 +1,4 @@
-import readline from "node:readline";
-import type { Readable, Writable } from "node:stream";
+import type { Conversation } from "../process/run-with-deadline.ts";
 import type { Steering } from "./provider.ts";
 
 /** Guidance written for a running session, looked for every `everyMs` while it runs. */
@@ -8,8 +7,6 @@ export interface GuidanceFeed {
   waiting(): Promise<{ text: string; given(): void }[]>;
   everyMs: number;
 }
-
-type Conversation = (child: { stdin: Writable; stdout: Readable }) => void;
 
 /** Nothing is ever written for the session: a planning session, or a test without a store. */
 const NO_GUIDANCE: GuidanceFeed = { waiting: async () => [], everyMs: 60_000 };
@@ -23,7 +20,7 @@ export function streamedInput(
   prompt: string,
   feed: GuidanceFeed = NO_GUIDANCE,
 ): Conversation {
-  return ({ stdin, stdout }) => {
+  return (stdin) => {
     // Guidance written and not yet echoed back, by text: given once the CLI has taken it in, so a
     // CLI that ends first never had it, and a new session gets it.
     const unechoed = new Map<string, () => void>();
@@ -53,24 +50,25 @@ export function streamedInput(
       closed = true;
       clearInterval(timer);
     };
-    stdin.once("close", end);
-    stdout.once("close", end);
-    readline.createInterface({ input: stdout }).on("line", (line) => {
-      const echoed = steering.echoed(line);
-      if (echoed !== undefined) {
-        unechoed.get(echoed)?.();
-        unechoed.delete(echoed);
-        return;
-      }
-      if (!steering.answered(line)) return;
-      // One last look before closing: guidance written while the CLI answered is given, not lost.
-      // A message written and not taken in yet starts a turn of its own, which ends in a result too.
-      void look().then(() => {
-        if (unechoed.size > 0 || closed) return;
-        end();
-        stdin.end();
-      });
-    });
+    return {
+      line(line) {
+        const echoed = steering.echoed(line);
+        if (echoed !== undefined) {
+          unechoed.get(echoed)?.();
+          unechoed.delete(echoed);
+          return;
+        }
+        if (!steering.answered(line)) return;
+        // One last look before closing: guidance written while the CLI answered is given, not lost.
+        // A message written and not taken in yet starts a turn of its own, which ends in a result too.
+        void look().then(() => {
+          if (unechoed.size > 0 || closed) return;
+          end();
+          stdin.end();
+        });
+      },
+      end,
+    };
   };
 }
 
@@ -85,13 +83,9 @@ export function restartingInput(
   feed: GuidanceFeed,
   stop: () => void,
 ): Conversation {
-  return ({ stdin, stdout }) => {
+  return (stdin) => {
     stdin.end(prompt);
     let waiting = false;
-    const lines = readline.createInterface({ input: stdout });
-    lines.on("line", (line) => {
-      if (waiting && steering.safePoint?.(line)) stop();
-    });
     const timer = setInterval(() => {
       if (waiting) return;
       void feed
@@ -104,6 +98,11 @@ export function restartingInput(
         })
         .catch(() => undefined);
     }, feed.everyMs);
-    stdout.once("close", () => clearInterval(timer));
+    return {
+      line(line) {
+        if (waiting && steering.safePoint?.(line)) stop();
+      },
+      end: () => clearInterval(timer),
+    };
   };
 }

@@ -1,6 +1,8 @@
+import { createInterface } from "node:readline";
 import { PassThrough } from "node:stream";
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
+import type { Conversation } from "../../src/process/run-with-deadline.ts";
 import { claudeProvider } from "../../src/providers/claude.ts";
 import type { Steering } from "../../src/providers/provider.ts";
 import { type GuidanceFeed, restartingInput, streamedInput } from "../../src/providers/session-input.ts";
@@ -26,11 +28,17 @@ function child() {
   return { stdin, stdout, written, ended: () => stdin.writableEnded };
 }
 
+/** Begins `conversation` with the child, which hears each line written to the child's stdout (as runWithDeadline tells them). */
+function talk(conversation: Conversation, c: ReturnType<typeof child>): void {
+  const heard = conversation(c.stdin);
+  createInterface({ input: c.stdout }).on("line", (line) => heard.line?.(line));
+}
+
 describe("streamedInput", () => {
   it("sends the prompt, then guidance as a further message; it is given once echoed, and stdin closes once all is answered", async () => {
     const { state, feed } = oneItem();
     const c = child();
-    streamedInput(stream, "the prompt", feed)(c);
+    talk(streamedInput(stream, "the prompt", feed), c);
     await waitFor("the prompt", () => c.written.length === 1);
     expect(JSON.parse(c.written[0] ?? "")).toEqual({ type: "user", message: { role: "user", content: "the prompt" } });
 
@@ -57,7 +65,10 @@ describe("restartingInput", () => {
     const { state, feed } = oneItem();
     const c = child();
     let stopped = 0;
-    restartingInput({ via: "restart", safePoint: (line) => line === "tool done" }, "the prompt", feed, () => stopped++)(c);
+    talk(
+      restartingInput({ via: "restart", safePoint: (line) => line === "tool done" }, "the prompt", feed, () => stopped++),
+      c,
+    );
     c.stdout.write("tool done\n");
     state.ready = true;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -72,7 +83,10 @@ describe("restartingInput", () => {
   it("stops a CLI that shows no safe point as soon as guidance waits", async () => {
     const { state, feed } = oneItem();
     let stopped = 0;
-    restartingInput({ via: "restart" }, "the prompt", feed, () => stopped++)(child());
+    talk(
+      restartingInput({ via: "restart" }, "the prompt", feed, () => stopped++),
+      child(),
+    );
     state.ready = true;
     await waitFor("the stop", () => stopped > 0);
   });
