@@ -21,14 +21,14 @@ const assistantSchema = z.looseObject({
   message: z.looseObject({ id: z.string(), content: z.array(z.unknown()) }),
 });
 
-/** The last line: the whole session's cost. */
+/** A turn's last line: the running total of the whole process, restated after each message Lisa writes to it. */
 const resultSchema = z.looseObject({ type: z.literal("result"), total_cost_usd: z.number().nonnegative() });
 
 /** What one line of `claude -p --output-format stream-json --verbose` tells while the session runs. */
 export function claudeProgress(line: string): ProgressEvent | undefined {
   const json = jsonLine(line);
   const result = resultSchema.safeParse(json);
-  if (result.success) return { costUsd: result.data.total_cost_usd };
+  if (result.success) return { sessionCostUsd: result.data.total_cost_usd };
   const assistant = assistantSchema.safeParse(json);
   if (!assistant.success) return undefined;
   const files: string[] = [];

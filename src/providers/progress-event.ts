@@ -9,6 +9,8 @@ export const progressEventSchema = z.object({
   turn: z.string().optional(),
   /** Cost in USD this line adds to the session's. */
   costUsd: z.number().nonnegative().optional(),
+  /** The session's whole cost so far in USD, which replaces what was counted (a CLI that restates its running total). */
+  sessionCostUsd: z.number().nonnegative().optional(),
   /** Paths the agent wrote or edited. */
   files: z.array(z.string()).optional(),
   /** Command lines the agent ran (never their output). */

@@ -139,7 +139,7 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
           turns.add(event.turn);
           view.turns = turns.size;
         }
-        view.costUsd += event.costUsd ?? 0;
+        view.costUsd = event.sessionCostUsd ?? view.costUsd + (event.costUsd ?? 0);
         for (const file of event.files ?? []) {
           const shown = shownPath(file, cwd);
           view.files = [...view.files.filter((f) => f !== shown), shown].slice(-MAX_FILES * 5);

@@ -30,6 +30,8 @@ const streamed: FakeInvocation = {
       line: assistant("msg_1", { type: "tool_use", id: "t1", name: "Read", input: { file_path: "{{CWD}}/health.ts" } }),
     },
     { delayMs: 1_400, line: "a log line that is no event" },
+    // Claude Code restates its running total after each message it is given: counted once, not added.
+    { delayMs: 0, line: { type: "result", subtype: "success", is_error: false, result: "first", total_cost_usd: 0.17 } },
     {
       delayMs: 1_400,
       line: assistant("msg_2", {

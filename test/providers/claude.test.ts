@@ -131,7 +131,7 @@ describe("claudeProvider.progress", () => {
       "commands+turn",
       undefined,
       "text+turn",
-      "costUsd",
+      "sessionCostUsd",
     ]);
     expect(events[0]?.text).toBe("Writing the file.");
     expect(events[1]?.files).toEqual(["/tmp/lisa-work/repo/a.txt"]);
@@ -139,7 +139,7 @@ describe("claudeProvider.progress", () => {
     expect(events[1]?.turn).toBe(events[0]?.turn);
     expect(events[3]?.commands).toEqual(["ls -la"]);
     expect(new Set(events.map((e) => e?.turn).filter(Boolean)).size).toBe(3);
-    expect(events[6]?.costUsd).toBeCloseTo(0.0024);
+    expect(events[6]?.sessionCostUsd).toBeCloseTo(0.0024);
   });
 
   it("ignores lines that are not events: log lines, broken JSON, events of another shape", () => {
