@@ -155,6 +155,8 @@ export interface CreateRepoOptions {
   ci?: CiCheck[];
   /** Checks branch protection requires on the default branch. Default: no rule. */
   requiredChecks?: string[];
+  /** Checks a ruleset requires on the default branch (a `required_status_checks` rule). Default: no rule. */
+  rulesetChecks?: string[];
 }
 
 /**
@@ -465,6 +467,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         ci: repoOptions.ci ?? [],
         ciRan: new Set(),
         requiredChecks: repoOptions.requiredChecks,
+        rulesetChecks: repoOptions.rulesetChecks,
         draftPullRequests: repoOptions.draftPullRequests ?? true,
         requiredApprovals: repoOptions.requiredApprovals,
         nextNumber: 1,

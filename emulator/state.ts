@@ -197,6 +197,8 @@ export interface Repo {
   ciRan: Set<string>;
   /** Checks branch protection requires on the default branch (`required_status_checks.contexts`). */
   requiredChecks: string[] | undefined;
+  /** Checks a ruleset requires on the default branch (a `required_status_checks` rule). */
+  rulesetChecks: string[] | undefined;
   /** False: the plan refuses draft pull requests (a private repository on GitHub Free). */
   draftPullRequests: boolean;
   /** A branch rule on the default branch requiring this many approvals, for GraphQL's `reviewDecision`. */

@@ -132,7 +132,7 @@ export const configSchema = z.strictObject({
       wait: z.boolean().default(true),
       /** How long Lisa waits for checks still running; then review may start without them. */
       timeout: duration("30m"),
-      /** Only these checks count (names of check runs or status contexts); branch protection's required checks, else every check, when omitted. */
+      /** Only these checks count (names of check runs or status contexts); the checks branch protection or a ruleset requires, else every check, when omitted. */
       checks: z.array(z.string().min(1).max(200)).max(50).optional(),
       /** Checks that never count (e.g. a slow deploy preview). */
       ignore: z.array(z.string().min(1).max(200)).max(50).default([]),

@@ -1,4 +1,5 @@
 import type { Octokit } from "@octokit/rest";
+import { branchRules } from "./branch-rules.ts";
 import { statusOf } from "./github-error.ts";
 import type { CiCheckRun, GitHubPort } from "./github-port.ts";
 
@@ -89,10 +90,19 @@ export function octokitCi(
         throw error;
       }
     },
+    // Required by classic branch protection or by a ruleset: a repository may use both.
     async requiredChecks(ref, branch) {
-      const { data } = await unlessRefused(octokit.rest.repos.getBranch({ ...ref, branch }), { data: { protection: undefined } });
-      const required = data.protection?.required_status_checks;
-      return [...new Set([...(required?.contexts ?? []), ...(required?.checks ?? []).map((check) => check.context)])];
+      const [{ data }, rules] = await Promise.all([
+        unlessRefused(octokit.rest.repos.getBranch({ ...ref, branch }), { data: { protection: undefined } }),
+        branchRules(octokit, ref, branch),
+      ]);
+      const classic = data.protection?.required_status_checks;
+      const ruleset = (rules ?? []).flatMap((rule) =>
+        rule.type === "required_status_checks"
+          ? (rule.parameters?.required_status_checks ?? []).map((check) => check.context)
+          : [],
+      );
+      return [...new Set([...(classic?.contexts ?? []), ...(classic?.checks ?? []).map((check) => check.context), ...ruleset])];
     },
   };
 }

@@ -1,7 +1,6 @@
 import type { Octokit } from "@octokit/rest";
-import { z } from "zod";
+import { branchRules } from "./branch-rules.ts";
 import { fitBody } from "./fit-body.ts";
-import { statusOf } from "./github-error.ts";
 import type { GitHubPort, ReviewComment, ReviewRecord } from "./github-port.ts";
 
 type ReviewMethods =
@@ -12,14 +11,6 @@ type ReviewMethods =
   | "requestReviewers"
   | "reviewDecision"
   | "requiredApprovals";
-
-/** The rules in force on a branch; only a `pull_request` rule's approval count matters here. */
-const rulesSchema = z.array(
-  z.looseObject({
-    type: z.string(),
-    parameters: z.looseObject({ required_approving_review_count: z.number().int().nonnegative().optional() }).optional(),
-  }),
-);
 
 /** The port's reviews over Octokit: the reviews and inline comments of a pull request, and who is asked for one. */
 export function octokitReviews(octokit: Octokit, self: string | undefined): Pick<GitHubPort, ReviewMethods> {
@@ -79,19 +70,11 @@ export function octokitReviews(octokit: Octokit, self: string | undefined): Pick
       );
       return data.repository.pullRequest?.reviewDecision ?? null;
     },
-    async requiredApprovals({ owner, repo }, branch) {
-      try {
-        const { data } = await octokit.rest.repos.getBranchRules({ owner, repo, branch, per_page: 100 });
-        const counts = rulesSchema
-          .parse(data)
-          .flatMap((rule) => (rule.type === "pull_request" ? [rule.parameters?.required_approving_review_count ?? 0] : []));
-        return counts.length ? Math.max(...counts) : undefined;
-      } catch (error) {
-        // No rules to read (404), or no permission to read them (403): the count is not known.
-        const status = statusOf(error);
-        if (status === 404 || status === 403) return undefined;
-        throw error;
-      }
+    async requiredApprovals(ref, branch) {
+      const counts = (await branchRules(octokit, ref, branch))?.flatMap((rule) =>
+        rule.type === "pull_request" ? [rule.parameters?.required_approving_review_count ?? 0] : [],
+      );
+      return counts?.length ? Math.max(...counts) : undefined;
     },
   };
 }

@@ -60,8 +60,10 @@ export const DELIVERY_ROUTES = [
   `GET ${R}/commits/:ref/check-runs`,
   `POST ${R}/check-runs`,
   // The pull request's own CI, looked at once after the push (issue 25): protection's required
-  // checks on the base branch, the head's suites and its combined status (none report here).
+  // checks on the base branch (classic protection's and rulesets'), the head's suites and its
+  // combined status (none report here).
   `GET ${R}/branches/:branch`,
+  `GET ${R}/rules/branches/*branch`,
   `GET ${R}/commits/:ref/check-suites`,
   `GET ${R}/commits/:ref/status`,
 ];

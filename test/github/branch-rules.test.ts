@@ -4,8 +4,9 @@ import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
-// How many approvals a branch's rules ask for (issue 24, item 5), read from GitHub's
-// `GET /repos/{owner}/{repo}/rules/branches/{branch}` as the emulator answers it.
+// What a branch's rules ask for, read from GitHub's `GET /repos/{owner}/{repo}/rules/branches/{branch}`
+// as the emulator answers it: how many approvals (issue 24, item 5), and which checks CI must pass
+// (issue 25), beside those classic branch protection requires.
 
 let github: GitHubEmulator | undefined;
 afterEach(async () => {
@@ -19,6 +20,11 @@ async function emulated() {
   await emulator.start();
   await emulator.createRepo("acme/api", { files: { "README.md": "# API\n" }, requiredApprovals: 2 });
   await emulator.createRepo("acme/web", { files: { "README.md": "# Web\n" } });
+  await emulator.createRepo("acme/site", {
+    files: { "README.md": "# Site\n" },
+    requiredChecks: ["build"],
+    rulesetChecks: ["lint", "build"],
+  });
   const octokit = new LisaOctokit({
     baseUrl: emulator.url,
     auth: { token: emulator.createInstallationToken() },
@@ -43,5 +49,13 @@ describe("requiredApprovals", () => {
     expect(await gh.requiredApprovals({ owner: "acme", repo: "web" }, "main")).toBeUndefined();
     expect(await gh.requiredApprovals({ owner: "acme", repo: "gone" }, "main")).toBeUndefined();
     expect(emulator.requests().map((r) => r.status)).toEqual([200, 200, 404]);
+  });
+});
+
+describe("requiredChecks", () => {
+  it("takes the checks a ruleset requires beside those classic protection requires, each once", async () => {
+    const { gh } = await emulated();
+    expect((await gh.requiredChecks({ owner: "acme", repo: "site" }, "main")).sort()).toEqual(["build", "lint"]);
+    expect(await gh.requiredChecks({ owner: "acme", repo: "web" }, "main")).toEqual([]);
   });
 });
