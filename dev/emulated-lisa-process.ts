@@ -28,6 +28,8 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   workerName?: string;
   leaseSeconds?: number;
   concurrency?: number;
+  /** The first pause before a run GitHub failed transiently goes on; 500 ms here by default. */
+  runRetryMs?: number;
   /** The agents' and gates' sandbox; the default (bubblewrap) unless said. */
   sandbox?: SandboxSettings;
   /** Where this process writes its event-loop delay (p99 and max, ms) every 100 ms; SIGUSR2 starts it afresh (the bench). */
@@ -52,6 +54,7 @@ const lisa = createLisa(probot, {
   ...(options.role ? { role: options.role } : {}),
   ...(options.workerName ? { workerName: options.workerName } : {}),
   ...(options.leaseSeconds ? { leaseSeconds: options.leaseSeconds } : {}),
+  runRetryMs: options.runRetryMs ?? 500,
   // As `lisa worker` does: a worker that lost its claim stops (see main.ts).
   onClaimLost: () => process.exit(70),
 });

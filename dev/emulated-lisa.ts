@@ -42,6 +42,8 @@ export async function startEmulatedLisa(options: {
   publishRetryMs?: number;
   /** The least time between two writes of a live check run. */
   liveCheckIntervalMs?: number;
+  /** The first pause before a run GitHub failed transiently goes on; 200 ms here by default. */
+  runRetryMs?: number;
   /** Lisa's store on PostgreSQL; by default the suite's choice (LISA_TEST_DATABASE_URL), else SQLite. */
   databaseUrl?: string;
   role?: LisaRole;
@@ -94,6 +96,7 @@ export async function startEmulatedLisa(options: {
           ...(options.commandRetryMs === undefined ? {} : { commandRetryMs: options.commandRetryMs }),
           ...(options.publishRetryMs === undefined ? {} : { publishRetryMs: options.publishRetryMs }),
           ...(options.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: options.liveCheckIntervalMs }),
+          runRetryMs: options.runRetryMs ?? 200,
           ...(options.keptWorktreesBytes === undefined ? {} : { keptWorktreesBytes: options.keptWorktreesBytes }),
           ...(databaseUrl ? { databaseUrl } : {}),
           ...(options.role ? { role: options.role } : {}),

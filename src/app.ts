@@ -68,6 +68,8 @@ export interface LisaOptions {
   publishRetryMs?: number;
   /** The least time between two writes of a live check run; 30 s by default (tests shorten it). */
   liveCheckIntervalMs?: number;
+  /** The first pause before a run GitHub failed transiently goes on; 15 s by default (tests shorten it). */
+  runRetryMs?: number;
   /**
    * GitHub as something other than the App's installations: `lisa run` acts with a person's token,
    * with no App and no webhook.
@@ -142,6 +144,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     sandbox: options.sandbox ?? { mode: "bwrap" },
     tokenPrices: options.tokenPrices ?? GEMINI_PRICES,
     ...(options.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: options.liveCheckIntervalMs }),
+    ...(options.runRetryMs === undefined ? {} : { runRetryMs: options.runRetryMs }),
     promptsDir: PROMPTS_DIR,
     // Probot creates its logger lazily, so look it up on each call.
     log: redactingLog(

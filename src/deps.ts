@@ -32,6 +32,8 @@ export interface CoreDeps {
   tokenPrices: TokenPrices;
   /** The least time between two writes of a live check run (publication/live-check.ts); tests shorten it. */
   liveCheckIntervalMs?: number;
+  /** The first pause before a run GitHub failed transiently goes on (scheduler/run-executions.ts); tests shorten it. */
+  runRetryMs?: number;
   promptsDir: string;
   log: Log;
   /** What `/metrics` shows; the core counts sessions and gates into it. */

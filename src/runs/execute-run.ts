@@ -1,6 +1,7 @@
 import { parseConfig } from "../config/parse-config.ts";
 import type { CoreDeps } from "../deps.ts";
 import { ConfigError, GitError, StepError } from "../errors.ts";
+import { asGitHubError, type GitHubError } from "../github/github-error.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { endOpenChecks } from "../publication/check-runs.ts";
@@ -28,8 +29,9 @@ import { followWriteWaits } from "./write-wait-notice.ts";
  * (the data disk is full) is still said on the issue, and thrown as a DiskFullError for the worker
  * to record once the disk can take it.
  */
-export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
+export async function executeRun(deps: CoreDeps, runId: number, tries?: GitHubTries): Promise<void> {
   let gh: GitHubPort | undefined;
+  let outage: GitHubOutage | undefined;
   let tracking: TrackingPublisher | undefined;
   let unrecorded: DiskFullError | undefined;
   // Installation tokens join these as the run mints them.
@@ -82,13 +84,33 @@ export async function executeRun(deps: CoreDeps, runId: number): Promise<void> {
         await publishRunState(deps, gh, runId, lastWord).catch((e) =>
           deps.log.warn({ err: e, runId }, "could not show on GitHub where the stopped run stands; it is written again later"),
         );
+    } else if (tries && tries.attempt < tries.of && asGitHubError(error)?.transient) {
+      // GitHub failing for a while is no fault of the run: it goes on from the store after a pause.
+      outage = new GitHubOutage(asGitHubError(error) as GitHubError);
     } else {
-      unrecorded = await failRun(deps, gh, runId, error, secrets, lastWord);
+      unrecorded = await failRun(deps, gh, runId, error, secrets, lastWord, tries);
     }
   } finally {
     if (!lastWordSaid) await lastWord();
   }
   if (unrecorded) throw unrecorded;
+  if (outage) throw outage;
+}
+
+/** Which try this is at a run GitHub keeps failing (RunExecutions rides such failures out). */
+export interface GitHubTries {
+  attempt: number;
+  of: number;
+}
+
+/** The run stopped because GitHub failed transiently, and stands running in the store: it goes on after a pause. */
+export class GitHubOutage extends Error {
+  override readonly name = "GitHubOutage";
+  readonly failure: GitHubError;
+  constructor(failure: GitHubError) {
+    super(`GitHub failed during the run: ${failure.message}`, { cause: failure });
+    this.failure = failure;
+  }
 }
 
 /**
@@ -102,10 +124,11 @@ async function failRun(
   error: unknown,
   secrets: string[],
   lastWord: () => Promise<void>,
+  tries?: GitHubTries,
 ): Promise<DiskFullError | undefined> {
   const steps = await deps.store.steps.of(runId);
   const failed = steps.find((step) => step.state === "running");
-  const detail = explain(error, secrets, deps.workspace.dataDir);
+  const detail = explain(error, secrets, deps.workspace.dataDir, tries);
   // In a plan, say which step failed: the ones after it did not run.
   const message =
     failed && (failed.position === 0 || steps.length > 1)
@@ -138,9 +161,16 @@ async function failRun(
 }
 
 /** The sentence a human reads on the issue: ours verbatim, a full data disk said as such, anything else unexpected marked as such. */
-function explain(error: unknown, secrets: readonly string[], dataDir: string): string {
+function explain(error: unknown, secrets: readonly string[], dataDir: string, tries?: GitHubTries): string {
   const known = error instanceof StepError || error instanceof GitError || error instanceof ConfigError;
   const text = error instanceof Error ? error.message : String(error);
+  const github = asGitHubError(error);
+  if (github?.transient) {
+    // Octokit ends its messages with a link to GitHub's documentation, which says nothing here.
+    const said = github.message.replace(/ - https:\/\/docs\.github\.com\S*$/, "").slice(0, 300);
+    const times = tries && tries.of > 1 ? `, ${tries.of} times over several minutes` : "";
+    return redactSecrets(`GitHub kept failing while the run worked (${github.status || "no answer"} ${said})${times}.`, secrets);
+  }
   // git tells a full disk as "unable to write new index file", and nothing more; a step's own message is taken at its word.
   if (isDiskFull(error) || (!(error instanceof StepError || error instanceof ConfigError) && diskNearlyFull(dataDir)))
     return redactSecrets(diskFullMessage(text.trim().slice(0, 600)), secrets);

@@ -1,6 +1,6 @@
 import type { CoreDeps } from "../deps.ts";
 import { killAllAgents } from "../providers/run-agent.ts";
-import { abandonRun, executeRun } from "../runs/execute-run.ts";
+import { abandonRun, executeRun, GitHubOutage } from "../runs/execute-run.ts";
 import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "../store/disk-full.ts";
 import type { RunRow } from "../store/rows.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
@@ -8,6 +8,11 @@ import type { WorkClaims } from "./claims.ts";
 import { issueOfRun } from "./command-issue.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
 import { MAX_RESTARTS, tooManyRestarts } from "./recovery.ts";
+
+/** Tries a run gets at riding out GitHub failing transiently (5xx, no answer, rate limits) before it fails. */
+const GITHUB_TRIES = 5;
+/** The first pause before such a run goes on; each next one doubles (15 s + 30 s + 1 min + 2 min). */
+export const RUN_RETRY_MS = 15_000;
 
 export interface RunExecutionsOptions {
   claims: WorkClaims;
@@ -39,6 +44,8 @@ export class RunExecutions {
   readonly #unrecorded = new Map<number, RunFailure>();
   /** The writing of #unrecorded under way, if any. */
   #recording: Promise<void> | undefined;
+  /** Ends the pauses of runs riding out a GitHub failure: the worker is handing them back. */
+  readonly #pauses = new AbortController();
 
   constructor(deps: CoreDeps, options: RunExecutionsOptions) {
     this.#deps = deps;
@@ -102,7 +109,7 @@ export class RunExecutions {
 
   #execute(run: RunRow): Promise<void> {
     const deps = this.#deps;
-    return executeRun(deps, run.id)
+    return this.#rideOutGitHub(run.id)
       .catch(async (error) => {
         if (isDatabaseUnavailable(error)) throw error;
         if (error instanceof DiskFullError) {
@@ -133,6 +140,28 @@ export class RunExecutions {
         this.#active.delete(run.id);
         await this.#options.ended();
       });
+  }
+
+  /**
+   * Executes a run, and again from the store after a pause each time GitHub failed it transiently,
+   * up to GITHUB_TRIES; the last try fails the run as any error does. The claim is held meanwhile.
+   */
+  async #rideOutGitHub(runId: number): Promise<void> {
+    const deps = this.#deps;
+    const firstPause = deps.runRetryMs ?? RUN_RETRY_MS;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await executeRun(deps, runId, { attempt, of: GITHUB_TRIES });
+      } catch (error) {
+        if (!(error instanceof GitHubOutage)) throw error;
+        const pauseMs = firstPause * 2 ** (attempt - 1);
+        deps.log.warn({ err: error.failure, runId, attempt, pauseMs }, "GitHub failed during the run; it goes on after a pause");
+        await pause(pauseMs, this.#pauses.signal);
+        // Stopped meanwhile (a person, or this worker handing it back), or taken over: not this execution's any more.
+        const run = await deps.store.runs.get(runId);
+        if (run?.state !== "running" || run.worker !== deps.workerName) return;
+      }
+    }
   }
 
   /**
@@ -202,6 +231,7 @@ export class RunExecutions {
       sessions += (await store.sessions.interruptRun(runId, "Lisa stopped during this session")).length;
     }
     killAllAgents();
+    this.#pauses.abort();
     log.info({ runs: handedBack, sessions }, "shutting down: runs handed back to resume");
     // What the runs do on their way out (a last tracking-comment edit) gets a little longer.
     await settlesWithin(finished, 10_000);
@@ -256,6 +286,23 @@ export class RunExecutions {
       return [];
     });
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    timer.unref();
+    signal.addEventListener(
+      "abort",
+      () => {
+        clearTimeout(timer);
+        resolve();
+      },
+      { once: true },
+    );
+  });
 }
 
 /** Whether `work` settles within `ms`. */

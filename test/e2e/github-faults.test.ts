@@ -92,6 +92,48 @@ describe("GitHub failing while Lisa handles a command", () => {
   });
 });
 
+describe("GitHub failing while a run works", () => {
+  const pullOpens = (e: EmulatedLisa) =>
+    e.github
+      .requests()
+      .filter((r) => r.method === "POST" && /\/pulls$/.test(r.path))
+      .map((r) => r.status);
+
+  it("rides out 502s at opening the pull request: the run goes on from the store, without /lisa retry", async () => {
+    const { agent, github, issue, env: e } = await setUp();
+    github.injectFault({ method: "POST", path: /\/pulls$/, kind: "server_error", times: 2 });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+
+    expect(pullOpens(e)).toEqual([502, 502, 201]);
+    expect(await e.lisa.store.runs.inState("review")).toHaveLength(1);
+    expect(github.pulls(REPO)).toHaveLength(1);
+    // The agent's work was pushed once and kept: no second session for GitHub's failure.
+    expect(agent.calls()).toHaveLength(1);
+    expect(trackingBody(github, REPO, issue.number)).not.toContain("failed");
+  });
+
+  it("fails the run after its tries, saying GitHub kept failing; /lisa retry goes on from the step", async () => {
+    const { agent, github, issue, env: e } = await setUp();
+    github.injectFault({ method: "POST", path: /\/pulls$/, kind: "server_error", times: 100 });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await e.settle();
+
+    expect(pullOpens(e)).toEqual([502, 502, 502, 502, 502]);
+    expect(await e.lisa.store.runs.inState("failed")).toHaveLength(1);
+    expect(trackingBody(github, REPO, issue.number)).toContain(
+      "GitHub kept failing while the run worked (502 Server Error), 5 times over several minutes.\n\nComment `/lisa retry` to resume at the step that failed",
+    );
+
+    github.clearFaults();
+    await github.commentOnIssue(REPO, issue.number, "/lisa retry", "ann");
+    await e.settle();
+    expect(await e.lisa.store.runs.inState("review")).toHaveLength(1);
+    expect(github.pulls(REPO)).toHaveLength(1);
+    expect(agent.calls()).toHaveLength(1);
+  });
+});
+
 describe("GitHub refusing the tracking comment's last edit", () => {
   it("writes it again once GitHub takes it, so the issue does not say Working over a run in review", async () => {
     const { github, issue, env: e } = await setUp();

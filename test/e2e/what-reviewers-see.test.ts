@@ -176,12 +176,9 @@ describe("Lisa against GitHub's stricter edges", () => {
       inReplyTo: root,
     });
     await e.settle();
-    // The lost answer stops the pass, as any GitHub failure at its gate does; a retry brings it there.
-    expect((await runOf(e)).state).toBe("failed");
-    await github.commentOnIssue(REPO, (await runOf(e)).issue_number, "/lisa retry", "ann");
-    await e.settle();
-
+    // The lost answer stops the pass for a moment, as any GitHub failure at its gate does; it goes on from the store.
     expect((await runOf(e)).state).toBe("review");
+    expect(github.comments(REPO, (await runOf(e)).issue_number).some((c) => c.body.includes("❌ Failed"))).toBe(false);
     const answers = github.reviewComments(REPO, pull.number).filter((c) => c.user.login === "lisa[bot]");
     expect(answers.map((c) => c.in_reply_to_id)).toEqual([root]);
     expect(answers[0]?.body).toContain("addressed: JSON now");

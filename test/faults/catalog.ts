@@ -240,7 +240,7 @@ const otherFaults: FaultScenario[] = [
   },
   {
     name: "github-502-on-pull",
-    what: "GitHub answers 502 to the first two tries at opening the pull request; /lisa retry if the run stops",
+    what: "GitHub answers 502 to the first two tries at opening the pull request; the run rides them out",
     invocations: [CHANGE],
     config: GATED,
     async inflict(world) {
