@@ -6,14 +6,8 @@ import { code } from "../reporting/untrusted.ts";
 import type { GateLine } from "../reporting/views.ts";
 import { BlockedError, type RunContext } from "../workflow/run-context.ts";
 import { awaitCi } from "./await-ci.ts";
+import { type CiFailure, ciChecksOf, ciSignature, isCiGate } from "./ci-failure.ts";
 import { describeCiFailures } from "./ci-report.ts";
-
-/** A CI failure for the next fix iteration: its report (redacted, still to be fenced) and how it reads for "the same twice". */
-export interface CiFailure {
-  report: string;
-  signature: string;
-  names: string[];
-}
 
 /** How much of a failing check's report is kept with the step for the tracking comment. */
 const REPORT_KEPT = 4_000;
@@ -22,26 +16,32 @@ const REPORT_KEPT = 4_000;
  * The pull request's own CI as a gate on the head Lisa pushed: waits for it (awaitCi), lists each
  * check with its result among the step's gates (and which an earlier fix of this pass made green),
  * says on the pull request when review starts without checks still running, and returns what
- * failed for the agent to fix; failing as it failed before blocks the step instead.
+ * failed for the agent to fix; failing as it failed before blocks the step instead. What came
+ * before is read from the store (the agent's reflections on CI failures), so it survives a restart.
  */
 export async function ciGate(
   ctx: RunContext,
   stepId: number,
   pr: { ref: RepoRef; number: number; sha: string; base: string; workflows: boolean },
-  earlier: readonly CiFailure[],
 ): Promise<CiFailure | undefined> {
   const { deps, gh } = ctx;
   const { store } = deps;
   const outcome = await awaitCi(ctx, pr.ref, pr);
   if (outcome.checks.length === 0) return undefined;
-  const fixedBefore = new Set(earlier.flatMap((failure) => failure.names));
-  const failed =
-    outcome.failed.length && outcome.snapshot
-      ? {
-          ...(await describeCiFailures(gh, pr.ref, outcome.snapshot, outcome.failed, ctx.secrets)),
-          names: outcome.failed.map((check) => check.name),
-        }
-      : undefined;
+  const step = await store.steps.get(stepId);
+  const fixes = (await store.learnings.reflections(stepId, ctx.pass.number)).filter((r) => isCiGate(r.gate));
+  const fixedBefore = new Set(fixes.flatMap((r) => ciChecksOf(r.gate)));
+  let failed: CiFailure | undefined;
+  if (outcome.failed.length && outcome.snapshot) {
+    const described = await describeCiFailures(gh, pr.ref, outcome.snapshot, outcome.failed, ctx.secrets);
+    failed = {
+      pass: ctx.pass.number,
+      base: step.iteration_base,
+      report: described.report,
+      signature: ciSignature(described.signature),
+      names: outcome.failed.map((check) => check.name),
+    };
+  }
   const lines: GateLine[] = outcome.checks.map((check) => ({
     command: check.name,
     ci: true,
@@ -50,7 +50,7 @@ export async function ciGate(
     ...(check.state === "passed" && fixedBefore.has(check.name) ? { fixed: true } : {}),
     ...(check.state === "failed" && failed ? { output: failed.report.slice(-REPORT_KEPT) } : {}),
   }));
-  const gates = (JSON.parse((await store.steps.get(stepId)).gates ?? "[]") as GateLine[]).filter((line) => !line.ci);
+  const gates = (JSON.parse(step.gates ?? "[]") as GateLine[]).filter((line) => !line.ci);
   await store.steps.record(stepId, { gates: JSON.stringify([...gates, ...lines]) });
   if (outcome.pending.length) {
     const minutes = Math.max(1, Math.round(ctx.config.ci.timeout / 60_000));
@@ -64,7 +64,9 @@ export async function ciGate(
     );
   }
   if (!failed) return undefined;
-  if (earlier.at(-1)?.signature === failed.signature) {
+  // The last CI failure of this try the agent was sent back for, and answered.
+  const last = fixes.filter((r) => r.iteration > step.iteration_base).at(-1);
+  if (last?.signature === failed.signature) {
     const names = failed.names.map((name) => code(name, { secrets: ctx.secrets, max: 100 })).join(", ");
     throw new BlockedError(`CI ${names} failed the same way twice in a row; the agent's fix did not change it.`);
   }

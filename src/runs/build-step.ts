@@ -1,3 +1,4 @@
+import { type CiFailure, ciGateName, pendingCiFailure } from "../ci/ci-failure.ts";
 import { StepError } from "../errors.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { FailureKind } from "../providers/provider.ts";
@@ -11,7 +12,7 @@ import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts
 import type { LiveCheck } from "./live-check.ts";
 import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
-import { blockOnRepeat, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
+import { blockOnRepeat, gateFailure, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 import { StepGuidance } from "./step-guidance.ts";
 
@@ -21,17 +22,19 @@ const GATE_OUTPUT_KEPT = 4_000;
 /** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
 const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", "stalled"]);
 
+/** How a session takes up the work of the one before it: stopped for guidance, or cut off (a restart). */
+type Resumed = "steered" | "interrupted" | undefined;
+
 /**
  * The build loop of one step in one pass: invoke the agent with a fresh context, run the gates,
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
- * sessions. Gates still red, or the budget spent, block the step; a provider outage fails the run.
+ * sessions. A CI failure the step was sent back for (`steps.ci_failure`) is the first session's
+ * to fix. Gates still red, or the budget spent, block the step; a provider outage fails the run.
  */
 export async function buildStep(
   ctx: RunContext,
   initial: StepRow,
   checkout: Checkout,
-  /** What failed in the pull request's CI (ci-report.ts), for the first session to fix. */
-  ciFailure?: string,
   /** The pass's live check run (live-check.ts), told each session's output and the gates' results. */
   live?: LiveCheck,
 ): Promise<GateResult[]> {
@@ -41,6 +44,8 @@ export async function buildStep(
   // A step interrupted while its gates ran goes straight back to them: the agent's work is on disk.
   let skipAgent = initial.phase === "gates";
   let failedGate: GateResult | undefined;
+  // Kept in the store until a session has answered it: a resumed session gets it again.
+  let ciFailure = pendingCiFailure(initial, ctx.pass.number);
   const guidance = new StepGuidance(ctx, initial);
   // The last session was stopped for guidance written meanwhile, or ended just as it came.
   let steered = false;
@@ -64,18 +69,18 @@ export async function buildStep(
         );
       }
       const thisTry = sessions.filter((s) => s.iteration > step.iteration_base);
+      const resumed: Resumed = steered ? "steered" : thisTry.at(-1)?.state === "interrupted" ? "interrupted" : undefined;
       const purpose: SessionRow["purpose"] = failedGate
         ? "fix_gates"
         : ciFailure
           ? "fix_ci"
-          : steered || thisTry.at(-1)?.state === "interrupted"
+          : resumed
             ? "resume"
             : ctx.pass.number > 1
               ? "revise"
               : "implement";
       await guidance.allInPrompt();
-      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, steered, ciFailure);
-      ciFailure = undefined;
+      const prompt = await buildPrompt(ctx, step, checkout, purpose, failedGate, resumed, ciFailure);
       await store.steps.enterPhase(stepId, "agent");
       const result = await invokeAgent(ctx, stepId, iteration, purpose, prompt, checkout, guidance.feed(), live);
       // A session ended because Lisa stopped the run is not the agent's failure.
@@ -96,7 +101,13 @@ export async function buildStep(
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);
         throw AGENT_SIDE.has(kind) ? new BlockedError(message) : new StepError(message);
       }
-      if (failedGate) await recordReflection(ctx, step, iteration, failedGate, workDir(checkout));
+      if (failedGate) await recordReflection(ctx, step, iteration, gateFailure(failedGate, workDir(checkout)), workDir(checkout));
+      else if (purpose === "fix_ci" && ciFailure) {
+        const failure = { gate: ciGateName(ciFailure.names), signature: ciFailure.signature };
+        await recordReflection(ctx, step, iteration, failure, workDir(checkout));
+        await store.steps.record(stepId, { ci_failure: null });
+        ciFailure = undefined;
+      }
     }
     skipAgent = false;
     await store.steps.enterPhase(stepId, "gates");
@@ -150,8 +161,8 @@ async function buildPrompt(
   checkout: Checkout,
   purpose: SessionRow["purpose"],
   failedGate: GateResult | undefined,
-  steered: boolean,
-  ciFailure?: string,
+  resumed: Resumed,
+  ciFailure: CiFailure | undefined,
 ): Promise<string> {
   const { run, config, deps } = ctx;
   const gates = config.gates.length ? config.gates.map((g) => `\`${g}\``).join(", ") : "(none configured)";
@@ -176,18 +187,23 @@ async function buildPrompt(
   if (purpose === "fix_ci" && ciFailure) {
     return renderPrompt(deps.promptsDir, "fix-ci", {
       ...common,
-      failure: fenceAsData("the report of the pull request's CI", ciFailure),
+      failure: fenceAsData("the report of the pull request's CI", ciFailure.report),
+      reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
+      // Resumed for guidance, the session gets the guidance with the report, as the note says.
+      guidance: resumed === "steered" ? `## Guidance from the reviewers\n\n${await guidanceSection(ctx, step)}\n\n` : "",
+      resume_note: resumed === "steered" ? `${STEERED_NOTE}\n\n` : resumed === "interrupted" ? `${CI_INTERRUPTED_NOTE}\n\n` : "",
     });
   }
   const issue = fenceAsData(
     `the body of issue #${run.issue_number}, written on GitHub`,
     redactSecrets(run.issue_body || "(no description)", ctx.secrets),
   );
-  const resumeNote = steered
-    ? STEERED_NOTE
-    : purpose === "resume"
-      ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
-      : "";
+  const resumeNote =
+    resumed === "steered"
+      ? STEERED_NOTE
+      : purpose === "resume"
+        ? "An earlier session on this task was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there."
+        : "";
   if (purpose === "revise" || (purpose === "resume" && ctx.pass.number > 1)) {
     return renderPrompt(deps.promptsDir, "revise", {
       ...common,
@@ -220,6 +236,10 @@ const STEERED_NOTE = [
   "Its partial work is in this worktree: look at `git status` and `git log` first, continue from there, and take the new guidance in.",
   'In `.lisa-manifest.json`, report what you did with each guidance item in a `guidance` list: `[{ "id": "g1", "status": "addressed", "note": "How." }]`, where `status` is one of `addressed`, `partly`, `not_addressed`, `not_applicable`.',
 ].join(" ");
+
+/** The resume of a CI fix cut off (Lisa restarted under it): the report is the prompt's, the partial fix the worktree's. */
+const CI_INTERRUPTED_NOTE =
+  "An earlier session fixing this CI failure was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there.";
 
 async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string> {
   const record = await ctx.deps.store.steps.inPass(step.id, ctx.pass.id);

@@ -1,5 +1,6 @@
 import { existsSync } from "node:fs";
-import { type CiFailure, ciGate, hasWorkflows } from "../ci/ci-gate.ts";
+import { isCiGate } from "../ci/ci-failure.ts";
+import { ciGate, hasWorkflows } from "../ci/ci-gate.ts";
 import { SecretInPushError } from "../errors.ts";
 import { isWriter } from "../github/permissions.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
@@ -96,11 +97,7 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   };
   try {
     // A failing check of the pull request's CI sends the step back to its agent, in this pass.
-    const ciFailures: CiFailure[] = [];
-    for (let failure = await deliver(ctx, stepId, checkout, base, []); failure; ) {
-      ciFailures.push(failure);
-      failure = await deliver(ctx, stepId, checkout, base, ciFailures);
-    }
+    for (let ciFailed = true; ciFailed; ) ciFailed = await deliver(ctx, stepId, checkout, base);
   } catch (error) {
     if (error instanceof StepStoppedError) {
       // Its pull request was closed mid-pass: the step is dropped (unless the gate's read did it first), the others go on.
@@ -115,13 +112,8 @@ export async function deliverStep(ctx: RunContext, stepId: number): Promise<void
   await removeWorktree(deps.workspace, ref, worktree);
 }
 
-async function deliver(
-  ctx: RunContext,
-  stepId: number,
-  checkout: Checkout,
-  base: string,
-  ciFailures: readonly CiFailure[],
-): Promise<CiFailure | undefined> {
+/** One round of the step from its phase on; true when the pull request's CI failed and the agent is to fix it. */
+async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base: string): Promise<boolean> {
   const { deps, gh, pass, run } = ctx;
   const { store } = deps;
   const step = () => store.steps.get(stepId);
@@ -130,13 +122,15 @@ async function deliver(
 
   if (["workspace", "agent", "gates"].includes((await step()).phase)) {
     const current = await step();
-    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, ciFailures.at(-1)?.report, live));
+    await withLiveCheck(ctx, current, (live) => buildStep(ctx, current, checkout, live));
     await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {
     const taken = await takeManifest(dir());
-    // After a CI fix, the pass's manifest is already recorded: what the fix writes amends it, field by field.
-    const amended = ciFailures.length > 0 ? { ...currentManifest(await step()), ...taken.manifest } : taken.manifest;
+    // After a CI fix (the agent's reflection on it is recorded), the pass's manifest is already
+    // recorded: what the fix writes amends it, field by field.
+    const ciFixed = (await store.learnings.reflections(stepId, pass.number)).some((r) => isCiGate(r.gate));
+    const amended = ciFixed ? { ...currentManifest(await step()), ...taken.manifest } : taken.manifest;
     if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(amended) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const manifest = currentManifest(await step());
@@ -152,7 +146,7 @@ async function deliver(
       // A later pass may rightly change nothing here, if the agent says why; otherwise a human must look.
       if (pass.number > 1 && taken.manifest?.no_change_reason) {
         await stepChanges.finishStep(store, { stepId, passId: pass.id }, "unchanged", (await step()).start_sha);
-        return;
+        return false;
       }
       throw new BlockedError(`The agent finished without changing anything in ${ref.owner}/${ref.repo}.`);
     }
@@ -208,7 +202,7 @@ async function deliver(
           pr_url: opened.url,
           pr_state: opened.merged ? "merged" : "closed",
         });
-        return;
+        return false;
       }
       number = opened.number;
       url = opened.url;
@@ -228,10 +222,12 @@ async function deliver(
   if ((await step()).phase === "ci" && number !== null) {
     const pushed = (await git(dir(), ["rev-parse", "--verify", "--end-of-options", "HEAD^{commit}"])).trim();
     const workflows = hasWorkflows(dir());
-    const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base, workflows }, ciFailures);
+    const ciFailure = await ciGate(ctx, stepId, { ref, number, sha: pushed, base, workflows });
     if (ciFailure) {
+      // Kept before the phase moves: a Lisa restarted from here on still gives the agent the report.
+      await store.steps.record(stepId, { ci_failure: JSON.stringify(ciFailure) });
       await store.steps.enterPhase(stepId, "agent");
-      return ciFailure;
+      return true;
     }
     await recordAnchors(ctx, stepId, dir());
     await stepChanges.finishStep(store, { stepId, passId: pass.id }, "delivered", pushed);
@@ -242,6 +238,7 @@ async function deliver(
       if (pass.number === 1) await openPackage(ctx, stepId);
     }
   }
+  return false;
 }
 
 /** Whether steps after `position` are still to be built in this pass. */

@@ -1,3 +1,4 @@
+import { isCiGate } from "../ci/ci-failure.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { guidanceHere } from "../publication/pass-comment.ts";
 import type { Manifest } from "../reporting/manifest-schema.ts";
@@ -72,7 +73,10 @@ async function learningsOfPass(ctx: RunContext, step: StepRow, manifest: Manifes
     return TRUSTED_SOURCES.has(item.source) && manifest?.guidance?.some((g) => g.id === id && g.status === "addressed");
   });
   const fixedGates = new Set(
-    (await store.learnings.reflections(step.id, ctx.pass.number)).map((r) => r.gate).filter((gate) => gate !== ANCHOR_CHECK),
+    (await store.learnings.reflections(step.id, ctx.pass.number))
+      .map((r) => r.gate)
+      // A CI check's name is no command to run before finishing.
+      .filter((gate) => gate !== ANCHOR_CHECK && !isCiGate(gate)),
   );
   const record = await store.steps.inPass(step.id, ctx.pass.id);
   const humans = JSON.parse(record?.human_shas ?? "[]") as { author: string; subject: string }[];

@@ -62,7 +62,8 @@ export async function takeReflection(worktree: string): Promise<Reflection | und
   const { reflection, ...rest } = json as Record<string, unknown>;
   // Removed first: writeFile would follow a link the agent put in the file's place.
   await rm(file, { force: true });
-  await writeFile(file, JSON.stringify(rest, null, 2), { flag: "wx" });
+  // A manifest that held only the reflection (a CI fix's may) leaves none: `{}` is no valid manifest.
+  if (Object.keys(rest).length > 0) await writeFile(file, JSON.stringify(rest, null, 2), { flag: "wx" });
   const parsed = reflectionSchema.safeParse(reflection);
   return parsed.success ? parsed.data : undefined;
 }
@@ -116,7 +117,7 @@ export function reflectionsForPrompt(ctx: RunContext, reflections: readonly Refl
   return [
     "## Your earlier reflections on this step",
     "",
-    "These did not make the gates pass. Do not repeat a fix that did not work; if your cause is the same as before, look for another.",
+    "These did not make the gates or the CI pass. Do not repeat a fix that did not work; if your cause is the same as before, look for another.",
     "",
     fenceAsData("the reflections earlier sessions wrote", redactSecrets(lines.join("\n"), ctx.secrets)),
     "",
@@ -129,15 +130,21 @@ export async function reflectionsThisTry(ctx: RunContext, step: StepRow): Promis
   return all.filter((r) => r.iteration > step.iteration_base);
 }
 
+/** A gate failure as reflections record it: the command, and Lisa's signature of its output. */
+export function gateFailure(failure: GateResult, worktree: string): { gate: string; signature: string } {
+  return { gate: failure.command, signature: failureSignature(failure.command, failure.output, worktree) };
+}
+
 /**
- * Records what the session sent back for `failure` said of it, with Lisa's signature of the
- * failure; a session that wrote no reflection is recorded too, with none, as the failure still happened.
+ * Records what the session sent back for `failure` (a gate's, or the pull request's CI's) said of
+ * it, under Lisa's signature of the failure; a session that wrote no reflection is recorded too,
+ * with none, as the failure still happened.
  */
 export async function recordReflection(
   ctx: RunContext,
   step: StepRow,
   iteration: number,
-  failure: GateResult,
+  failure: { gate: string; signature: string },
   worktree: string,
 ): Promise<void> {
   const said = await takeReflection(worktree);
@@ -146,8 +153,8 @@ export async function recordReflection(
     step_id: step.id,
     pass: ctx.pass.number,
     iteration,
-    gate: failure.command,
-    signature: failureSignature(failure.command, failure.output, worktree),
+    gate: failure.gate,
+    signature: failure.signature,
     what_failed: clean(said?.what_failed),
     cause: clean(said?.cause),
     change: clean(said?.change),
@@ -156,7 +163,6 @@ export async function recordReflection(
 
 /** Blocks the step when `failure` repeats what the agent already reflected on (repeatedFailure). */
 export async function blockOnRepeat(ctx: RunContext, step: StepRow, failure: GateResult, worktree: string): Promise<void> {
-  const signature = failureSignature(failure.command, failure.output, worktree);
-  const reason = repeatedFailure(await reflectionsThisTry(ctx, step), { gate: failure.command, signature });
+  const reason = repeatedFailure(await reflectionsThisTry(ctx, step), gateFailure(failure, worktree));
   if (reason) throw new BlockedError(reason);
 }

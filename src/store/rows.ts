@@ -93,6 +93,8 @@ export interface StepRow {
   gates: string | null;
   /** JSON list of files changed against the base, kept to recompose the PR body later. */
   changed_files: string | null;
+  /** JSON: the CI failure the step's next session is to fix (ci-failure.ts), until one has. */
+  ci_failure: string | null;
   pr_number: number | null;
   pr_url: string | null;
   pr_state: PrState | null;

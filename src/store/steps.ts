@@ -26,6 +26,7 @@ export type StepFields = Partial<
     | "summary"
     | "gates"
     | "changed_files"
+    | "ci_failure"
     | "pr_number"
     | "pr_url"
     | "pr_state"

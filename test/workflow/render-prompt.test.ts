@@ -45,6 +45,15 @@ describe("renderPrompt", () => {
         reflections: "REFLECTION-0b4e",
       }),
     ).resolves.toMatch(/GATE-OUTPUT-7f3a[\s\S]*REFLECTION-0b4e/);
+    const fixCi = await renderPrompt(prompts, "fix-ci", {
+      ...common,
+      failure: "CI-REPORT-2c8d",
+      reflections: "REFLECTION-5e1a",
+      guidance: "GUIDANCE-ITEM-7b40",
+      resume_note: "RESUME-NOTE-d913",
+    });
+    expect(fixCi).toMatch(/CI-REPORT-2c8d[\s\S]*RESUME-NOTE-d913[\s\S]*GUIDANCE-ITEM-7b40[\s\S]*REFLECTION-5e1a/);
+    expect(fixCi).toContain('"reflection": {"what_failed"');
     const revise = await renderPrompt(prompts, "revise", {
       ...common,
       pass: "2",

@@ -80,4 +80,9 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     UNIQUE (step_id, kind, value)
   );
   `,
+  // 7 (SQLite 13, PostgreSQL 8): the pull request's CI failure a step was sent back to fix, kept
+  // until a fix session has answered it, so a restart or a steered session does not lose it (ci-failure.ts).
+  () => `
+  ALTER TABLE steps ADD COLUMN ci_failure TEXT;
+  `,
 ];
