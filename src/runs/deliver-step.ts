@@ -126,12 +126,11 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     await store.steps.enterPhase(stepId, "commit");
   }
   if ((await step()).phase === "commit") {
-    const taken = await takeManifest(dir());
     // After a CI fix (the agent's reflection on it is recorded), the pass's manifest is already
     // recorded: what the fix writes amends it, field by field.
     const ciFixed = (await store.learnings.reflections(stepId, pass.number)).some((r) => isCiGate(r.gate));
-    const amended = ciFixed ? { ...currentManifest(await step()), ...taken.manifest } : taken.manifest;
-    if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(amended) });
+    const taken = await takeManifest(dir(), ciFixed ? currentManifest(await step()) : undefined);
+    if (taken.manifest) await store.steps.record(stepId, { manifest: JSON.stringify(taken.manifest) });
     if (!taken.manifest && taken.problem) deps.log.warn({ runId: run.id, problem: taken.problem }, "agent manifest ignored");
     const manifest = currentManifest(await step());
     const title = composePrTitle({ title: run.issue_title }, manifest, ctx.secrets);

@@ -13,9 +13,10 @@ export type ManifestResult = { manifest: Manifest } | { manifest: undefined; pro
 
 /**
  * Reads and removes `.lisa-manifest.json` from a worktree, so it is never committed.
- * A missing file is no problem; an invalid one is reported and ignored.
+ * A missing file is no problem; an invalid one is reported and ignored. With `amends`, the file
+ * corrects that manifest field by field: each field it has replaces that one, before validation.
  */
-export async function takeManifest(worktree: string): Promise<ManifestResult> {
+export async function takeManifest(worktree: string, amends?: Manifest): Promise<ManifestResult> {
   const file = path.join(worktree, MANIFEST_FILE);
   let text: string | undefined;
   try {
@@ -33,7 +34,8 @@ export async function takeManifest(worktree: string): Promise<ManifestResult> {
   } catch (error) {
     return { manifest: undefined, problem: `${MANIFEST_FILE} is not JSON: ${(error as Error).message}` };
   }
-  const parsed = manifestSchema.safeParse(json);
+  const fields = amends && typeof json === "object" && json !== null && !Array.isArray(json) ? { ...amends, ...json } : json;
+  const parsed = manifestSchema.safeParse(fields);
   if (!parsed.success) return { manifest: undefined, problem: `${MANIFEST_FILE} ignored:\n${z.prettifyError(parsed.error)}` };
   return { manifest: parsed.data };
 }

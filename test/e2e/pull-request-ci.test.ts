@@ -97,7 +97,10 @@ describe("the pull request's CI as a gate", () => {
     const question = "Should /health report the version too?";
     const first = write("export const ok = true; // TODO");
     first.manifest = { title: "Add a health endpoint", what: "Adds it.", open_questions: [question] };
-    const { agent, github, pull, issue } = await passOne([first, write("export const ok = true")], [TESTS]);
+    // The fix corrects one field of the pass's manifest, as its prompt allows.
+    const fix = write("export const ok = true");
+    fix.manifest = { testing: "Ran the test job's command in the worktree." };
+    const { agent, github, pull, issue } = await passOne([first, fix], [TESTS]);
     expect((await runOf(env as EmulatedLisa)).state).toBe("review");
     const calls = agent.calls();
     expect(calls).toHaveLength(2);
@@ -128,6 +131,7 @@ describe("the pull request's CI as a gate", () => {
     expect(pkg).toContain("✅ CI `test` (fixed by Lisa in this pass)");
     // The fix's own manifest amends the pass's, and does not wipe what the first session reported.
     expect(pkg).toContain(question);
+    expect(github.pulls(REPO)[0]?.body).toContain("Ran the test job's command in the worktree.");
     const tracking = github
       .comments(REPO, issue.number)
       .map((c) => c.body)
