@@ -1,6 +1,9 @@
 import type { Database } from "./database.ts";
 import { sql } from "./sql.ts";
 
+/** How the anchor check shows among the gates (and as a reflection's gate): it is Lisa's, not a command of the repository. */
+export const ANCHOR_CHECK = "Lisa's anchor check";
+
 /** The agent's reflection on one gate failure it was sent back for, with Lisa's signature of that failure. */
 export interface ReflectionRow {
   id: number;
