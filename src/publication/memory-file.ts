@@ -1,6 +1,6 @@
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { sameCause } from "../markdown/same-cause.ts";
-import type { Manifest } from "../reporting/manifest-schema.ts";
+import { currentManifest, type Manifest } from "../reporting/manifest-schema.ts";
 import { ANCHOR_CHECK } from "../store/learnings.ts";
 import type { GuidanceRow, RunRow, StepRow, Store } from "../store/store.ts";
 import { guidanceHere } from "./pass-comment.ts";
@@ -22,7 +22,7 @@ const MAX_LINE = 200;
 /** Guidance that is a person's: `continue` carries the agent's own refinements, which nobody reviewed. */
 const TRUSTED_SOURCES: ReadonlySet<GuidanceRow["source"]> = new Set(["command", "review", "inline", "fix"]);
 
-const oneLine = (text: string) => {
+export const oneLine = (text: string) => {
   const flat = text.replace(/\s+/g, " ").trim();
   return flat.length > MAX_LINE ? `${flat.slice(0, MAX_LINE - 1)}…` : flat;
 };
@@ -87,6 +87,18 @@ export async function learnedInPass(store: Store, { run, pass, step, manifest, s
     ...[...fixedGates].map((gate) => `Run \`${oneLine(gate)}\` before finishing: it failed on a first attempt (${where})`),
     ...humans.map((c) => `People correct Lisa's work here: keep to “${oneLine(c.subject)}” (@${c.author}, ${where})`),
   ].map((line) => redactSecrets(line, secrets));
+}
+
+/** What every pass of the run that delivered (or rightly left unchanged) `step` taught, oldest first. */
+export async function learnedInRun(store: Store, run: RunRow, step: StepRow, secrets: readonly string[]): Promise<string[]> {
+  const learned: string[] = [];
+  for (const record of await store.steps.history(step.id)) {
+    if (record.state !== "delivered" && record.state !== "unchanged") continue;
+    const manifest = currentManifest({ manifest: record.manifest });
+    const pass = { id: record.pass_id, number: record.number };
+    learned.push(...(await learnedInPass(store, { run, pass, step, manifest, secrets })));
+  }
+  return learned;
 }
 
 /** The memory file `current` with `learned` taken in, as Lisa proposes it; `current` itself when nothing was learned. */

@@ -32,6 +32,17 @@ export interface AnchorRow {
   value: string;
 }
 
+/** The pull request of its own through which an accepted run proposed its learnings to one repository's memory file. */
+export interface MemoryPullRow {
+  id: number;
+  run_id: number;
+  owner: string;
+  repo: string;
+  branch: string;
+  pr_number: number;
+  pr_url: string;
+}
+
 /** What Lisa learns within a run (issue 26): reflections on failures, and the anchors later passes must keep. */
 export class LearningRecords {
   readonly #db: Database;
@@ -69,5 +80,23 @@ export class LearningRecords {
   /** The anchors set by passes before `pass`. */
   async anchorsBefore(stepId: number, pass: number): Promise<AnchorRow[]> {
     return this.#db.all(sql`SELECT * FROM anchors WHERE step_id = ${stepId} AND pass < ${pass} ORDER BY id`);
+  }
+
+  /** Keeps the memory pull request of a run in a repository; one recorded already (a restart's) stays. */
+  async recordMemoryPull(pull: Omit<MemoryPullRow, "id">): Promise<void> {
+    await this.#db.tx(async () => {
+      const held = await this.#db.get(
+        sql`SELECT id FROM memory_pulls WHERE run_id = ${pull.run_id} AND owner = ${pull.owner} AND repo = ${pull.repo}`,
+      );
+      if (!held)
+        await this.#db.run(
+          sql`INSERT INTO memory_pulls (run_id, owner, repo, branch, pr_number, pr_url) VALUES (${pull.run_id}, ${pull.owner}, ${pull.repo}, ${pull.branch}, ${pull.pr_number}, ${pull.pr_url})`,
+        );
+    });
+  }
+
+  /** The memory pull requests a run opened, in the order it opened them. */
+  async memoryPulls(runId: number): Promise<MemoryPullRow[]> {
+    return this.#db.all(sql`SELECT * FROM memory_pulls WHERE run_id = ${runId} ORDER BY id`);
   }
 }

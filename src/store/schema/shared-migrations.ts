@@ -80,4 +80,18 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     UNIQUE (step_id, kind, value)
   );
   `,
+  // 7 (SQLite 13, PostgreSQL 8): the pull request of its own through which an accepted run proposed
+  // what it taught as memory (`memory.propose: own_pr`), one per repository, for the final report.
+  ({ id, int }) => `
+  CREATE TABLE memory_pulls (
+    id ${id},
+    run_id ${int} NOT NULL,
+    owner TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    pr_number ${int} NOT NULL,
+    pr_url TEXT NOT NULL,
+    UNIQUE (run_id, owner, repo)
+  );
+  `,
 ];
