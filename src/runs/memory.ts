@@ -1,10 +1,11 @@
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { learnedInPass, memoryWith, parseMemory } from "../publication/memory-file.ts";
 import type { Manifest } from "../reporting/manifest-schema.ts";
-import type { StepRow } from "../store/store.ts";
+import type { StepPassRow, StepRow } from "../store/store.ts";
 import { fenceAsData } from "../workflow/render-prompt.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { git } from "../workspace/git.ts";
+import { mirrorPath } from "../workspace/workspace-paths.ts";
 
 /** How much of the file a prompt takes, whatever people made of it. */
 const MAX_PROMPT_CHARS = 8_000;
@@ -60,4 +61,28 @@ export async function memoryForPrompt(ctx: RunContext, worktree: string, base: s
     ),
     "",
   ].join("\n");
+}
+
+/**
+ * Whether the agent changed the memory file in this pass on `step` (a human must look: once merged
+ * it reaches every later prompt). The file at the pass's end is compared with the file at its start
+ * and, under `run_pr`, with what Lisa's own memory commit writes, so that commit is never named.
+ */
+export async function agentEditedMemory(
+  ctx: RunContext,
+  step: StepRow,
+  record: StepPassRow | undefined,
+  manifest: Manifest | undefined,
+): Promise<boolean> {
+  if (!record?.start_sha || !record.end_sha || record.start_sha === record.end_sha) return false;
+  const { file, max_lines: max, propose } = ctx.config.memory;
+  const mirror = mirrorPath(ctx.deps.workspace, { owner: step.owner, repo: step.repo });
+  const read = (sha: string) => git(mirror, ["cat-file", "blob", `${sha}:${file}`]).catch(() => undefined);
+  const before = await read(record.start_sha);
+  const after = await read(record.end_sha);
+  if (after === before) return false;
+  if (propose !== "run_pr") return true;
+  const learned = await learnedInPass(ctx.deps.store, { run: ctx.run, pass: ctx.pass, step, manifest, secrets: ctx.secrets });
+  // git's output lacks the file's last newline.
+  return learned.length === 0 || after !== memoryWith(before ?? "", learned, max).replace(/\n$/, "");
 }
