@@ -20,6 +20,8 @@ export interface EmulatedLisa {
   webhookUrl: string;
   /** Waits until every webhook has been answered and Lisa has handled what they caused. */
   settle(): Promise<void>;
+  /** Stops Lisa and its webhook server and leaves the emulator running, for another Lisa to start on it and `dataDir`. */
+  stopLisa(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -134,9 +136,13 @@ export async function startEmulatedLisa(options: {
         await lisa?.idle();
       }
     },
-    async stop() {
+    async stopLisa() {
       await lisa?.stop();
       await new Promise((resolve) => server.close(resolve));
+    },
+    async stop() {
+      await lisa?.stop();
+      if (server.listening) await new Promise((resolve) => server.close(resolve));
       await github.stop();
       // As with HTTP mocks that fail on an unmatched request: Lisa asking for what the emulator has no route for is a test failure.
       assertAllRouted(github, options.unroutedAllowed);

@@ -198,8 +198,12 @@ export const configSchema = z.strictObject({
    */
   memory: z
     .strictObject({
-      /** `run_pr`: a pass that learned something adds it to the file in its own pull request. `off`: Lisa proposes nothing. */
-      propose: z.enum(["run_pr", "off"]).default("off"),
+      /**
+       * `run_pr`: a pass that learned something adds it to the file in its own pull request. `own_pr`:
+       * at acceptance, what the whole run taught goes to each repository in a pull request of Lisa's
+       * own. `off` (the default, as `own_pr` opens a pull request more per run): Lisa proposes nothing.
+       */
+      propose: z.enum(["run_pr", "own_pr", "off"]).default("off"),
       /** The memory file, from the repository's root. */
       file: z
         .string()

@@ -217,6 +217,12 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
       .filter((s) => s.state === "skipped" || s.state === "blocked" || s.state === "dropped")
       .map((s) => ({ repo: `${s.owner}/${s.repo}`, reason: s.state })),
     openQuestions: passRows.flatMap((p) => JSON.parse(p.open_questions ?? "[]") as string[]),
+    memoryPulls: (await store.learnings.memoryPulls(runId)).map((pull) => ({
+      repo: `${pull.owner}/${pull.repo}`,
+      number: pull.pr_number,
+      url: pull.pr_url,
+      file: config.memory.file,
+    })),
     totals: {
       sessions: sessions.length,
       durationMs: sessions.reduce((sum, s) => sum + ((s.finished_at ?? s.started_at) - s.started_at), 0),

@@ -1,6 +1,7 @@
 import type { CoreDeps } from "../deps.ts";
 import type { GitHubPort } from "../github/github-port.ts";
 import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-runs.ts";
+import { proposeMemoryPulls } from "./memory-pull-request.ts";
 import { publishAcceptance, publishFinalReport, publishWithdrawal } from "./publish-acceptance.ts";
 import { publishTracking } from "./publish-tracking.ts";
 import { setStateLabel } from "./state-labels.ts";
@@ -42,6 +43,10 @@ async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish
   const ref = { owner: run.owner, repo: run.repo };
   if (run.state === "accepted" || run.state === "merged") await publishFinalReport(deps, gh, runId);
   if (run.state === "accepted") await publishAcceptance(deps, gh, runId);
+  // After the merge `on_accept` may make, so the memory builds on the default branch as it is then; the report links it.
+  if ((run.state === "accepted" || run.state === "merged") && (await proposeMemoryPulls(deps, gh, runId))) {
+    await publishFinalReport(deps, gh, runId);
+  }
   if (run.state === "review") await publishWithdrawal(deps, gh, runId);
   // Every pull request of the run merged: the issue is done (a plan's PRs only say "Part of" it).
   if (run.state === "merged") await gh.ensureIssueClosed(ref, run.issue_number);

@@ -46,6 +46,8 @@ export interface ReportView {
   humanCommits: (CommitView & { repo: string })[];
   skipped: { repo: string; reason: string }[];
   openQuestions: string[];
+  /** The pull requests of Lisa's own that propose what the run taught as memory (`memory.propose: own_pr`). */
+  memoryPulls?: { repo: string; number: number; url: string; file: string }[];
   totals: { sessions: number; durationMs: number; costUsd: number; limitUsd: number };
   secrets: readonly string[];
 }
@@ -149,7 +151,8 @@ export function renderFinalReport(view: ReportView): string {
   return fitToLimit(blocks).trimEnd();
 }
 
-function acceptedLines({ accepted, secrets }: ReportView): string[] {
+function acceptedLines(view: ReportView): string[] {
+  const { accepted, secrets } = view;
   const lines: string[] = [];
   const unapproved = accepted.prs.filter((pr) => pr.status !== "approved" && pr.status !== "merged" && pr.status !== "dropped");
   if (accepted.via === "override") {
@@ -171,6 +174,9 @@ function acceptedLines({ accepted, secrets }: ReportView): string[] {
       changes_requested: "changes requested, accepted by override",
     }[pr.status];
     lines.push(`- ${prRef(pr)}${at}: ${state}`);
+  }
+  for (const pull of view.memoryPulls ?? []) {
+    lines.push(`- 🧠 ${prRef(pull)}: what the run taught, proposed for ${code(pull.file, { secrets })}; review it like code`);
   }
   return lines;
 }

@@ -6,7 +6,7 @@ import { cleanAfter, code } from "./untrusted.ts";
 
 const MAX_LISTED = 20;
 
-/** The gates Lisa ran at the pass's head, the red ones first, and the anchor tests this pass edited. */
+/** The gates Lisa ran at the pass's head, the red ones first, and the anchor tests and memory file this pass edited. */
 export function gateBlocks(view: PackageView): (string | Block)[] {
   const head = view.headSha ?? view.range?.to;
   const at = head ? ` at ${shortSha(head)}` : "";
@@ -20,6 +20,11 @@ export function gateBlocks(view: PackageView): (string | Block)[] {
     // The reason is the agent's: one clean line after Lisa's words.
     const reason = cleanAfter(" — ", edit.reason, { secrets: view.secrets, max: 300 }) || " — the agent gave no reason";
     blocks.push({ text: `- ⚠️ anchor edited: ${code(edit.path, { secrets: view.secrets })}${reason}`, drop: 1 });
+  }
+  if (view.memoryEdit) {
+    // Agent output no one reviewed would otherwise reach every later prompt once merged.
+    const file = code(view.memoryEdit, { secrets: view.secrets });
+    blocks.push(`- ⚠️ memory file edited by the agent: ${file} — reviewers, check it; it reaches every later prompt`);
   }
   blocks.push("");
   return blocks;

@@ -27,6 +27,8 @@ export interface PackageView {
   headSha?: string;
   /** Anchor tests Lisa delivered in an earlier pass that this pass edited, with the reason the agent gave. */
   anchorEdits?: { path: string; reason?: string }[];
+  /** The memory file, when the agent edited it in this pass (never Lisa's own memory commit). */
+  memoryEdit?: string;
   /** The agent's reflections on the gate failures it was sent back for in this pass. */
   reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];
   guidance: GuidanceView[];

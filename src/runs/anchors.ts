@@ -3,15 +3,13 @@ import path from "node:path";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { Manifest } from "../reporting/manifest-schema.ts";
 import type { FileChange, GateLine } from "../reporting/views.ts";
+import { ANCHOR_CHECK } from "../store/learnings.ts";
 import type { StepPassRow, StepRow } from "../store/store.ts";
 import { fenceAsData } from "../workflow/render-prompt.ts";
 import { BlockedError, type RunContext } from "../workflow/run-context.ts";
 import { git } from "../workspace/git.ts";
 import { failureSignature, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, type RunGatesOptions, runGates } from "./run-gates.ts";
-
-/** How the anchor check shows among the gates: it is Lisa's, not a command of the repository. */
-export const ANCHOR_CHECK = "Lisa's anchor check";
 
 /** Anchor tests listed in a prompt; a pass that added more than this adds them all the same. */
 const MAX_LISTED = 50;

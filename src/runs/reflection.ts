@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { sameCause } from "../markdown/same-cause.ts";
 import { type Reflection, reflectionSchema } from "../reporting/manifest-schema.ts";
 import type { ReflectionRow, StepRow } from "../store/store.ts";
 import { fenceAsData } from "../workflow/render-prompt.ts";
@@ -15,9 +16,6 @@ const MAX_MANIFEST_BYTES = 64 * 1024;
 
 /** Reflections on the same failure after which the agent's words no longer buy another session. */
 const SAME_FAILURE_LIMIT = 3;
-
-/** Word overlap (Jaccard) from which two causes count as the same. */
-const SAME_CAUSE = 0.5;
 
 /**
  * Lisa's own fingerprint of a gate failure: the command and its output with what changes from run
@@ -66,17 +64,6 @@ export async function takeReflection(worktree: string): Promise<Reflection | und
   if (Object.keys(rest).length > 0) await writeFile(file, JSON.stringify(rest, null, 2), { flag: "wx" });
   const parsed = reflectionSchema.safeParse(reflection);
   return parsed.success ? parsed.data : undefined;
-}
-
-const words = (text: string) => new Set(text.toLowerCase().match(/[a-z0-9]{3,}/g) ?? []);
-
-/** Whether two causes say the same, by their words: both empty (no reflection) counts as the same. */
-export function sameCause(a: string, b: string): boolean {
-  const x = words(a);
-  const y = words(b);
-  if (x.size === 0 && y.size === 0) return true;
-  const shared = [...x].filter((word) => y.has(word)).length;
-  return shared / (x.size + y.size - shared) >= SAME_CAUSE;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { gitLog } from "../workspace/mirror-history.ts";
 import { editedAnchors } from "./anchors.ts";
+import { agentEditedMemory } from "./memory.ts";
 import { wipBranch } from "./push-step.ts";
 
 /**
@@ -83,6 +84,7 @@ async function packageView(ctx: RunContext, step: StepRow, phase: PackageView["p
     gates,
     reflections: reflectionViews(await store.learnings.reflections(step.id, pass.number)),
     anchorEdits: await editedAnchors(ctx, step, record, manifest),
+    ...((await agentEditedMemory(ctx, step, record, manifest)) ? { memoryEdit: config.memory.file } : {}),
     ...(record?.end_sha ? { headSha: record.end_sha } : {}),
     openQuestions: manifest?.open_questions ?? [],
     ...(manifest?.recommendation

@@ -1,6 +1,9 @@
 import type { Database } from "./database.ts";
 import { sql } from "./sql.ts";
 
+/** How the anchor check shows among the gates (and as a reflection's gate): it is Lisa's, not a command of the repository. */
+export const ANCHOR_CHECK = "Lisa's anchor check";
+
 /** The agent's reflection on one gate failure it was sent back for, with Lisa's signature of that failure. */
 export interface ReflectionRow {
   id: number;
@@ -27,6 +30,17 @@ export interface AnchorRow {
   pass: number;
   kind: "gate" | "test";
   value: string;
+}
+
+/** The pull request of its own through which an accepted run proposed its learnings to one repository's memory file. */
+export interface MemoryPullRow {
+  id: number;
+  run_id: number;
+  owner: string;
+  repo: string;
+  branch: string;
+  pr_number: number;
+  pr_url: string;
 }
 
 /** What Lisa learns within a run (issue 26): reflections on failures, and the anchors later passes must keep. */
@@ -66,5 +80,23 @@ export class LearningRecords {
   /** The anchors set by passes before `pass`. */
   async anchorsBefore(stepId: number, pass: number): Promise<AnchorRow[]> {
     return this.#db.all(sql`SELECT * FROM anchors WHERE step_id = ${stepId} AND pass < ${pass} ORDER BY id`);
+  }
+
+  /** Keeps the memory pull request of a run in a repository; one recorded already (a restart's) stays. */
+  async recordMemoryPull(pull: Omit<MemoryPullRow, "id">): Promise<void> {
+    await this.#db.tx(async () => {
+      const held = await this.#db.get(
+        sql`SELECT id FROM memory_pulls WHERE run_id = ${pull.run_id} AND owner = ${pull.owner} AND repo = ${pull.repo}`,
+      );
+      if (!held)
+        await this.#db.run(
+          sql`INSERT INTO memory_pulls (run_id, owner, repo, branch, pr_number, pr_url) VALUES (${pull.run_id}, ${pull.owner}, ${pull.repo}, ${pull.branch}, ${pull.pr_number}, ${pull.pr_url})`,
+        );
+    });
+  }
+
+  /** The memory pull requests a run opened, in the order it opened them. */
+  async memoryPulls(runId: number): Promise<MemoryPullRow[]> {
+    return this.#db.all(sql`SELECT * FROM memory_pulls WHERE run_id = ${runId} ORDER BY id`);
   }
 }

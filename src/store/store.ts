@@ -15,7 +15,7 @@ import { StepRecords } from "./steps.ts";
 import { WriteSlotRecords } from "./write-slots.ts";
 
 export type { NewGuidance } from "./guidance.ts";
-export type { AnchorRow, NewReflection, ReflectionRow } from "./learnings.ts";
+export type { AnchorRow, MemoryPullRow, NewReflection, ReflectionRow } from "./learnings.ts";
 export type * from "./rows.ts";
 export type { RunStateFields } from "./run-transition.ts";
 export type { NewRun } from "./runs.ts";

@@ -34,6 +34,29 @@ export async function pushBranch(
 }
 
 /**
+ * Pushes `commit` of the bare mirror to a new `branch` on the remote, by URL and only if it is new,
+ * after the same check for secrets as a worktree's push: a branch that exists already is refused.
+ * @throws SecretInPushError, and nothing is pushed
+ */
+export async function pushCommit(
+  options: WorkspaceOptions,
+  ref: RepoRef,
+  { commit, branch }: { commit: string; branch: string },
+  token: string,
+  secrets: readonly string[],
+): Promise<void> {
+  await withRepoLock(lockKey(ref), async () => {
+    const mirror = await resetMirrorConfig(options, ref);
+    await assertNothingSecretUnpushed(mirror, secrets, commit);
+    // An empty lease: the push is refused unless the branch does not exist yet.
+    const create = [`--force-with-lease=refs/heads/${branch}:`];
+    await git(mirror, ["push", "--no-verify", "--quiet", ...create, remoteUrl(options, ref), `${commit}:refs/heads/${branch}`], {
+      token,
+    });
+  });
+}
+
+/**
  * Replays Lisa's unpublished commits on top of what was pushed to the branch meanwhile (E7). On a
  * conflict the rebase is undone and the conflicting paths returned; human commits are never lost.
  */

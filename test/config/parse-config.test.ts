@@ -43,6 +43,8 @@ describe("parseConfig", () => {
       file: "docs/lisa.md",
       max_lines: 40,
     });
+    // Or through a pull request of Lisa's own at acceptance.
+    expect(parseConfigYaml("memory:\n  propose: own_pr\n").memory.propose).toBe("own_pr");
     for (const file of ["/etc/passwd", "../memory.md", "a/../../b.md", "a/./b.md"])
       expect(() => parseConfigYaml(`memory:\n  file: ${file}\n`)).toThrow(/memory/);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { consolidate, parseMemory, renderMemory } from "../../src/runs/memory.ts";
+import { consolidate, parseMemory, renderMemory } from "../../src/publication/memory-file.ts";
 
 describe("the memory file", () => {
   it("stays under its cap after many accepted runs, keeping the newest learnings", () => {

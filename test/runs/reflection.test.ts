@@ -2,7 +2,8 @@ import { readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { tempDir } from "../../dev/temp-dir.ts";
-import { failureSignature, repeatedFailure, sameCause, takeReflection } from "../../src/runs/reflection.ts";
+import { sameCause } from "../../src/markdown/same-cause.ts";
+import { failureSignature, repeatedFailure, takeReflection } from "../../src/runs/reflection.ts";
 
 describe("failureSignature", () => {
   it("is the same for a failure that differs only in worktree, timings, hashes and spacing", () => {

@@ -85,4 +85,18 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
   () => `
   ALTER TABLE steps ADD COLUMN ci_failure TEXT;
   `,
+  // 8 (SQLite 14, PostgreSQL 9): the pull request of its own through which an accepted run proposed
+  // what it taught as memory (`memory.propose: own_pr`), one per repository, for the final report.
+  ({ id, int }) => `
+  CREATE TABLE memory_pulls (
+    id ${id},
+    run_id ${int} NOT NULL,
+    owner TEXT NOT NULL,
+    repo TEXT NOT NULL,
+    branch TEXT NOT NULL,
+    pr_number ${int} NOT NULL,
+    pr_url TEXT NOT NULL,
+    UNIQUE (run_id, owner, repo)
+  );
+  `,
 ];
