@@ -37,6 +37,7 @@ async function watch(provider: Provider, modelName: string | undefined) {
   });
   const { GITHUB_TOKEN: _token, ...env } = agentEnvSource(server.url);
   const events: { event: ProgressEvent; at: number }[] = [];
+  const read = provider.progress?.({});
   const started = Date.now();
   const result = await runAgent({
     provider,
@@ -49,7 +50,7 @@ async function watch(provider: Provider, modelName: string | undefined) {
     stallMs: 60_000,
     sandbox: { mode: "off" },
     onLine: (line) => {
-      const event = provider.progress?.(line);
+      const event = read?.(line);
       if (event) events.push({ event, at: Date.now() - started });
     },
   });
