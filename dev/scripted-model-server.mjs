@@ -58,7 +58,7 @@
 //
 //   For Gemini, the same STEPs are answered in its own shapes: "tool_use" entries become
 //   `functionCall` parts (name the CLI's tools: write_file, run_shell_command, replace, …),
-//   "thinking" a `thought` part, "usage" `usageMetadata`; "error" answers
+//   "thinking" a `thought` part, "usage" `usageMetadata` (its "thoughts_tokens" `thoughtsTokenCount`); "error" answers
 //   `{"error":{"code","message","status"}}` with that HTTP status; a stream is one SSE event
 //   per part (the last carries finishReason and usage), which is what "after_events" counts;
 //   "stream_error" breaks the stream after the first part with the bare error object, as the
@@ -298,10 +298,13 @@ function geminiSideParts(body, script, vars) {
 // One streamed chunk per part; the last one carries finishReason and usage.
 function geminiChunks(parts, usage, model) {
   const responseId = rid("resp_");
+  // Thinking is counted apart from the answer, and in the total, as the API does.
+  const thoughts = usage.thoughts_tokens ?? 0;
   const usageMetadata = {
     promptTokenCount: usage.input_tokens,
     candidatesTokenCount: usage.output_tokens,
-    totalTokenCount: usage.input_tokens + usage.output_tokens,
+    ...(thoughts ? { thoughtsTokenCount: thoughts } : {}),
+    totalTokenCount: usage.input_tokens + usage.output_tokens + thoughts,
   };
   return parts.map((part, i) => {
     const last = i === parts.length - 1;

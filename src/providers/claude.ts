@@ -111,7 +111,8 @@ export const claudeProvider: Provider = {
     "--dangerously-skip-permissions",
     ...(model ? ["--model", model] : []),
   ],
-  progress: claudeProgress,
+  // Each line stands on its own.
+  progress: () => claudeProgress,
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const result = findResult(stdout);
     if (!result) {

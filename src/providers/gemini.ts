@@ -1,101 +1,76 @@
-import { z } from "zod";
+import { geminiProgress } from "./gemini-progress.ts";
+import { type GeminiEvent, geminiEvent, streamUsage, turnCounter } from "./gemini-stream.ts";
 import { crashed, type FailureKind, type ParsedOutput, type Provider, reportedFailure } from "./provider.ts";
-import { GEMINI_PRICES, type TokenPrices, tokenCost } from "./token-prices.ts";
-
-const tokensSchema = z.looseObject({
-  input: z.number().optional(),
-  prompt: z.number().optional(),
-  candidates: z.number().optional(),
-  thoughts: z.number().optional(),
-});
-
-const modelStatsSchema = z.looseObject({
-  api: z.looseObject({ totalRequests: z.number().optional() }).optional(),
-  tokens: tokensSchema.optional(),
-  /** Requests per role (`main`, the model router, …); only `main` requests are agent turns. */
-  roles: z.record(z.string(), z.looseObject({ totalRequests: z.number().optional() })).optional(),
-});
-
-/**
- * The object `gemini --output-format json` prints: on stdout when the run succeeds, on stderr
- * (after any log lines and stack trace) when it fails, then with `error` and no `response`.
- */
-const geminiOutputSchema = z.looseObject({
-  session_id: z.string().optional(),
-  response: z.string().optional(),
-  stats: z.looseObject({ models: z.record(z.string(), modelStatsSchema).optional() }).optional(),
-  error: z
-    .looseObject({
-      /** `Error` for API errors, the class of the CLI's own (`FatalAuthenticationError`, …), or `INVALID_STREAM`. */
-      type: z.string().optional(),
-      message: z.string().optional(),
-      /** The HTTP status for API errors, the CLI's exit code for its fatal errors, or a Node error code. */
-      code: z.union([z.number(), z.string()]).optional(),
-    })
-    .optional(),
-});
-
-type GeminiOutput = z.infer<typeof geminiOutputSchema>;
+import { GEMINI_PRICES } from "./token-prices.ts";
 
 /** Exit code of the CLI's `FatalAuthenticationError` (bad or missing credentials, invalid auth method). */
 const FATAL_AUTHENTICATION = 41;
 
+type ResultEvent = Extract<GeminiEvent, { type: "result" }>;
+
 /**
- * API errors carry the HTTP status as `code` (type `Error`: 0.61.0 rewraps them, so a daily-quota 429
- * reads like any other 429). The CLI's own fatal errors carry its exit code; errors without a
- * status (a dropped connection, an `INVALID_STREAM`) carry 1 or no code.
+ * The HTTP status of an API error, which the stream's error leaves out: the CLI exits with it, modulo
+ * 256 (173 for a 429), and 400–511 land on 144–255, above the CLI's own codes (1, 41, 42, 53, 130, …).
+ * A status past 511 (a 529) lands among them: the API's error object quoted in the message says it.
  */
-function classify(error: NonNullable<GeminiOutput["error"]>): FailureKind {
-  const { code, type } = error;
+function httpStatus(exitCode: number | undefined, message: string): number | undefined {
+  if (exitCode !== undefined && exitCode >= 144 && exitCode <= 255) return exitCode + 256;
+  const quoted = /"code":\s*(\d{3})\b/.exec(message)?.[1];
+  return quoted ? Number(quoted) : undefined;
+}
+
+/** The API's message out of the CLI's `[API Error: <message>]` (a 429 adds a hint on the lines after it). */
+function apiMessage(message: string): string {
+  return /^\[API Error: ([\s\S]*)\](?:\n|$)/.exec(message)?.[1] ?? message;
+}
+
+/**
+ * The failure a result reports. The CLI's own fatal errors are named by their class and exit code
+ * (`FatalTurnLimitedError` 53); API errors by their status, as `Error` (the stream says `unknown`, its
+ * name for an error that is no `Error` instance). A result with no error object is an answer the CLI
+ * could not use (empty, blocked): the `error` event before it says why.
+ */
+function resultFailure(result: ResultEvent, events: GeminiEvent[], exitCode: number | undefined) {
+  if (!result.error) {
+    const said = events.findLast((event) => event.type === "error" && event.severity === "error");
+    const message = said?.type === "error" ? said.message : undefined;
+    return reportedFailure("gemini", "agent_error", ["INVALID_STREAM"], message);
+  }
+  const { type = "Error", message = "" } = result.error;
+  const status = type.startsWith("Fatal") ? undefined : httpStatus(exitCode, message);
+  const kind = classify(type, status ?? exitCode);
+  return reportedFailure("gemini", kind, [type === "unknown" ? "Error" : type, status ?? exitCode], apiMessage(message));
+}
+
+/**
+ * An API error by its HTTP status (0.61.0 rewraps them, so a daily-quota 429 reads like any other
+ * 429); the CLI's own by its exit code (41: credentials or auth method).
+ */
+function classify(type: string, code: number | undefined): FailureKind {
   if (type === "FatalAuthenticationError" || code === FATAL_AUTHENTICATION || code === 401 || code === 403) return "auth";
   if (code === 429) return "rate_limited";
   if (code === 402) return "quota";
-  if (typeof code === "number" && code >= 500 && code <= 599) return "overloaded";
+  if (code !== undefined && code >= 500 && code <= 599) return "overloaded";
   return "agent_error";
 }
 
-/**
- * The last output object in `text`. The CLI pretty-prints it over several lines, so it starts at
- * the last line that opens a JSON object in column 0 and parses to the end; log lines and stack
- * traces before it never start that way.
- */
-function findOutput(text: string): GeminiOutput | undefined {
-  const lines = text.split("\n");
-  for (let start = lines.length - 1; start >= 0; start--) {
-    if (!lines[start]?.startsWith("{")) continue;
-    try {
-      const parsed = geminiOutputSchema.safeParse(JSON.parse(lines.slice(start).join("\n")));
-      if (parsed.success && (parsed.data.response !== undefined || parsed.data.error !== undefined)) return parsed.data;
-    } catch {
-      // Not the object: keep looking further up.
-    }
-  }
-  return undefined;
-}
-
-/**
- * Tokens and turns across the models the session used, and what they cost at `prices`: the CLI
- * reports tokens per model and no money, so without pricing them `max_cost_usd` never applied.
- */
-function usage(output: GeminiOutput, prices: TokenPrices): Pick<ParsedOutput, "tokens" | "turns" | "costUsd"> {
-  const models = Object.entries(output.stats?.models ?? {});
-  if (models.length === 0) return { tokens: undefined, turns: undefined, costUsd: 0 };
-  let input = 0;
-  let out = 0;
+/** The stream's events, its turns, and the model's words in the last turn (the answer). */
+function readStream(stdout: string) {
+  const turnOf = turnCounter();
+  const events: GeminiEvent[] = [];
   let turns = 0;
-  let costUsd = 0;
-  for (const [name, model] of models) {
-    const tokens = {
-      input: model.tokens?.input ?? model.tokens?.prompt ?? 0,
-      // Thinking is billed as output.
-      output: (model.tokens?.candidates ?? 0) + (model.tokens?.thoughts ?? 0),
-    };
-    input += tokens.input;
-    out += tokens.output;
-    costUsd += tokenCost(prices, name, tokens);
-    turns += model.roles?.main?.totalRequests ?? model.api?.totalRequests ?? 0;
+  let text = "";
+  for (const line of stdout.split("\n")) {
+    const event = geminiEvent(line);
+    if (!event) continue;
+    events.push(event);
+    const turn = turnOf(event);
+    if (turn === undefined) continue;
+    if (turn > turns) text = "";
+    turns = turn;
+    if (event.type === "message") text += event.content;
   }
-  return { tokens: { input, output: out }, turns: turns || undefined, costUsd };
+  return { events, turns, text };
 }
 
 export const geminiProvider: Provider = {
@@ -105,8 +80,8 @@ export const geminiProvider: Provider = {
   // `experimental.worktrees` in the user's settings (without it the flag exits 1) and headless runs
   // leave the worktree and its branch behind, so Lisa makes the worktree itself (no `nativeWorktree`).
   capabilities: { nativeWorktree: false, jsonOutput: true, costReporting: true },
-  // Headless, it reads standard input once (`-p` text is appended to it), and its JSON output says
-  // nothing until the end: guidance stops the session at once and a new one resumes the work.
+  // Headless, it reads standard input once (`-p` text is appended to it): guidance stops the session
+  // at once and a new one resumes the work.
   steering: { via: "restart" },
   env: [
     "GEMINI_API_KEY",
@@ -128,35 +103,39 @@ export const geminiProvider: Provider = {
   // The prompt arrives on standard input, which makes the run headless without `-p`.
   // `--skip-trust` trusts the worktree for this run: an untrusted folder stops a headless run
   // (exit 55) and turns YOLO back into asking. Without YOLO, headless runs do not even declare
-  // the write and shell tools.
+  // the write and shell tools. `stream-json` prints each event as it happens (`json`, one object at
+  // the end, left the live check blank).
   args: ({ model }) => [
     "--approval-mode",
     "yolo",
     "--skip-trust",
     "--output-format",
-    "json",
+    "stream-json",
     ...(model ? ["--model", model] : []),
   ],
+  progress: geminiProgress,
   parse({ stdout, stderr, exitCode, prices = GEMINI_PRICES }): ParsedOutput {
-    // Success is printed on stdout; failures on stderr, after the CLI's own log lines.
-    const output = findOutput(stdout) ?? findOutput(stderr);
-    if (!output) {
-      return crashed("gemini", exitCode ?? undefined, { stdout, stderr });
+    const { events, turns, text } = readStream(stdout);
+    const result = events.findLast((event) => event.type === "result");
+    if (!result) {
+      // Failures before the session starts (no usable auth method) are told on stderr alone.
+      const failed = crashed("gemini", exitCode ?? undefined, { stdout, stderr });
+      return exitCode === FATAL_AUTHENTICATION && failed.failure
+        ? { ...failed, failure: { ...failed.failure, kind: "auth" } }
+        : failed;
     }
-    const { tokens, turns, costUsd } = usage(output, prices);
-    const base = { costUsd, turns, tokens, sessionId: output.session_id, exitCode };
-    if (output.error) {
-      const { type, code, message } = output.error;
-      return { ...base, ok: false, text: "", failure: reportedFailure("gemini", classify(output.error), [type, code], message) };
-    }
+    const sessionId = events.find((event) => event.type === "init")?.session_id;
+    const { tokens, costUsd } = streamUsage(result.stats, prices);
+    const base = { costUsd, turns: turns || undefined, tokens, sessionId, exitCode };
+    if (result.status !== "success") return { ...base, ok: false, text: "", failure: resultFailure(result, events, exitCode) };
     if (exitCode !== 0) {
       return {
         ...base,
         ok: false,
-        text: output.response ?? "",
+        text,
         failure: { kind: "crashed", message: `gemini printed a result but exited with ${exitCode ?? "a signal"}` },
       };
     }
-    return { ...base, ok: true, text: output.response ?? "", failure: undefined };
+    return { ...base, ok: true, text, failure: undefined };
   },
 };

@@ -155,7 +155,8 @@ export const opencodeProvider: Provider = {
   // not explicitly denied: `run` otherwise rejects "ask" permissions and still exits 0. `--title`
   // spares the title-generation request to the model.
   args: ({ model }) => ["run", "--format", "json", "--auto", "--title", "lisa", ...(model ? ["--model", model] : [])],
-  progress: opencodeProgress,
+  // Each line stands on its own.
+  progress: () => opencodeProgress,
   parse({ stdout, stderr, exitCode }): ParsedOutput {
     const events = parseEvents(stdout);
     if (events.length === 0) {

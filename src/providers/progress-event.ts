@@ -21,6 +21,9 @@ export const progressEventSchema = z.object({
 
 export type ProgressEvent = z.infer<typeof progressEventSchema>;
 
+/** Reads one session's stdout, line by line as it arrives: the event a line tells, or undefined. */
+export type ProgressReader = (line: string) => ProgressEvent | undefined;
+
 /** The line as JSON, or undefined: most CLIs print a log line now and then among their events. */
 export function jsonLine(line: string): unknown {
   if (!line.startsWith("{")) return undefined;

@@ -1,4 +1,4 @@
-import type { ProgressEvent } from "./progress-event.ts";
+import type { ProgressReader } from "./progress-event.ts";
 import type { TokenPrices } from "./token-prices.ts";
 /** Why an agent invocation did not succeed, decided from structured output and exit status. */
 export type FailureKind =
@@ -183,8 +183,9 @@ export interface Provider {
    */
   parse(output: { stdout: string; stderr: string; exitCode: number | undefined; prices?: TokenPrices }): ParsedOutput;
   /**
-   * What one line of the CLI's stdout says of the session's progress, while it runs; undefined for
-   * a line that is no event. A CLI that prints nothing until the end has none.
+   * A reader of one session's stdout while it runs, telling what each line says of its progress
+   * (one per session: a CLI's stream may need what came before, as Gemini CLI's turns do). `prices`
+   * price the tokens of a CLI that reports no cost. A CLI that prints nothing until the end has none.
    */
-  progress?(line: string): ProgressEvent | undefined;
+  progress?(options: { prices?: TokenPrices }): ProgressReader;
 }

@@ -130,7 +130,7 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
       view.costUsd = 0;
       turns.clear();
       changed();
-      const progress = provider.progress?.bind(provider);
+      const progress = provider.progress?.({ prices: deps.tokenPrices });
       if (!progress) return undefined;
       return (line) => {
         const event = progress(line);

@@ -120,7 +120,8 @@ describe("claudeProvider.progress", () => {
   const lines = readFileSync(new URL("../fixtures/agents/claude-stream-json.jsonl", import.meta.url), "utf8")
     .trimEnd()
     .split("\n");
-  const progress = (line: string) => claudeProvider.progress?.(line);
+  const read = claudeProvider.progress?.({});
+  const progress = (line: string) => read?.(line);
 
   it("reads each model turn, the files written, the commands run and the session's cost", () => {
     const events = lines.map(progress);

@@ -178,7 +178,8 @@ describe("opencodeProvider.parse", () => {
 });
 
 describe("opencodeProvider.progress", () => {
-  const progress = (line: string) => opencodeProvider.progress?.(line);
+  const read = opencodeProvider.progress?.({});
+  const progress = (line: string) => read?.(line);
 
   it("reads each model step, its cost, the files written, the commands run and the text, from real lines", () => {
     const events = SUCCESS.trimEnd().split("\n").map(progress);
