@@ -225,6 +225,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         reposRoot,
         tokenValid: (token) => (context.tokens.get(token) ?? 0) > Date.now(),
         pushed: async (pathname) => {
+          pushTimes.push(performance.now());
           const [, owner = "", name = ""] = /^\/([\w.-]+)\/([\w.-]+)\.git\//.exec(pathname) ?? [];
           const repo = state.findRepo(owner, name);
           if (repo) await runCi(context, repo);
@@ -286,6 +287,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
 
   /** Told of each API request after its route has acted, before the answer leaves (beforeAnswer). */
   const answerListeners = new Set<AnswerListener>();
+  /** When each push over git's HTTP arrived, as `performance.now()` (pushTimes). */
+  const pushTimes: number[] = [];
 
   /** Faults to answer instead of the route, oldest first; each answers `times` requests. */
   const faults: (Fault & { left: number })[] = [];
@@ -412,6 +415,11 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     beforeAnswer(listener: AnswerListener): () => void {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
+    },
+
+    /** When each push over git's HTTP was taken in (`performance.now()`), oldest first: the bench times what follows a push. */
+    pushTimes(): readonly number[] {
+      return pushTimes;
     },
 
     setWebhookUrl(url: string | undefined): void {

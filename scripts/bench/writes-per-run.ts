@@ -24,9 +24,18 @@ const purpose = (write: { method: string; path: string; route: string | null }, 
   return PURPOSE[`${write.method} ${write.route}`] ?? "?";
 };
 
-/** The writes of one run, label to review gate; `deployed`: paced through the store and throttled as in production. */
-async function runWrites(deployed: boolean) {
-  const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } }]);
+/**
+ * The writes of one run, label to review gate; `deployed`: paced through the store and throttled as
+ * in production; `agentSeconds`: how long the agent works (near-instant by default).
+ */
+async function runWrites(deployed: boolean, agentSeconds = 0) {
+  const agent = createFakeClaude([
+    {
+      write: { "health.ts": "ok\n" },
+      manifest: { title: "Add health", what: "Adds it." },
+      ...(agentSeconds ? { run: [`sleep ${agentSeconds}`] } : {}),
+    },
+  ]);
   const env: EmulatedLisa = await startEmulatedLisa({ claudeBinary: agent.binary, deployed });
   try {
     const { github } = env;
@@ -37,11 +46,21 @@ async function runWrites(deployed: boolean) {
     github.addCollaborator("bench/api", "alice", "write");
     const issue = await github.createIssue("bench/api", { title: "Add a health endpoint", user: "alice" });
     const before = github.requests().length;
+    let reviewAskedAt: number | undefined;
+    github.beforeAnswer((request) => {
+      if (request.route === "/repos/:owner/:repo/pulls/:number/requested_reviewers") reviewAskedAt ??= performance.now();
+    });
     const started = performance.now();
     await github.labelIssue("bench/api", issue.number, "lisa", "alice");
     await env.settle();
     const seconds = (performance.now() - started) / 1000;
-    return { writes: github.requests().slice(before).filter(isWrite), issue: issue.number, seconds };
+    // From the push of the reviewed head (the last before the review request) to the request.
+    const pushedAt = github
+      .pushTimes()
+      .filter((at) => at < (reviewAskedAt ?? 0))
+      .at(-1);
+    const pushToReview = reviewAskedAt !== undefined && pushedAt !== undefined ? (reviewAskedAt - pushedAt) / 1000 : undefined;
+    return { writes: github.requests().slice(before).filter(isWrite), issue: issue.number, seconds, pushToReview };
   } finally {
     await env.stop();
   }
@@ -57,4 +76,12 @@ export async function writesPerRun(): Promise<void> {
     );
     for (const write of writes) console.log(`  ${write.method} ${write.path} → ${write.status}: ${purpose(write, issue)}`);
   }
+  // A near-instant agent pushes while the run's first writes (👀, label, tracking comment) still wait
+  // their paced turn; an agent that works a few seconds, as any does, shows the push's own path.
+  const { pushToReview } = await runWrites(true, 4);
+  const review =
+    pushToReview === undefined
+      ? "not seen"
+      : `${pushToReview.toFixed(2)} s (goal ≤ 3 s: ${pushToReview <= 3 ? "met" : "missed"})`;
+  console.log(`Push to review request as deployed (paced, throttled), an agent of 4 s: ${review}`);
 }

@@ -212,9 +212,11 @@ async function ascend(ctx: RunContext): Promise<void> {
     if (pr.draft)
       await gh.setDraft(pr.nodeId, false).catch((error) => deps.log.warn({ err: error }, "could not mark the PR ready"));
     await store.steps.record(step.id, { draft: 0, head_sha: await shownHead(store, step, pr.headSha) });
+    // Reviewers are asked once the package is there, and before the check run: each write waits a
+    // paced second, and the review request is the one people wait for.
+    await requestReview(ctx, step.id);
     // The head Lisa pushed in this pass: a human's commit on top is not hers to vouch for.
     if (record.state === "delivered" && record.end_sha) await checkAtGate(ctx, step.id, record.end_sha);
-    await requestReview(ctx, step.id);
     const body = (await composeStepPullRequest(ctx, await store.steps.get(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }

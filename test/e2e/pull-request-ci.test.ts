@@ -121,7 +121,10 @@ describe("the pull request's CI as a gate", () => {
     expect(runs.at(-1)?.head_sha).toBe(head);
     const requests = github.requests();
     const reviewAsked = requests.findIndex((r) => r.method === "POST" && r.path.endsWith("/requested_reviewers"));
-    const greenRead = requests.findLastIndex((r) => r.path.includes(`/commits/${head}/check-runs?`));
+    // The last read of the head's CI (not Lisa's look for her own check, by name, which may follow the request).
+    const greenRead = requests.findLastIndex(
+      (r) => r.path.includes(`/commits/${head}/check-runs?`) && !r.path.includes("check_name"),
+    );
     expect(reviewAsked).toBeGreaterThan(greenRead);
     expect(lisaCheck(github, head)?.output.summary).toContain("✅ CI `test` (fixed by Lisa in this pass)");
     const pkg = github
