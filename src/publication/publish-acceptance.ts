@@ -17,17 +17,17 @@ interface Decision {
 
 /**
  * The decision the final report names: the accepted pass's (recorded with the run's acceptance in
- * one transaction), or for a run whose pull requests were merged, whoever merged them.
+ * one transaction), also when Lisa then merged (`on_accept: merge`); for a run whose pull requests
+ * people merged without accepting it, whoever merged them.
  */
 async function decisionOf(store: Store, runId: number): Promise<Decision | undefined> {
   const run = await store.runs.get(runId);
   if (!run) return undefined;
-  if (run.state === "merged") {
-    const merge = (await store.events.of(runId)).findLast((event) => event.kind === "merge");
-    return { by: merge?.actor ?? run.requested_by, via: "merge" };
-  }
   const pass = (await store.passes.of(runId)).findLast((p) => p.decision === "accept");
-  return { by: pass?.decided_by ?? run.requested_by, via: pass?.decided_via === "/lisa accept" ? "override" : "approval" };
+  if (pass || run.state !== "merged")
+    return { by: pass?.decided_by ?? run.requested_by, via: pass?.decided_via === "/lisa accept" ? "override" : "approval" };
+  const merge = (await store.events.of(runId)).findLast((event) => event.kind === "merge");
+  return { by: merge?.actor ?? run.requested_by, via: "merge" };
 }
 
 /**
@@ -188,7 +188,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
     issueTitle: run.issue_title,
     problem: run.issue_body,
     accepted: {
-      via: decision.via === "override" ? "override" : "approval",
+      via: decision.via,
       by: decision.by,
       prs: steps
         .filter((s) => s.pr_number !== null && s.pr_url !== null)

@@ -30,7 +30,7 @@ export interface ReportView {
   issueTitle: string;
   /** The issue body (or an excerpt), quoted as data. */
   problem: string;
-  accepted: { via: "approval" | "override"; by: string; prs: AcceptedPr[]; note?: string };
+  accepted: { via: "approval" | "override" | "merge"; by: string; prs: AcceptedPr[]; note?: string };
   /** In merge order. */
   plan: { repo: string; scope?: string; prUrl?: string }[];
   passes: {
@@ -81,7 +81,8 @@ export function renderFinalReport(view: ReportView): string {
     ? view.issueRef
     : code(view.issueRef, { secrets });
   const how = accepted.via === "override" ? "by override" : `after ${plural(view.passes.length, "pass", "passes")}`;
-  const blocks: (string | Block)[] = [reportMarker(view.runId), `### Lisa · report · ✅ Accepted ${how}`, ""];
+  const headline = `${accepted.via === "merge" ? "Merged" : "Accepted"} ${how}`;
+  const blocks: (string | Block)[] = [reportMarker(view.runId), `### Lisa · report · ✅ ${headline}`, ""];
 
   blocks.push("#### Problem", "", `**${issueRef}: ${cleanLine(view.issueTitle, { secrets, max: 256 })}**`, "");
   const problem = quote(cleanBlock(view.problem, { secrets, max: 2_000 }));
@@ -158,6 +159,8 @@ function acceptedLines(view: ReportView): string[] {
   if (accepted.via === "override") {
     const without = unapproved.length ? ` (no approval on ${unapproved.map((pr) => prRef(pr)).join(", ")})` : "";
     lines.push(`Accepted by ${mention(accepted.by)} via \`/lisa accept\`${without}.`);
+  } else if (accepted.via === "merge") {
+    lines.push(`Merged by ${mention(accepted.by)}, without waiting for the gate.`);
   } else {
     lines.push(`Accepted by ${mention(accepted.by)}'s approval, the last one the gate needed.`);
   }

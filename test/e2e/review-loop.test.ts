@@ -590,6 +590,7 @@ describe("the review loop", () => {
   it("review.on_accept: merge merges the approved head and the run ends merged", async () => {
     const {
       github,
+      issue,
       pull,
       env: e,
     } = await passOne([change("health.ts", "Add GET /health")], `${CONFIG}review:\n  on_accept: merge\n`);
@@ -598,6 +599,10 @@ describe("the review loop", () => {
     expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
     expect(await github.readFile(REPO, "health.ts")).toBe("Add GET /health\n");
     expect((await runOf(e)).state).toBe("merged");
+    // The report names the approval that accepted the run, not Lisa's own merge after it.
+    const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run=1 -->"))?.body ?? "";
+    expect(report).toContain("### Lisa · report · ✅ Accepted after 1 pass");
+    expect(report).toContain("Accepted by @ann's approval, the last one the gate needed.");
   });
 
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {

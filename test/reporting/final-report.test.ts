@@ -129,6 +129,13 @@ describe("renderFinalReport", () => {
     );
   });
 
+  it("says who merged a run's pull requests without the gate accepting it", () => {
+    const view = reportView();
+    const text = renderFinalReport({ ...view, accepted: { ...view.accepted, via: "merge", by: "carol" } });
+    expect(text.split("\n")[1]).toBe("### Lisa · report · ✅ Merged after 2 passes");
+    expect(section(text, "Accepted").split("\n")[0]).toBe("Merged by @carol, without waiting for the gate.");
+  });
+
   it("records an override and the pull requests it accepted without approval", () => {
     const view = reportView();
     const [api, web] = view.accepted.prs;
