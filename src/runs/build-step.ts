@@ -12,12 +12,10 @@ import { agentEnv, type Checkout, invokeAgent, workDir } from "./invoke-agent.ts
 import type { LiveCheck } from "./live-check.ts";
 import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
+import { pendingGateFailure } from "./pending-gate-failure.ts";
 import { blockOnRepeat, gateFailure, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 import { StepGuidance } from "./step-guidance.ts";
-
-/** How much of a failing gate's output is kept with the step for the tracking comment. */
-const GATE_OUTPUT_KEPT = 4_000;
 
 /** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
 const AGENT_SIDE: ReadonlySet<FailureKind> = new Set(["agent_error", "timeout", "stalled"]);
@@ -29,7 +27,8 @@ type Resumed = "steered" | "interrupted" | undefined;
  * The build loop of one step in one pass: invoke the agent with a fresh context, run the gates,
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
  * sessions. A CI failure the step was sent back for (`steps.ci_failure`) is the first session's
- * to fix. Gates still red, or the budget spent, block the step; a provider outage fails the run.
+ * to fix; a gate failure a fix session left unanswered (`steps.gates`) is the next one's, after a
+ * restart. Gates still red, or the budget spent, block the step; a provider outage fails the run.
  */
 export async function buildStep(
   ctx: RunContext,
@@ -43,7 +42,10 @@ export async function buildStep(
   const stepId = initial.id;
   // A step interrupted while its gates ran goes straight back to them: the agent's work is on disk.
   let skipAgent = initial.phase === "gates";
-  let failedGate: GateResult | undefined;
+  // A fix session cut off by a restart leaves its gate failure in the store: the resumed one answers it.
+  let failedGate = skipAgent
+    ? undefined
+    : pendingGateFailure(initial, await store.sessions.of(stepId), await reflectionsThisTry(ctx, initial));
   // Kept in the store until a session has answered it: a resumed session gets it again.
   let ciFailure = pendingCiFailure(initial, ctx.pass.number);
   const guidance = new StepGuidance(ctx, initial);
@@ -125,13 +127,10 @@ export async function buildStep(
       results.push(...(await checkAnchors(ctx, await store.steps.get(stepId), workDir(checkout), gateOptions)));
     await assertStillRunning(ctx);
     for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
-    // A failing gate keeps the tail of its output (redacted by runGates) for the tracking comment:
-    // without it, the person reading a blocked step cannot see what failed.
-    const lines = results.map(({ command, passed, output }) => ({
-      command,
-      passed,
-      ...(passed ? {} : { output: output.slice(-GATE_OUTPUT_KEPT) }),
-    }));
+    // A failing gate keeps its output (runGates keeps only the tail, redacted) for the tracking comment,
+    // where a blocked step says what failed, and whole for a resumed fix session (pending-gate-failure.ts):
+    // the same output gives it the same prompt and its reflection the same signature.
+    const lines = results.map(({ command, passed, output }) => ({ command, passed, ...(passed ? {} : { output }) }));
     await store.steps.record(stepId, { gates: JSON.stringify(lines) });
     live?.gates(lines);
     failedGate = results.find((result) => !result.passed);
@@ -182,6 +181,7 @@ async function buildPrompt(
       command: failedGate.command,
       failure: fenceAsData(`the output of \`${failedGate.command}\``, failedGate.output),
       reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
+      ...(await fixResumed(ctx, step, resumed, "this gate failure")),
     });
   }
   if (purpose === "fix_ci" && ciFailure) {
@@ -189,9 +189,7 @@ async function buildPrompt(
       ...common,
       failure: fenceAsData("the report of the pull request's CI", ciFailure.report),
       reflections: reflectionsForPrompt(ctx, await reflectionsThisTry(ctx, step)),
-      // Resumed for guidance, the session gets the guidance with the report, as the note says.
-      guidance: resumed === "steered" ? `## Guidance from the reviewers\n\n${await guidanceSection(ctx, step)}\n\n` : "",
-      resume_note: resumed === "steered" ? `${STEERED_NOTE}\n\n` : resumed === "interrupted" ? `${CI_INTERRUPTED_NOTE}\n\n` : "",
+      ...(await fixResumed(ctx, step, resumed, "this CI failure")),
     });
   }
   const issue = fenceAsData(
@@ -237,9 +235,28 @@ const STEERED_NOTE = [
   'In `.lisa-manifest.json`, report what you did with each guidance item in a `guidance` list: `[{ "id": "g1", "status": "addressed", "note": "How." }]`, where `status` is one of `addressed`, `partly`, `not_addressed`, `not_applicable`.',
 ].join(" ");
 
-/** The resume of a CI fix cut off (Lisa restarted under it): the report is the prompt's, the partial fix the worktree's. */
-const CI_INTERRUPTED_NOTE =
-  "An earlier session fixing this CI failure was interrupted. Its partial work is in this worktree: look at `git status` and `git log` first and continue from there.";
+/**
+ * What a fix prompt (gates or CI) says of the session it resumes: the failure stays the prompt's, the
+ * partial fix is the worktree's; resumed for guidance, the session gets the guidance too, as the note says.
+ */
+async function fixResumed(
+  ctx: RunContext,
+  step: StepRow,
+  resumed: Resumed,
+  failure: string,
+): Promise<{ resume_note: string; guidance: string }> {
+  if (resumed === "steered")
+    return {
+      resume_note: `${STEERED_NOTE}\n\n`,
+      guidance: `## Guidance from the reviewers\n\n${await guidanceSection(ctx, step)}\n\n`,
+    };
+  if (resumed === "interrupted")
+    return {
+      resume_note: `An earlier session fixing ${failure} was interrupted. Its partial work is in this worktree: look at \`git status\` and \`git log\` first and continue from there.\n\n`,
+      guidance: "",
+    };
+  return { resume_note: "", guidance: "" };
+}
 
 async function humanCommitsNote(ctx: RunContext, step: StepRow): Promise<string> {
   const record = await ctx.deps.store.steps.inPass(step.id, ctx.pass.id);

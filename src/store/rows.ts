@@ -89,7 +89,7 @@ export interface StepRow {
   manifest: string | null;
   /** The agent's last final message. */
   summary: string | null;
-  /** JSON list of the last gate results: command and whether it passed. */
+  /** JSON list of the last gate results: command, whether it passed, and a failing one's output (a resumed fix session's, too). */
   gates: string | null;
   /** JSON list of files changed against the base, kept to recompose the PR body later. */
   changed_files: string | null;

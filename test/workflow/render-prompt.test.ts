@@ -43,8 +43,10 @@ describe("renderPrompt", () => {
         failure: "GATE-OUTPUT-7f3a",
         command: "npm test",
         reflections: "REFLECTION-0b4e",
+        guidance: "GUIDANCE-ITEM-4c17",
+        resume_note: "RESUME-NOTE-e802",
       }),
-    ).resolves.toMatch(/GATE-OUTPUT-7f3a[\s\S]*REFLECTION-0b4e/);
+    ).resolves.toMatch(/GATE-OUTPUT-7f3a[\s\S]*RESUME-NOTE-e802[\s\S]*GUIDANCE-ITEM-4c17[\s\S]*REFLECTION-0b4e/);
     const fixCi = await renderPrompt(prompts, "fix-ci", {
       ...common,
       failure: "CI-REPORT-2c8d",
