@@ -27,8 +27,9 @@ type Resumed = "steered" | "interrupted" | undefined;
  * The build loop of one step in one pass: invoke the agent with a fresh context, run the gates,
  * and on a gate failure invoke it again with the failure output, up to `limits.max_iterations`
  * sessions. A CI failure the step was sent back for (`steps.ci_failure`) is the first session's
- * to fix; a gate failure a fix session left unanswered (`steps.gates`) is the next one's, after a
- * restart. Gates still red, or the budget spent, block the step; a provider outage fails the run.
+ * to fix; a gate failure a fix session left unanswered is the next one's, after a restart
+ * (`steps.gates`) or a stop for guidance. Gates still red, or the budget spent, block the step; a
+ * provider outage fails the run.
  */
 export async function buildStep(
   ctx: RunContext,
@@ -94,10 +95,8 @@ export async function buildStep(
       if (result.ok) await store.steps.record(stepId, { summary: redactSecrets(result.text, ctx.secrets) });
       // Guidance the session was stopped for, or that came as it ended, is this pass's: a session resumes with it.
       steered = result.steered === true || (result.ok && (await guidance.fresh()).length > 0);
-      if (steered) {
-        failedGate = undefined;
-        continue;
-      }
+      // The failure stays the resumed session's to fix, as a CI failure does (ci_failure).
+      if (steered) continue;
       if (!result.ok) {
         const kind = result.failure?.kind ?? "agent_error";
         const message = sessionFailure("The agent session", result.failure, ctx.secrets);

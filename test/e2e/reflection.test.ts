@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { createHelloWorld, HELLO_WORLD, ISSUE, labelBug } from "../support/hello-world.ts";
+import { waitFor } from "../../dev/wait-for.ts";
+import { createHelloWorld, HELLO_WORLD, ISSUE, labelBug, OWNER } from "../support/hello-world.ts";
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -83,5 +84,51 @@ describe("reflection before each retry", () => {
 
     expect(agent.calls()).toHaveLength(4);
     expect(tracking).toContain("The gates still fail after 4 agent sessions (limits.max_iterations)");
+  });
+
+  it("keeps the gate failure in the prompt of a fix session resumed for guidance written while it ran", async () => {
+    const guidance = "Also sign the README with Lisa";
+    const agent = createFakeClaude([
+      attempt("# still wrong\n"),
+      // The fix session works a while: the redirect comes meanwhile, and it ends without taking it in.
+      { ...attempt("# still wrong, partly\n"), stream: [{ delayMs: 4_000, line: { type: "system", subtype: "init" } }] },
+      {
+        write: { "README.md": "# Hello World\n\nSigned, Lisa\n" },
+        manifest: {
+          ...manifest,
+          guidance: [{ id: "g1", status: "addressed", note: "Signed it." }],
+          reflection: { what_failed: "the README check", cause: "Wrold is misspelled", change: "spelled World" },
+        },
+      },
+    ]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    await createHelloWorld(env.github, CONFIG);
+    await env.settle();
+    await env.github.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
+    await waitFor("the gate fix session to start", () => agent.calls().length === 2);
+    await env.github.commentOnIssue(HELLO_WORLD, ISSUE, `/lisa redirect ${guidance}`, OWNER);
+    await env.settle();
+
+    const calls = agent.calls();
+    expect(calls).toHaveLength(3);
+    // The resumed session has the guidance, and still the gate that failed and its output, fenced.
+    const resumed = calls[2]?.prompt ?? "";
+    expect(resumed).toContain("stopped to give you guidance the reviewers wrote while it worked");
+    expect(resumed).toContain(guidance);
+    const fence = resumed.indexOf("The following block is the output of `grep -q 'Hello World' README.md");
+    expect(fence).toBeGreaterThan(-1);
+    expect(resumed.slice(fence)).toContain("README.md says: # still wrong\n");
+    expect(resumed).toContain("run `grep -q 'Hello World' README.md");
+    const [run] = await env.lisa.store.runs.inState("review");
+    const [step] = (await env.lisa.store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
+    expect((await env.lisa.store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state])).toEqual([
+      ["implement", "succeeded"],
+      ["fix_gates", "succeeded"],
+      ["fix_gates", "succeeded"],
+    ]);
+    // One reflection on the one failure, written by the session that fixed it.
+    expect((await env.lisa.store.learnings.reflections(step?.id ?? 0, 1)).map((r) => [r.iteration, r.cause])).toEqual([
+      [3, "Wrold is misspelled"],
+    ]);
   });
 });
