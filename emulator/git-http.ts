@@ -1,8 +1,12 @@
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import { fileURLToPath } from "node:url";
 
 /** A repository path as git's smart HTTP asks for it: `/<owner>/<name>.git/<service path>`. */
 const GIT_PATH = /^\/[\w.-]+\/[\w.-]+\.git\/(?:info\/refs|git-upload-pack|git-receive-pack)$/;
+
+/** The proc-receive hook that refuses workflow changes (refuse-workflows.mjs), as `core.hooksPath`. */
+const HOOKS = fileURLToPath(new URL("./git-hooks", import.meta.url));
 
 /** Whether the emulator's git server answers `pathname` (rather than the REST API). */
 export function isGitPath(pathname: string): boolean {
@@ -16,14 +20,22 @@ export function isGitPath(pathname: string): boolean {
  * credentials `x-access-token:<token>` of an installation token that `tokenValid` accepts (one
  * the emulator handed out and that has not expired). Without them git is told 401, and with
  * GIT_TERMINAL_PROMPT=0 it fails as it would against github.com with a stale token.
+ * A push whose token `refusesWorkflows` is refused, as GitHub refuses an App without the
+ * `workflows` permission, when a commit it adds changes a file under `.github/workflows/`.
  */
 export function serveGit(
   request: IncomingMessage,
   response: ServerResponse,
-  options: { reposRoot: string; tokenValid: (token: string) => boolean; pushed?: (pathname: string) => Promise<void> },
+  options: {
+    reposRoot: string;
+    tokenValid: (token: string) => boolean;
+    refusesWorkflows?: (token: string) => boolean;
+    pushed?: (pathname: string) => Promise<void>;
+  },
 ): void {
   const url = new URL(request.url ?? "/", "http://emulator");
-  if (!options.tokenValid(basicPassword(request.headers.authorization))) {
+  const token = basicPassword(request.headers.authorization);
+  if (!options.tokenValid(token)) {
     request.resume();
     response.writeHead(401, { "www-authenticate": 'Basic realm="GitHub"', "content-type": "text/plain" });
     response.end("Invalid username or token. Password authentication is not supported for Git operations.\n");
@@ -45,6 +57,7 @@ export function serveGit(
       CONTENT_TYPE: request.headers["content-type"] ?? "",
       ...(request.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: request.headers["content-encoding"] } : {}),
       ...(request.headers["git-protocol"] ? { GIT_PROTOCOL: String(request.headers["git-protocol"]) } : {}),
+      ...(url.pathname.endsWith("/git-receive-pack") && options.refusesWorkflows?.(token) ? workflowCheck() : {}),
     },
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -78,6 +91,19 @@ export function serveGit(
     if (url.pathname.endsWith("/git-receive-pack")) await options.pushed?.(url.pathname).catch(() => undefined);
     response.end();
   });
+}
+
+/** receive-pack's settings that hand every branch update to the hook that refuses workflow changes. */
+function workflowCheck(): Record<string, string> {
+  return {
+    GIT_CONFIG_COUNT: "2",
+    GIT_CONFIG_KEY_0: "core.hooksPath",
+    GIT_CONFIG_VALUE_0: HOOKS,
+    GIT_CONFIG_KEY_1: "receive.procReceiveRefs",
+    GIT_CONFIG_VALUE_1: "refs/heads/",
+    // The node running the emulator, whatever PATH holds.
+    EMULATOR_NODE: process.execPath,
+  };
 }
 
 /** The password of HTTP Basic credentials, or "" when there are none. */

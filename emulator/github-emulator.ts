@@ -224,6 +224,8 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       serveGit(request, response, {
         reposRoot,
         tokenValid: (token) => (context.tokens.get(token) ?? 0) > Date.now(),
+        // A person's token pushes as that person; an installation's needs `workflows: write`.
+        refusesWorkflows: (token) => !context.tokenUsers.has(token) && context.permissions.workflows !== "write",
         pushed: async (pathname) => {
           pushTimes.push(performance.now());
           const [, owner = "", name = ""] = /^\/([\w.-]+)\/([\w.-]+)\.git\//.exec(pathname) ?? [];

@@ -10,6 +10,7 @@ import { verifyGates } from "./build-step.ts";
 import { commitPending } from "./commit-changes.ts";
 import { type Checkout, workDir } from "./invoke-agent.ts";
 import { ownCommits } from "./own-commits.ts";
+import { dropWorkflowChanges, keepWorkflowsUnpushed, refusedWorkflow, workflowBlockReason } from "./workflow-guard.ts";
 
 // A step's pushes: its work to its branch (deliver-step's push phase), or a blocked attempt to
 // Lisa's WIP branch, so the pull request's head has always passed the gates.
@@ -19,7 +20,8 @@ export const wipBranch = (branch: string) => `${branch}--wip`;
 
 /**
  * Pushes without force. When a human pushed meanwhile, git refuses; Lisa then fetches, replays its
- * unpublished commits on top, runs the gates again and pushes. A conflict blocks the step.
+ * unpublished commits on top, runs the gates again and pushes. A conflict blocks the step, and so
+ * does a change to a workflow, which GitHub refuses from Lisa's App (workflow-guard.ts).
  */
 export async function pushReconciling(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
   const { deps } = ctx;
@@ -27,12 +29,14 @@ export async function pushReconciling(ctx: RunContext, stepId: number, checkout:
   const dir = workDir(checkout);
   try {
     await ownCommits(dir, deps.workspace.author);
+    await keepWorkflowsUnpushed(ctx, dir);
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
       secrets: ctx.secrets,
     });
     return;
   } catch (error) {
     if (!(error instanceof GitError) || !/rejected|non-fast-forward|fetch first/i.test(error.message)) throw error;
+    throwIfWorkflowRefused(error);
   }
   await syncMirror(deps.workspace, checkout.ref, await freshToken(ctx));
   const rebased = await rebaseOnto(dir, `refs/remotes/origin/${step.branch}`);
@@ -44,9 +48,24 @@ export async function pushReconciling(ctx: RunContext, stepId: number, checkout:
   await deps.store.events.add(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, step.id, checkout);
   await ownCommits(dir, deps.workspace.author);
-  await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
-    secrets: ctx.secrets,
-  });
+  await keepWorkflowsUnpushed(ctx, dir);
+  try {
+    await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
+      secrets: ctx.secrets,
+    });
+  } catch (error) {
+    if (error instanceof GitError) throwIfWorkflowRefused(error);
+    throw error;
+  }
+}
+
+/**
+ * GitHub's refusal of a workflow change, should it come though Lisa looked (an installation may
+ * hold fewer permissions than she expects), blocks the step as her own look does: no rebase, no retry.
+ */
+function throwIfWorkflowRefused(error: GitError): void {
+  const workflow = refusedWorkflow(error.message);
+  if (workflow !== undefined) throw new BlockedError(workflowBlockReason([workflow]));
 }
 
 /**
@@ -67,6 +86,8 @@ export async function blockAttempt(ctx: RunContext, stepId: number, checkout: Ch
       `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
     );
     await ownCommits(dir, deps.workspace.author);
+    // GitHub would refuse the whole attempt for its workflow changes: the rest of it is pushed.
+    await dropWorkflowChanges(ctx, dir);
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";
     // What was pushed, as pushBranch says: the mirror's copy of the branch moves only at its next fetch.
     wipSha = await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: wip }, await freshToken(ctx), {

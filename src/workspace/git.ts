@@ -82,7 +82,7 @@ async function withTokenConfig<T>(token: string, use: (fd: number) => Promise<T>
 export async function git(
   cwd: string,
   args: string[],
-  options: { token?: string; timeoutMs?: number; input?: string; encoding?: "latin1" } = {},
+  options: { token?: string; timeoutMs?: number; input?: string; encoding?: "latin1"; indexFile?: string } = {},
 ): Promise<string> {
   const command = args[0] ?? "";
   const timeoutMs = options.timeoutMs ?? (NETWORK_COMMANDS.has(command) ? GIT_NETWORK_TIMEOUT_MS : GIT_LOCAL_TIMEOUT_MS);
@@ -100,7 +100,7 @@ export async function git(
     runWithDeadline("git", gitArgs, { cwd, env, timeoutMs, fds, input: options.input, encoding: options.encoding });
   const result = options.token
     ? await withTokenConfig(options.token, (fd) => run([fd], { ...baseEnv(), GIT_CONFIG_GLOBAL: "/dev/fd/3" }))
-    : await run([], baseEnv());
+    : await run([], { ...baseEnv(), ...(options.indexFile ? { GIT_INDEX_FILE: options.indexFile } : {}) });
   // Without the final newline, as callers compare and split the output.
   if (result.ending === "exited" && result.exitCode === 0) return result.stdout.replace(/\n$/, "");
   const secrets = options.token ? [options.token] : [];

@@ -679,6 +679,57 @@ describe("the GitHub emulator", () => {
       expect(gitIn(emulator.gitDir(FULL_NAME), "show", "over-http:http.txt")).toBe("pushed over HTTP\n");
     });
 
+    describe("refuses, as GitHub does, an App's push that changes a workflow without the `workflows` permission", () => {
+      const REFUSAL =
+        "! [remote rejected] HEAD -> ci-change (refusing to allow a GitHub App to create or update workflow `.github/workflows/ci.yml` without `workflows` permission)";
+
+      /** A clone of the repository with one commit writing `files` on top of main, pushed with `token`. */
+      async function pushWith(target: GitHubEmulator, token: string, files: Record<string, string>, branch = "ci-change") {
+        const work = tempDir("git-http-workflow");
+        await gitWith(token, ["clone", "--quiet", `${target.gitBaseUrl}/${FULL_NAME}.git`, "."], work);
+        for (const [file, content] of Object.entries(files)) {
+          mkdirSync(path.dirname(path.join(work, file)), { recursive: true });
+          writeFileSync(path.join(work, file), content);
+        }
+        gitIn(work, "add", "--all");
+        gitIn(work, "-c", "user.name=Lisa", "-c", "user.email=lisa@example.com", "commit", "--quiet", "-m", "work");
+        return gitWith(token, ["push", "--quiet", "origin", `HEAD:refs/heads/${branch}`], work);
+      }
+
+      it("refuses an installation token, and takes the same push from a person's token and other changes from the App", async () => {
+        const ci = { ".github/workflows/ci.yml": "on: push\n" };
+        const refused = await pushWith(emulator, emulator.createInstallationToken(), ci);
+        expect(refused.exitCode).not.toBe(0);
+        expect(refused.stderr).toContain(REFUSAL);
+        expect(gitIn(emulator.gitDir(FULL_NAME), "branch", "--list", "ci-change")).toBe("");
+
+        const other = await pushWith(emulator, emulator.createInstallationToken(), { "docs/ci.md": "CI\n" }, "docs-change");
+        expect(other.stderr).toBe("");
+        expect(gitIn(emulator.gitDir(FULL_NAME), "show", "docs-change:docs/ci.md")).toBe("CI\n");
+
+        const person = await pushWith(emulator, emulator.createPersonalToken("mona"), ci);
+        expect(person.stderr).toBe("");
+        expect(gitIn(emulator.gitDir(FULL_NAME), "show", "ci-change:.github/workflows/ci.yml")).toBe("on: push\n");
+      });
+
+      it("takes it from an installation granted `workflows: write`", async () => {
+        const granted = createGitHubEmulator({
+          reposRoot: tempDir("git-http-repos"),
+          webhookSecret: SECRET,
+          permissions: { contents: "write", workflows: "write" },
+        });
+        await granted.start();
+        try {
+          await granted.createRepo(FULL_NAME);
+          const pushed = await pushWith(granted, granted.createInstallationToken(), { ".github/workflows/ci.yml": "on: push\n" });
+          expect(pushed.stderr).toBe("");
+          expect(gitIn(granted.gitDir(FULL_NAME), "show", "ci-change:.github/workflows/ci.yml")).toBe("on: push\n");
+        } finally {
+          await granted.stop();
+        }
+      });
+    });
+
     it("refuses git without a token, with a token it never handed out, and with one that has expired", async () => {
       const shortLived = createGitHubEmulator({
         reposRoot: tempDir("git-http-repos"),
