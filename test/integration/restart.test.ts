@@ -190,6 +190,10 @@ describe("a run interrupted by Lisa stopping", () => {
 
     const from = gh.requests().length;
     env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir });
+    const started = env;
+    // On PostgreSQL the run is offered to the job queue at start and given up once a worker is
+    // handed it: the worker may look idle between the two, so settling alone may come too early.
+    await waitFor("the run to be given up", async () => (await started.lisa.store.runs.inState("failed")).length > 0);
     await env.settle();
 
     expect(agent.calls()).toEqual([]);
