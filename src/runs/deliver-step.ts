@@ -159,8 +159,10 @@ async function deliver(ctx: RunContext, stepId: number, checkout: Checkout, base
     } catch (error) {
       if (!(error instanceof SecretInPushError)) throw error;
       // None of that work may be published, and a retry must not find it again: it is dropped, and
-      // the step goes back to its agent, from the last commit that was published.
-      await git(dir(), ["reset", "--hard", "--quiet", (await step()).start_sha ?? base]);
+      // the step goes back to its agent, from the last commit that was published: the head Lisa
+      // pushed (a CI fix comes after one), else where the pass started.
+      const published = (await step()).head_sha ?? (await step()).start_sha ?? base;
+      await git(dir(), ["reset", "--hard", "--quiet", published]);
       await git(dir(), ["clean", "-fd", "--quiet"]);
       await store.steps.enterPhase(stepId, "agent");
       throw new SecretInPushError(

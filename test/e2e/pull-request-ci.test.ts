@@ -3,6 +3,7 @@ import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import type { CiCheck, CreateRepoOptions } from "../../emulator/github-emulator.ts";
+import { gitIn } from "../support/git-fixtures.ts";
 import { CONFIG, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 
 // The pull request's own CI is a gate (issue 25): Lisa waits for the checks on the head she
@@ -349,6 +350,34 @@ describe("the pull request's CI as a gate", () => {
     expect(summary).not.toContain("nightly-e2e");
     expect(summary).not.toContain("flaky-lint");
     expect(github.comments(REPO, pull?.number ?? 0).some((c) => c.body.includes("CI still running"))).toBe(false);
+  });
+
+  it("drops only a CI fix's work when its push holds a secret: /lisa retry goes on from the published head", async () => {
+    const token = `ghp_${"Zq9".repeat(12)}`;
+    const leaky = write("export const ok = true");
+    leaky.write = { ...leaky.write, "notes.txt": `token ${token}\n` };
+    const { agent, github, pull, issue } = await passOne(
+      [write("export const ok = true; // TODO"), leaky, write("export const ok = true")],
+      [TESTS],
+    );
+    const published = pull.head.sha;
+    expect((await runOf(env as EmulatedLisa)).state).toBe("failed");
+    expect(
+      github
+        .comments(REPO, issue.number)
+        .map((c) => c.body)
+        .join("\n"),
+    ).toContain("Lisa refused to push");
+
+    await github.commentOnIssue(REPO, issue.number, "/lisa retry", "ann");
+    await (env as EmulatedLisa).settle();
+    // The retried session worked on what pass 1 had published, and its fix went on top of it.
+    expect((await runOf(env as EmulatedLisa)).state).toBe("review");
+    expect(agent.calls()).toHaveLength(3);
+    const head = github.pulls(REPO)[0]?.head.sha ?? "";
+    expect(gitIn(github.gitDir(REPO), "merge-base", "--is-ancestor", published, head)).toBe("");
+    expect(await github.readFile(REPO, "health.ts", head)).toBe("export const ok = true\n");
+    expect(await github.readFile(REPO, "notes.txt", head)).toBeUndefined();
   });
 
   it("asks for review without waiting with `ci.wait: false`", async () => {
