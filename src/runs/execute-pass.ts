@@ -92,6 +92,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
     if (blocked.length > 0) {
       // The packages first: stopped before the store says blocked, the resumed pass writes them again.
       for (const step of blocked) await finishPackage(ctx, step.id, "blocked");
+      await settleLeftOut(ctx, await stepsOfPass(ctx));
       // Refused only when the run was stopped or taken over meanwhile: whoever did that shows it.
       if (!(await blockRun(store, run.id, ctx.pass.id))) await assertStillRunning(ctx);
       await relabel("blocked");
@@ -220,16 +221,30 @@ async function ascend(ctx: RunContext): Promise<void> {
     const body = (await composeStepPullRequest(ctx, await store.steps.get(step.id))).mergeInto(pr.body);
     if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
   }
-  for (const step of await store.steps.of(ctx.run.id)) {
-    if (step.position > 0 && step.pr_state === "open" && !touched.some((t) => t.id === step.id))
-      await settleLeftOutPassComment(gh, { run: ctx.run, pass: ctx.pass, step, touched });
-  }
+  await settleLeftOut(ctx, touched);
   await store.passes.openGate(ctx.pass.id, {
     refinements: JSON.stringify(refinements),
     open_questions: JSON.stringify(questions),
     recommendation,
   });
   await refresh(ctx);
+}
+
+/** The steps this pass planned (those with a record of it), in plan order. */
+async function stepsOfPass(ctx: RunContext): Promise<StepRow[]> {
+  const { store } = ctx.deps;
+  return Promise.all((await store.steps.allInPass(ctx.pass.id)).map((record) => store.steps.get(record.step_id)));
+}
+
+/**
+ * The open pull requests of the run this pass left out (a gesture there may have started it) are
+ * told so, at the gate or when the pass ends blocked, instead of a pass comment left "working".
+ */
+async function settleLeftOut(ctx: RunContext, touched: readonly StepRow[]): Promise<void> {
+  for (const step of await ctx.deps.store.steps.of(ctx.run.id)) {
+    if (step.position > 0 && step.pr_state === "open" && !touched.some((t) => t.id === step.id))
+      await settleLeftOutPassComment(ctx.gh, { run: ctx.run, pass: ctx.pass, step, touched });
+  }
 }
 
 /**

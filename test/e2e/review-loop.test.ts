@@ -715,6 +715,35 @@ describe("the pass comment across two repositories (item 9)", () => {
   });
 });
 
+describe("the pass comment across two repositories, the pass blocked (item 9)", () => {
+  it("says on the PR the plan left out that the pass left it as it is, when the pass ends blocked", async () => {
+    const { e, issue } = await twoRepos([
+      planOf(["acme/api", "acme/web"]),
+      change("health.ts", "API health"),
+      change("Health.tsx", "Web health"),
+      planOf(["acme/web"]),
+      // Pass 2's session on the web changes nothing and says nothing of why: the step blocks.
+      { manifest: { title: "Web health", what: "Nothing to change." } },
+    ]);
+    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+    await e.settle();
+    const [api] = e.github.pulls("acme/api");
+    const [web] = e.github.pulls("acme/web");
+    if (!api || !web) throw new Error("pass 1 did not open both pull requests");
+
+    await e.github.commentOnIssue("acme/api", api.number, "/lisa redirect make the status bold", "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+    const onApi = e.github
+      .comments("acme/api", api.number)
+      .filter((c) => c.user.login === "lisa[bot]" && c.body.includes("<!-- lisa:pass run=1 pass=2 "));
+    expect(onApi).toHaveLength(1);
+    expect(onApi[0]?.body).toContain(
+      `Pass 2 left this pull request as it is: its plan changed other repositories only. Its review packages are on ${web.html_url}.`,
+    );
+  });
+});
+
 describe("the plan's pull requests as a pass-2 package lists them", () => {
   it("shows a change request that started the pass as the tracking comment does, not as waiting; the step is not ticked done", async () => {
     const { e, issue } = await twoRepos([
