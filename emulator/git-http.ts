@@ -1,12 +1,8 @@
 import { spawn } from "node:child_process";
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { fileURLToPath } from "node:url";
 
 /** A repository path as git's smart HTTP asks for it: `/<owner>/<name>.git/<service path>`. */
 const GIT_PATH = /^\/[\w.-]+\/[\w.-]+\.git\/(?:info\/refs|git-upload-pack|git-receive-pack)$/;
-
-/** The proc-receive hook that refuses workflow changes (refuse-workflows.mjs), as `core.hooksPath`. */
-const HOOKS = fileURLToPath(new URL("./git-hooks", import.meta.url));
 
 /** Whether the emulator's git server answers `pathname` (rather than the REST API). */
 export function isGitPath(pathname: string): boolean {
@@ -93,14 +89,16 @@ export function serveGit(
   });
 }
 
-/** receive-pack's settings that hand every branch update to the hook that refuses workflow changes. */
+/**
+ * receive-pack's settings that hand every branch update to the repository's proc-receive hook, which
+ * refuses workflow changes (git-repos.ts installs it; without this setting git never runs it). The
+ * repository's other hooks stay in force: tests install their own.
+ */
 function workflowCheck(): Record<string, string> {
   return {
-    GIT_CONFIG_COUNT: "2",
-    GIT_CONFIG_KEY_0: "core.hooksPath",
-    GIT_CONFIG_VALUE_0: HOOKS,
-    GIT_CONFIG_KEY_1: "receive.procReceiveRefs",
-    GIT_CONFIG_VALUE_1: "refs/heads/",
+    GIT_CONFIG_COUNT: "1",
+    GIT_CONFIG_KEY_0: "receive.procReceiveRefs",
+    GIT_CONFIG_VALUE_0: "refs/heads/",
     // The node running the emulator, whatever PATH holds.
     EMULATOR_NODE: process.execPath,
   };

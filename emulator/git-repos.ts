@@ -2,9 +2,17 @@ import { execFile } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 
 const execFileAsync = promisify(execFile);
+
+/**
+ * The hook that refuses an App's workflow changes (refuse-workflows.mjs). git runs it only for a
+ * push whose receive-pack is told `receive.procReceiveRefs` (git-http.ts does, for App tokens
+ * without `workflows`), so people's pushes and the repository's other hooks are untouched.
+ */
+const PROC_RECEIVE = `#!/bin/sh\nexec "\${EMULATOR_NODE:-node}" '${fileURLToPath(new URL("./refuse-workflows.mjs", import.meta.url))}'\n`;
 
 /**
  * A clean environment: the emulator's repositories must not depend on the user's git config
@@ -50,6 +58,7 @@ async function gitBuffer(cwd: string, args: string[]): Promise<Buffer> {
 export async function createBareRepository(gitDir: string, branch: string, files: Record<string, string>): Promise<void> {
   await mkdir(gitDir, { recursive: true });
   await git(gitDir, ["init", "--bare", "--quiet", `--initial-branch=${branch}`]);
+  await writeFile(path.join(gitDir, "hooks", "proc-receive"), PROC_RECEIVE, { mode: 0o755 });
   const work = await mkdtemp(path.join(tmpdir(), "github-emulator-seed-"));
   try {
     await git(work, ["init", "--quiet", `--initial-branch=${branch}`]);
