@@ -699,10 +699,7 @@ export async function startScriptedModelServer(opts = {}) {
     openSockets.add(s);
     s.on("close", () => openSockets.delete(s));
   });
-  // Longer than any client's pause between retries: a kept-alive socket the server closes just as
-  // a CLI sends its next retry on it is a connection reset, which the CLI reports as an unreachable
-  // API instead of the 429 it was retrying (OpenCode did, under load). close() destroys idle sockets.
-  server.keepAliveTimeout = 60_000;
+  server.keepAliveTimeout = 1000;
 
   await new Promise((resolve, reject) => {
     server.once("error", reject);

@@ -73,8 +73,11 @@ describe("Falling back to another vendor's CLI when the model answers 429", () =
     // OpenCode asked again after the first 429, and gave up before Claude Code took over.
     expect(retries).toBeGreaterThanOrEqual(2);
     expect(models).toEqual([...Array(retries).fill("scripted-model"), ...Array(3).fill("claude-sonnet-4-5")]);
+    // What OpenCode reports once it gives up is its last error: the 429 it retried, or, under load
+    // (seen twice with four test files at a time, never alone), an error with no HTTP status, which
+    // Lisa counts as the API being unreachable. Both are transient, and either moves on to Claude Code.
     expect(tracking).toMatch(
-      /❌ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00(?: · 1 turns)? · rate_limited/,
+      /❌ Agent session 1: opencode \(scripted\/scripted-model\), implementing · \d+s · \$0\.00(?: · 1 turns)? · (rate_limited|overloaded)/,
     );
     expect(tracking).toMatch(/✅ Agent session 1: claude \(claude-sonnet-4-5\), implementing · \d+s · \$0\.\d\d · 3 turns/);
   });
