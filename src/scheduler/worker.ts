@@ -143,8 +143,14 @@ export class Worker {
 
   /** Brings GitHub to the store (convergeGitHub), and looks again once changes other processes may be publishing have settled. */
   async #converge(): Promise<void> {
-    const againInMs = await convergeGitHub(this.#deps, this.#claims.shared);
-    if (againInMs !== undefined) this.#convergeAgainIn(againInMs);
+    try {
+      const againInMs = await convergeGitHub(this.#deps, this.#claims.shared);
+      if (againInMs !== undefined) this.#convergeAgainIn(againInMs);
+    } catch (error) {
+      // Started from timers and webhooks alike, with nobody to await it: what it owes stays in the
+      // store for the next round, and an unexpected error must not end the process.
+      this.#deps.log.error({ err: error }, "could not bring GitHub up to the store; the next round tries again");
+    }
   }
 
   /** One more round of #converge in `ms`, unless one is due already; stop() cancels it. */

@@ -56,12 +56,15 @@ export type ConnectionChange = { kind: "lost"; error: string } | { kind: "restor
  */
 export const DATABASE_UNAVAILABLE = "LISA_DB_UNAVAILABLE";
 
-/** Whether a PostgreSQL statement or pool failed because its connection was lost (ended by the server, or the server went away). */
+/**
+ * Whether a PostgreSQL statement or pool failed because its connection was lost (ended by the
+ * server, or the server went away), or the server refused a new one (too many clients: 53300).
+ */
 export function isConnectionLoss(error: unknown): boolean {
   const { code, message } = (error ?? {}) as { code?: string; message?: string };
   return (
     code?.startsWith("08") === true ||
-    ["57P01", "57P02", "57P03", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code ?? "") ||
+    ["53300", "57P01", "57P02", "57P03", "ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT"].includes(code ?? "") ||
     /Connection terminated|not queryable|ECONNRESET|EPIPE|timeout exceeded when trying to connect/.test(message ?? "")
   );
 }

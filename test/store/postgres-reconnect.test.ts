@@ -144,4 +144,49 @@ describe("the PostgreSQL store when its connection is lost", () => {
     );
     expect(pending).toBe(1);
   });
+
+  it("takes a server that refuses a new connection (too many clients) as unavailable, not as the statement's failure", async () => {
+    // A role allowed two connections: the store holds one, a client of the test the other.
+    const role = `full_${randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    const admin = new pg.Client({ connectionString: base.toString() });
+    await admin.connect();
+    await admin.query(`CREATE ROLE "${role}" LOGIN CONNECTION LIMIT 2`);
+    await admin.query(`GRANT CREATE ON DATABASE "${base.pathname.slice(1) || "postgres"}" TO "${role}"`);
+    const url = new URL(base);
+    url.username = role;
+    url.searchParams.set("schema", role);
+    const other = new pg.Client({ connectionString: url.toString() });
+    cleanups.push(async () => {
+      await other.end().catch(() => undefined);
+      await admin.query(`DROP SCHEMA IF EXISTS "${role}" CASCADE`);
+      await admin.query(`REVOKE CREATE ON DATABASE "${base.pathname.slice(1) || "postgres"}" FROM "${role}"`);
+      await admin.query(`DROP ROLE IF EXISTS "${role}"`);
+      await admin.end();
+    });
+    const store = new Store(url.toString());
+    cleanups.unshift(() => store.close());
+    await store.commands.add("before", "gesture", {});
+    await other.connect();
+
+    // Two writes at once (a read would be tried again): the second needs a connection the server refuses (53300).
+    const results = await Promise.allSettled([store.commands.add("a", "gesture", {}), store.commands.add("b", "gesture", {})]);
+    const refused = results.flatMap((result) => (result.status === "rejected" ? [result.reason] : []));
+    expect(refused.length).toBeGreaterThan(0);
+    for (const error of refused) expect(isDatabaseUnavailable(error), String(error)).toBe(true);
+
+    await other.end();
+    const pending = await waitFor(
+      "the store to answer again",
+      async () => {
+        try {
+          return await store.commands.pending();
+        } catch (error) {
+          if (isDatabaseUnavailable(error)) return undefined;
+          throw error;
+        }
+      },
+      15_000,
+    );
+    expect(pending).toBe(1 + results.filter((result) => result.status === "fulfilled").length);
+  });
 });
