@@ -1,14 +1,9 @@
 import { rmSync } from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { testStoreLocation } from "../../dev/test-database.ts";
-import { waitFor } from "../../dev/wait-for.ts";
-import { Store } from "../../src/store/store.ts";
-import { tempDir } from "../support/git-fixtures.ts";
+import { blockedStepOf, killDuringFixAndRestart } from "../support/fix-restart.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { trackingBody } from "../support/tracking-body.ts";
 
 // Lisa killed with SIGKILL while an agent fixes a failing gate, and started again on the same data:
 // the resumed session still gets the gate's command and output, its reflection is recorded, and the
@@ -42,29 +37,14 @@ describe("Lisa killed while the agent fixes a failing gate", () => {
       // Only reached if Lisa lost count of the failure across the restart.
       write("export const ok = true"),
     ]);
-    const emulator = await lisa.emulator();
-    await emulator.createRepo(REPO, {
-      files: { "README.md": "# API\n" },
-      config: `label: lisa\ngates:\n  - |-\n    ${GATE}\n`,
+    const { pids, tracking, dataDir } = await killDuringFixAndRestart(lisa, agent, {
+      name: REPO,
+      options: {
+        files: { "README.md": "# API\n" },
+        config: `label: lisa\ngates:\n  - |-\n    ${GATE}\n`,
+      },
+      ended: "The same gate failure",
     });
-    emulator.addCollaborator(REPO, "ann", "write");
-    const dataDir = path.join(tempDir("gates-restart-data"), "lisa");
-    const first = await lisa.start({ dataDir, claudeBinary: agent.binary });
-
-    const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
-    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
-    const pids = await waitFor("the gate fix session to start", () => agent.hangingPids(), 60_000);
-    first.kill("SIGKILL");
-    await new Promise((resolve) => first.once("exit", resolve));
-
-    await lisa.start({ dataDir, claudeBinary: agent.binary });
-    const tracking = () => trackingBody(emulator, REPO, issue.number);
-    await waitFor(
-      "the step to block or reach review",
-      () => tracking().includes("The same gate failure") || tracking().includes("Ready for review"),
-      60_000,
-    );
-    await emulator.waitForWebhooks();
 
     expect(pids.filter(isAlive)).toEqual([]);
     const calls = agent.calls();
@@ -84,10 +64,8 @@ describe("Lisa killed while the agent fixes a failing gate", () => {
     expect(tracking()).toMatch(/- session 3, `if grep -q TODO health\.ts/);
     expect(tracking()).toMatch(/- session 4, `if grep -q TODO health\.ts/);
     lisa.killAll();
-    const store = new Store(testStoreLocation(dataDir));
-    const [run] = await store.runs.inState("blocked");
-    const [step] = (await store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
-    expect((await store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state])).toEqual([
+    const { store, step, sessions } = await blockedStepOf(dataDir);
+    expect(sessions).toEqual([
       ["implement", "succeeded"],
       ["fix_gates", "interrupted"],
       ["fix_gates", "succeeded"],

@@ -1,14 +1,9 @@
 import { rmSync } from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { testStoreLocation } from "../../dev/test-database.ts";
-import { waitFor } from "../../dev/wait-for.ts";
-import { Store } from "../../src/store/store.ts";
-import { tempDir } from "../support/git-fixtures.ts";
+import { blockedStepOf, killDuringFixAndRestart } from "../support/fix-restart.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
 import { isAlive } from "../support/process-alive.ts";
-import { trackingBody } from "../support/tracking-body.ts";
 
 // Lisa killed with SIGKILL while an agent fixes the pull request's failed CI, and started again on
 // the same data: the resumed session still gets the CI's report, and a fix that leaves the check
@@ -36,30 +31,15 @@ describe("Lisa killed while the agent fixes the pull request's CI", () => {
       // Only reached if Lisa forgot the failure before the restart.
       write("export const ok = true"),
     ]);
-    const emulator = await lisa.emulator();
-    await emulator.createRepo(REPO, {
-      files: { "README.md": "# API\n" },
-      config: "label: lisa\ngates:\n  - test -f health.ts\n",
-      ci: [{ name: "test", failsWhile: { file: "health.ts", text: "TODO" }, log: "FAIL test/health.test.ts" }],
+    const { emulator, pids, tracking, dataDir } = await killDuringFixAndRestart(lisa, agent, {
+      name: REPO,
+      options: {
+        files: { "README.md": "# API\n" },
+        config: "label: lisa\ngates:\n  - test -f health.ts\n",
+        ci: [{ name: "test", failsWhile: { file: "health.ts", text: "TODO" }, log: "FAIL test/health.test.ts" }],
+      },
+      ended: "failed the same way",
     });
-    emulator.addCollaborator(REPO, "ann", "write");
-    const dataDir = path.join(tempDir("ci-restart-data"), "lisa");
-    const first = await lisa.start({ dataDir, claudeBinary: agent.binary });
-
-    const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
-    await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
-    const pids = await waitFor("the CI fix session to start", () => agent.hangingPids(), 60_000);
-    first.kill("SIGKILL");
-    await new Promise((resolve) => first.once("exit", resolve));
-
-    await lisa.start({ dataDir, claudeBinary: agent.binary });
-    const tracking = () => trackingBody(emulator, REPO, issue.number);
-    await waitFor(
-      "the step to block or reach review",
-      () => tracking().includes("failed the same way") || tracking().includes("Ready for review"),
-      60_000,
-    );
-    await emulator.waitForWebhooks();
 
     expect(pids.filter(isAlive)).toEqual([]);
     const calls = agent.calls();
@@ -76,10 +56,8 @@ describe("Lisa killed while the agent fixes the pull request's CI", () => {
     expect(tracking()).toContain("- session 3, `CI: test`: failed: the test check · cause: the TODO comment in health.ts");
     expect(emulator.requests().some((r) => r.method === "POST" && r.path.endsWith("/requested_reviewers"))).toBe(false);
     lisa.killAll();
-    const store = new Store(testStoreLocation(dataDir));
-    const [run] = await store.runs.inState("blocked");
-    const [step] = (await store.steps.of(run?.id ?? 0)).filter((s) => s.position > 0);
-    expect((await store.sessions.of(step?.id ?? 0)).map((s) => [s.purpose, s.state])).toEqual([
+    const { store, sessions } = await blockedStepOf(dataDir);
+    expect(sessions).toEqual([
       ["implement", "succeeded"],
       ["fix_ci", "interrupted"],
       ["fix_ci", "succeeded"],

@@ -684,23 +684,31 @@ describe("the review loop across two repositories (E2E-4)", () => {
   });
 });
 
+/**
+ * Pass 1 over both repositories, then a redirect on the API's PR whose pass 2 plans the web only,
+ * its session there doing `webPassTwo`. Returns once pass 2 has ended.
+ */
+async function redirectOnApiPlanningWeb(webPassTwo: FakeInvocation) {
+  const { e, issue } = await twoRepos([
+    planOf(["acme/api", "acme/web"]),
+    change("health.ts", "API health"),
+    change("Health.tsx", "Web health"),
+    planOf(["acme/web"]),
+    webPassTwo,
+  ]);
+  await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
+  await e.settle();
+  const [api] = e.github.pulls("acme/api");
+  const [web] = e.github.pulls("acme/web");
+  if (!api || !web) throw new Error("pass 1 did not open both pull requests");
+  await e.github.commentOnIssue("acme/api", api.number, "/lisa redirect make the status bold", "ann");
+  await e.settle();
+  return { e, api, web };
+}
+
 describe("the pass comment across two repositories (item 9)", () => {
   it("answers a redirect on one PR with the pass's comment there, which says at the gate that the plan left that PR out", async () => {
-    const { e, issue } = await twoRepos([
-      planOf(["acme/api", "acme/web"]),
-      change("health.ts", "API health"),
-      change("Health.tsx", "Web health"),
-      planOf(["acme/web"]),
-      change("Health.tsx", "Web health, in bold"),
-    ]);
-    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
-    await e.settle();
-    const [api] = e.github.pulls("acme/api");
-    const [web] = e.github.pulls("acme/web");
-    if (!api || !web) throw new Error("pass 1 did not open both pull requests");
-
-    await e.github.commentOnIssue("acme/api", api.number, "/lisa redirect make the status bold", "ann");
-    await e.settle();
+    const { e, api, web } = await redirectOnApiPlanningWeb(change("Health.tsx", "Web health, in bold"));
     expect((await runOf(e)).current_pass).toBe(2);
     // One comment of Lisa's about pass 2 on the API's PR, no separate "started" reply, and it does not wait forever.
     const onApi = e.github
@@ -713,26 +721,10 @@ describe("the pass comment across two repositories (item 9)", () => {
     );
     expect(e.github.comments("acme/web", web.number).some((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))).toBe(true);
   });
-});
 
-describe("the pass comment across two repositories, the pass blocked (item 9)", () => {
   it("says on the PR the plan left out that the pass left it as it is, when the pass ends blocked", async () => {
-    const { e, issue } = await twoRepos([
-      planOf(["acme/api", "acme/web"]),
-      change("health.ts", "API health"),
-      change("Health.tsx", "Web health"),
-      planOf(["acme/web"]),
-      // Pass 2's session on the web changes nothing and says nothing of why: the step blocks.
-      { manifest: { title: "Web health", what: "Nothing to change." } },
-    ]);
-    await e.github.labelIssue("acme/api", issue.number, "lisa", "ann");
-    await e.settle();
-    const [api] = e.github.pulls("acme/api");
-    const [web] = e.github.pulls("acme/web");
-    if (!api || !web) throw new Error("pass 1 did not open both pull requests");
-
-    await e.github.commentOnIssue("acme/api", api.number, "/lisa redirect make the status bold", "ann");
-    await e.settle();
+    // Pass 2's session on the web changes nothing and says nothing of why: the step blocks.
+    const { e, api, web } = await redirectOnApiPlanningWeb({ manifest: { title: "Web health", what: "Nothing to change." } });
     expect((await runOf(e)).state).toBe("blocked");
     const onApi = e.github
       .comments("acme/api", api.number)

@@ -47,6 +47,21 @@ async function thrown(work: () => Promise<unknown>): Promise<unknown> {
   throw new Error("expected it to throw");
 }
 
+/** The store's pending commands once it answers again: reconnection backs off (up to 5 s between attempts). */
+const pendingOnceBack = (store: Store) =>
+  waitFor(
+    "the store to answer again",
+    async () => {
+      try {
+        return await store.commands.pending();
+      } catch (error) {
+        if (isDatabaseUnavailable(error)) return undefined;
+        throw error;
+      }
+    },
+    15_000,
+  );
+
 describe("the PostgreSQL store when its connection is lost", () => {
   it("opens another: reads and writes work again, and the loss and the return are said once each", async () => {
     const { proxy, url } = await throughProxy();
@@ -130,18 +145,7 @@ describe("the PostgreSQL store when its connection is lost", () => {
 
     await proxy.restore();
     // Reconnection backs off (up to 5 s between attempts) while the server is gone.
-    const pending = await waitFor(
-      "the store to answer again",
-      async () => {
-        try {
-          return await store.commands.pending();
-        } catch (error) {
-          if (isDatabaseUnavailable(error)) return undefined;
-          throw error;
-        }
-      },
-      15_000,
-    );
+    const pending = await pendingOnceBack(store);
     expect(pending).toBe(1);
   });
 
@@ -175,18 +179,7 @@ describe("the PostgreSQL store when its connection is lost", () => {
     for (const error of refused) expect(isDatabaseUnavailable(error), String(error)).toBe(true);
 
     await other.end();
-    const pending = await waitFor(
-      "the store to answer again",
-      async () => {
-        try {
-          return await store.commands.pending();
-        } catch (error) {
-          if (isDatabaseUnavailable(error)) return undefined;
-          throw error;
-        }
-      },
-      15_000,
-    );
+    const pending = await pendingOnceBack(store);
     expect(pending).toBe(1 + results.filter((result) => result.status === "fulfilled").length);
   });
 });
