@@ -178,6 +178,34 @@ describe(".env, read before any setting", () => {
   });
 });
 
+describe("the lisa command on an older Node.js", () => {
+  const { bin } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { bin: { lisa: string } };
+  const expectNamesTheVersion = (result: { status: number | null; stderr: string }, version: string) => {
+    expect(result.stderr).toContain(
+      `lisa needs Node.js 22.18 or newer, which runs TypeScript without flags; this is ${version}.`,
+    );
+    expect(result.stderr).not.toContain("ERR_UNKNOWN_FILE_EXTENSION");
+    expect(result.status).toBe(1);
+  };
+
+  it("names the Node.js version it needs, as npx lisa runs it, before any TypeScript is loaded", () => {
+    // This Node.js, telling the command it is 20.20.2, the version Debian bookworm's nodejs package had.
+    const older = 'data:text/javascript,Object.defineProperty(process.versions, "node", { value: "20.20.2" })';
+    const result = spawnSync(process.execPath, ["--import", older, path.join(ROOT, bin.lisa), "doctor"], { encoding: "utf8" });
+    expectNamesTheVersion(result, "20.20.2");
+  });
+
+  const systemNode = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" }).stdout?.trim() ?? "";
+  const isOlder = /^v(\d+)\.(\d+)/.exec(systemNode);
+  it.runIf(isOlder && (Number(isOlder[1]) < 22 || (Number(isOlder[1]) === 22 && Number(isOlder[2]) < 18)))(
+    `says so on this machine's own older Node.js (${systemNode || "none"}), through the command's shebang`,
+    () => {
+      const result = spawnSync(path.join(ROOT, bin.lisa), ["doctor"], { env: { PATH: "/usr/bin:/bin" }, encoding: "utf8" });
+      expectNamesTheVersion(result, systemNode.slice(1));
+    },
+  );
+});
+
 describe("lisa status", () => {
   it("says where it looked when there is no store there, and creates none", () => {
     const cwd = tempDir("lisa-status");
