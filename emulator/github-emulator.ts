@@ -380,11 +380,11 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     },
     installationId: context.installationId,
 
-    /** Listens on 127.0.0.1 at `port`; any free port by default. */
-    async start(port = 0): Promise<void> {
+    /** Listens on 127.0.0.1 (or `address`, e.g. 0.0.0.0 in a container) at `port`; any free port by default. */
+    async start(port = 0, address = "127.0.0.1"): Promise<void> {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(port, "127.0.0.1", () => resolve());
+        server.listen(port, address, () => resolve());
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
