@@ -307,7 +307,7 @@ async function main(): Promise<void> {
     say(`The learning carried into demo/api#${second.number}'s session on demo/web, in its prompt:\n    ${learned}`);
 
     console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
-    console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
+    console.log('To run Lisa against GitHub itself, see "Your first real pull request" in the README.');
   } finally {
     await env.stop();
     await model.close();

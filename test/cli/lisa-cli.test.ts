@@ -13,7 +13,7 @@ import { tempDir } from "../support/git-fixtures.ts";
 import { runLisaCommand } from "../support/lisa-command.ts";
 
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const REFERENCE = fileURLToPath(new URL("../../docs/configuration.md", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
@@ -110,9 +110,9 @@ describe("lisa doctor", () => {
 });
 
 describe("lisa config check", () => {
-  const examples = [...readFileSync(README, "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  const examples = [...readFileSync(REFERENCE, "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 
-  it("passes every configuration example in the README", () => {
+  it("passes every configuration example of the configuration reference", () => {
     expect(examples.length).toBeGreaterThan(0);
     for (const example of examples) {
       const dir = tempDir("config-check");
