@@ -28,7 +28,7 @@ COPY package.json package-lock.json ./
 # and an image built next month must behave as the one tested. Nothing is fetched at run time.
 COPY agents/package.json agents/package-lock.json ./agents/
 COPY scripts/install-agents.mjs ./scripts/
-RUN npm install -g --no-audit --no-fund "npm@${NPM_VERSION}" \
+RUN npm install -g --no-audit --no-fund --no-update-notifier "npm@${NPM_VERSION}" \
   && npm ci --omit=dev --no-audit --no-fund \
   && npm cache clean --force
 ENV PATH="/app/agents/node_modules/.bin:${PATH}"

@@ -55,14 +55,18 @@ try {
 
   since = Date.now();
   say(`2. building the Dockerfile on ${OFFLINE_BASE} with podman (${info.stdout.trim()})…`);
-  const build = await podman.run(
-    [
+  const build = (tag: string, context: string) =>
+    podman.run([
       ...["build", "--isolation", "chroot", "--format", "docker", "--pull=never", "--layers=false"],
-      ...["--build-arg", `BASE_IMAGE=${OFFLINE_BASE}`, "--tag", IMAGE, CHECKOUT],
-    ],
-    { log: (chunk) => process.stdout.write(chunk.replace(/^/gm, "    ")) },
-  );
-  if (build.code !== 0) throw new Error(`the Dockerfile does not build (podman build exited ${build.code})`);
+      ...["--build-arg", `BASE_IMAGE=${OFFLINE_BASE}`, "--tag", tag, context],
+    ]);
+  // The compose set's PostgreSQL is built meanwhile: both builds mostly wait on the network.
+  const postgresBuilt = build(POSTGRES_IMAGE, path.join(CHECKOUT, "docker", "offline-postgres"));
+  const built = await build(IMAGE, CHECKOUT);
+  if (built.code !== 0) {
+    process.stdout.write(`${`${built.stdout}${built.stderr}`.split("\n").slice(-60).join("\n")}\n`);
+    throw new Error(`the Dockerfile does not build (podman build exited ${built.code}; its last lines above)`);
+  }
   const buildTime = elapsed(since);
   const size = Number((await podman.ok(["image", "inspect", "--format", "{{.Size}}", IMAGE])).trim());
   figures.push(`image build: ${buildTime}`, `image size: ${(size / 1e6).toFixed(0)} MB`);
@@ -70,24 +74,18 @@ try {
 
   since = Date.now();
   say("3. running the image as its own user, with no network: lisa --help, lisa doctor, the demo…");
-  for (const line of await checkInImage(podman, { image: IMAGE, checkout: CHECKOUT, log: () => {} })) say(`   ${line}`);
+  for (const line of await checkInImage(podman, {
+    image: IMAGE,
+    checkout: CHECKOUT,
+    log: (text) => say(`lisa doctor in the image:\n${text.replace(/^/gm, "    ")}`),
+  }))
+    say(`   ${line}`);
   figures.push(`runs in the image: ${elapsed(since)}`);
 
   since = Date.now();
   say("4. bringing docker/compose.yml up (a PostgreSQL from Debian's packages standing in for postgres:17)…");
-  await podman.ok(
-    [
-      ...["build", "--isolation", "chroot", "--format", "docker", "--pull=never", "--layers=false"],
-      ...[
-        "--build-arg",
-        `BASE_IMAGE=${OFFLINE_BASE}`,
-        "--tag",
-        POSTGRES_IMAGE,
-        path.join(CHECKOUT, "docker", "offline-postgres"),
-      ],
-    ],
-    {},
-  );
+  const postgres = await postgresBuilt;
+  if (postgres.code !== 0) throw new Error(`the stand-in PostgreSQL does not build:\n${postgres.stderr.slice(-2_000)}`);
   const seen = await composeIssue(podman, {
     checkout: CHECKOUT,
     image: IMAGE,

@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { chownSync, existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import { composeDown, composeUp, planCompose, readCompose, type Started } from "./compose-up.ts";
@@ -95,7 +96,8 @@ export async function composeIssue(
       "the run to be accepted",
       async () => {
         const now = await state();
-        return now.issues[0]?.labels.includes("lisa:accepted") && now;
+        // And every webhook sent so far answered: Lisa's own writes send some after the label.
+        return now.issues[0]?.labels.includes("lisa:accepted") && now.deliveries.every((d) => d.status !== null) && now;
       },
       120,
     );
@@ -105,6 +107,13 @@ export async function composeIssue(
     seen.push(
       `approved: run accepted (lisa:accepted); every one of ${accepted.deliveries.length} webhooks answered 200; ${claimed}`,
     );
+    // A deploy: each container stopped as compose stops it; a Lisa that does not exit 0 is a failure.
+    const statuses = await composeDown(podman, services, started);
+    started = [];
+    const unclean = [...statuses].filter(([name, status]) => status !== 0 && !name.startsWith("postgres"));
+    if (unclean.length > 0)
+      throw new Error(`stopped, Lisa containers exited with ${JSON.stringify(Object.fromEntries(unclean))}`);
+    seen.push(`down: ${[...statuses.keys()].join(", ")} stopped; every Lisa container exited 0`);
   } catch (error) {
     for (const name of ["emulator", ...started.map((s) => s.name)]) {
       const logs = await podman.run(["logs", "--tail", "40", name]);
@@ -112,25 +121,29 @@ export async function composeIssue(
     }
     throw error;
   } finally {
-    const statuses = await composeDown(podman, services, started);
-    await podman.run(["stop", "--time", "5", "emulator"]);
-    const unclean = [...statuses].filter(([name, status]) => status !== 0 && !name.startsWith("postgres"));
-    if (unclean.length === 0 && started.length > 0)
-      seen.push(`down: ${[...statuses.keys()].join(", ")} stopped; every Lisa container exited 0`);
-    else if (started.length > 0) seen.push(`down: exit statuses ${JSON.stringify(Object.fromEntries(unclean))}`);
+    await composeDown(podman, services, started);
+    await podman.run(["rm", "--force", "--time", "5", "emulator"]);
+    await removeNetwork(podman, network);
   }
   return seen;
 }
 
-/** Which worker's log says it claimed the run. */
+/** Removes the set's network, and its bridge on this machine, which podman leaves behind. */
+async function removeNetwork(podman: Podman, network: string): Promise<void> {
+  const bridge = (await podman.run(["network", "inspect", "--format", "{{.NetworkInterface}}", network])).stdout.trim();
+  await podman.run(["network", "rm", "--force", network]);
+  if (/^[\w.-]+$/.test(bridge)) spawnSync("ip", ["link", "delete", bridge], { stdio: "ignore" });
+}
+
+/** Which workers' logs say an agent session ended there. */
 async function workerThatRan(podman: Podman, lisas: Started[]): Promise<string> {
   const workers = lisas.filter(({ service }) => service === "worker");
   const ran: string[] = [];
   for (const { name } of workers) {
     const logs = await podman.run(["logs", name]);
-    if (/claim|run 1\b|"runId":1/i.test(`${logs.stdout}${logs.stderr}`)) ran.push(name);
+    if (`${logs.stdout}${logs.stderr}`.includes("agent session ended")) ran.push(name);
   }
-  return `${workers.length} workers up (${workers.map((w) => w.name).join(", ")})${ran.length ? `; the run's log lines are in ${ran.join(", ")}` : ""}`;
+  return `${workers.length} workers up (${workers.map((w) => w.name).join(", ")}); the agent ran on ${ran.join(", ") || "none of them"}`;
 }
 
 /** A request from inside a container, with the image's Node, so nothing outside the set's network is reached. */

@@ -12,10 +12,10 @@ export interface PodmanResult {
 /** Podman with all its state (images, containers, networks) in one folder of its own, removed with `remove()`. */
 export interface Podman {
   readonly dir: string;
-  /** Runs `podman …`; its output also goes to `log` as it comes, when given. */
-  run(args: string[], options?: { log?: (chunk: string) => void; input?: string }): Promise<PodmanResult>;
+  /** Runs `podman …`, and gives what it printed. */
+  run(args: string[]): Promise<PodmanResult>;
   /** As `run`, and throws with podman's own words when it fails. */
-  ok(args: string[], options?: { log?: (chunk: string) => void; input?: string }): Promise<string>;
+  ok(args: string[]): Promise<string>;
   /** Stops every container and removes the folder (vfs keeps a whole copy of every layer). */
   remove(): Promise<void>;
 }
@@ -49,28 +49,25 @@ export function podmanIn(dir: string): Podman {
     CONTAINERS_CONF: path.join(dir, "containers.conf"),
     CONTAINERS_STORAGE_CONF: path.join(dir, "storage.conf"),
   };
-  const run: Podman["run"] = (args, options = {}) =>
+  const run: Podman["run"] = (args) =>
     new Promise((resolve) => {
-      const child = spawn("podman", args, { env, stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn("podman", args, { env, stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => {
         stdout += chunk;
-        options.log?.(chunk.toString());
       });
       child.stderr.on("data", (chunk: Buffer) => {
         stderr += chunk;
-        options.log?.(chunk.toString());
       });
-      child.stdin.end(options.input ?? "");
       child.on("error", (error) => resolve({ code: 127, stdout, stderr: `${stderr}${error.message}` }));
       child.on("close", (code) => resolve({ code: code ?? 1, stdout, stderr }));
     });
   return {
     dir,
     run,
-    async ok(args, options) {
-      const result = await run(args, options);
+    async ok(args) {
+      const result = await run(args);
       if (result.code !== 0) {
         throw new Error(
           `podman ${args.slice(0, 2).join(" ")} failed (${result.code}): ${(result.stderr || result.stdout).trim().slice(-2_000)}`,
