@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { existsSync, openSync, readFileSync } from "node:fs";
+import { existsSync, openSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { GitHubEmulator } from "../emulator/github-emulator.ts";
@@ -35,15 +35,19 @@ export async function startLisaChild(
     sandbox?: SandboxSettings;
     /** Where the child writes its event-loop delay (emulated-lisa-process.ts). */
     loopDelayFile?: string;
+    /** How long it may take to listen; 30 s by default. */
+    listenTimeoutMs?: number;
   },
 ): Promise<ChildProcess & { port: number }> {
-  const portFile = path.join(tempDir("lisa-port"), "port");
+  const { listenTimeoutMs = 30_000, ...childOptions } = options;
+  const portDir = tempDir("lisa-port");
+  const portFile = path.join(portDir, "port");
   const [command, ...args] = [
     ...(options.launcher ?? []),
     process.execPath,
     "--disable-warning=ExperimentalWarning",
     LISA,
-    JSON.stringify({ emulatorUrl: emulator.url, gitBaseUrl: emulator.gitBaseUrl, portFile, ...options }),
+    JSON.stringify({ emulatorUrl: emulator.url, gitBaseUrl: emulator.gitBaseUrl, portFile, ...childOptions }),
   ];
   const child = spawn(
     command as string,
@@ -55,10 +59,26 @@ export async function startLisaChild(
         }
       : { stdio: "ignore", env: { ...process.env, ...options.env } },
   );
-  const port = await waitFor("Lisa to listen", () => {
-    const written = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : 0;
-    return written > 0 && written;
-  });
+  let port: number;
+  try {
+    port = await waitFor(
+      "Lisa to listen",
+      () => {
+        if (child.exitCode !== null || child.signalCode !== null)
+          throw new Error(`Lisa exited (${child.exitCode ?? child.signalCode}) before it listened`);
+        const written = existsSync(portFile) ? Number(readFileSync(portFile, "utf8")) : 0;
+        return written > 0 && written;
+      },
+      listenTimeoutMs,
+    );
+  } catch (error) {
+    // A Lisa that never listened is no test's to kill: it must not outlive the failure (a loaded
+    // faults run once left 36 of them running).
+    child.kill("SIGKILL");
+    throw error;
+  } finally {
+    rmSync(portDir, { recursive: true, force: true });
+  }
   if (options.receivesWebhooks ?? true) emulator.setWebhookUrl(`http://127.0.0.1:${port}/api/github/webhooks`);
   // Where its webhooks, `/healthz` and `/metrics` are served.
   return Object.assign(child, { port });

@@ -2,7 +2,7 @@
 // runs those again on PostgreSQL and not the files whose run cannot change with it. During a run of
 // `npm test`, every choice of a store (dev/test-database.ts) is noted for the test file it was made
 // for, whichever process makes it: the test file's own, or a child (a Lisa process, a nested run)
-// that inherits LISA_TEST_FILE from it. At the end of a run that passed, the files that ran, passed
+// that inherits LISA_TEST_FILE from it. At the end of a run that was not interrupted, the files that ran, passed
 // and made no choice are listed as store-free (test/support/store-tests-reporter.ts).
 
 import { createHash } from "node:crypto";
@@ -80,7 +80,9 @@ export function storeFreeTests(log: (line: string) => void, listPath = storeTest
   try {
     list = StoreTestsList.parse(JSON.parse(readFileSync(listPath, "utf8")));
   } catch {
-    log(`the whole suite: no list of the test files that choose their store at ${listPath} (a passing npm test writes it)`);
+    log(
+      `the whole suite: no list of the test files that choose their store at ${listPath} (an npm test that runs to its end writes it)`,
+    );
     return [];
   }
   const changed = changedSince(list.startedAt);

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -13,12 +13,13 @@ const USER = "octocat";
 /** The agent `npm start` runs against the emulator unless told otherwise: it calls no model. */
 const STAND_IN_AGENT = fileURLToPath(new URL("./stand-in-agent.mjs", import.meta.url));
 
-const USAGE = `usage: lisa emulator [--port 3001] [--webhook-url URL] [--write-env lisa-emulator.env]
+const USAGE = `usage: lisa emulator [--port 3001] [--webhook-url URL] [--write-env lisa-emulator.env] [--host NAME]
 
 Runs the GitHub emulator as a GitHub Enterprise Server host on 127.0.0.1, so that \`npm start\` can be
 tried offline. It makes the repository ${REPO} (config: label lisa), where ${USER} may write, and a
 key for the App; it writes what \`npm start\` needs into the env file, with a stand-in agent that
 calls no model (LISA_CLAUDE_PATH; remove it to run the real Claude Code with a key of yours).
+--host names it in GHE_HOST for a Lisa on another host (a container); it then listens on every address.
 
 Act as ${USER} on it (JSON bodies):
   POST /_emulator/issues    {"title", "body"}                 open an issue and label it lisa
@@ -36,7 +37,7 @@ Act as ${USER} on it (JSON bodies):
  * `npm start` runs the stand-in agent the env file names, so no model key is needed.
  */
 export async function emulator(args: string[]): Promise<number> {
-  let values: { port?: string; "webhook-url"?: string; "write-env"?: string; help?: boolean };
+  let values: { port?: string; "webhook-url"?: string; "write-env"?: string; host?: string; help?: boolean };
   try {
     ({ values } = parseArgs({
       args,
@@ -44,6 +45,7 @@ export async function emulator(args: string[]): Promise<number> {
         port: { type: "string" },
         "webhook-url": { type: "string" },
         "write-env": { type: "string" },
+        host: { type: "string" },
         help: { type: "boolean" },
       },
     }));
@@ -60,15 +62,17 @@ export async function emulator(args: string[]): Promise<number> {
   const envFile = path.resolve(values["write-env"] ?? "lisa-emulator.env");
   const secret = randomBytes(16).toString("hex");
 
+  const reposRoot = mkdtempSync(path.join(tmpdir(), "lisa-emulator-"));
   let github: GitHubEmulator | undefined;
   github = createGitHubEmulator({
-    reposRoot: mkdtempSync(path.join(tmpdir(), "lisa-emulator-")),
+    reposRoot,
     webhookSecret: secret,
     webhookUrl,
     ghes: true,
     intercept: (request, response) => (github ? controls(github, request, response) : false),
   });
-  await github.start(port);
+  // Reached by name from another host (a container beside it), or on loopback only.
+  await github.start(port, values.host ? "0.0.0.0" : "127.0.0.1");
   await github.createRepo(REPO, { files: { "README.md": "# Demo\n" }, config: "label: lisa\n" });
   github.addCollaborator(REPO, USER, "write");
 
@@ -76,7 +80,7 @@ export async function emulator(args: string[]): Promise<number> {
   const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
   const keyFile = `${envFile}.pem`;
   writeFileSync(keyFile, privateKey.export({ type: "pkcs1", format: "pem" }), { mode: 0o600 });
-  const host = new URL(github.url).host;
+  const host = values.host ? `${values.host}:${new URL(github.url).port}` : new URL(github.url).host;
   writeFileSync(
     envFile,
     [
@@ -107,6 +111,7 @@ export async function emulator(args: string[]): Promise<number> {
     process.once("SIGTERM", resolve);
   });
   await github.stop();
+  rmSync(reposRoot, { recursive: true, force: true });
   return 0;
 }
 

@@ -30,6 +30,8 @@ export interface EmulatorContext {
   tokenUsers: Map<string, Account>;
   /** How long a token handed out is valid for git; an hour on GitHub. */
   tokenLifetimeMs: number;
+  /** The time tokens expire by, in ms (Date.now unless a test moves it on). */
+  tokenClock: () => number;
   /** How long after a push a pull request still shows its old head, as GitHub's does for a moment; 0 by default. */
   headLagMs: number;
   webhooks: WebhookSender;

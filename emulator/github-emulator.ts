@@ -59,6 +59,8 @@ export interface GitHubEmulatorOptions {
    * test cannot shorten that cache to match.
    */
   tokenLifetimeMs?: number;
+  /** What tokens expire by (ms since the epoch); Date.now by default. A test moves it past a token's hour instead of waiting. */
+  tokenClock?: () => number;
   /**
    * Lay the API out as GitHub Enterprise Server does, where Probot looks for it when `GHE_HOST` is
    * set: REST under `/api/v3`, GraphQL at `/api/graphql`, git at the root. Requests without the
@@ -191,6 +193,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     tokens: new Map(),
     tokenUsers: new Map(),
     tokenLifetimeMs: options.tokenLifetimeMs ?? 60 * 60 * 1000,
+    tokenClock: options.tokenClock ?? Date.now,
     headLagMs: 0,
     webhooks: createWebhookSender({
       secret: options.webhookSecret,
@@ -223,7 +226,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     if (isGitPath(url.pathname)) {
       serveGit(request, response, {
         reposRoot,
-        tokenValid: (token) => (context.tokens.get(token) ?? 0) > Date.now(),
+        tokenValid: (token) => (context.tokens.get(token) ?? 0) > context.tokenClock(),
         // A person's token pushes as that person; an installation's needs `workflows: write`.
         refusesWorkflows: (token) => !context.tokenUsers.has(token) && context.permissions.workflows !== "write",
         pushed: async (pathname) => {
@@ -377,11 +380,11 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     },
     installationId: context.installationId,
 
-    /** Listens on 127.0.0.1 at `port`; any free port by default. */
-    async start(port = 0): Promise<void> {
+    /** Listens on 127.0.0.1 (or `address`, e.g. 0.0.0.0 in a container) at `port`; any free port by default. */
+    async start(port = 0, address = "127.0.0.1"): Promise<void> {
       await new Promise<void>((resolve, reject) => {
         server.once("error", reject);
-        server.listen(port, "127.0.0.1", () => resolve());
+        server.listen(port, address, () => resolve());
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
@@ -431,7 +434,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     /** An installation token, as `POST /app/installations/:id/access_tokens` would hand out, for driving the API directly. */
     createInstallationToken(): string {
       const token = newToken();
-      context.tokens.set(token, Date.now() + context.tokenLifetimeMs);
+      context.tokens.set(token, context.tokenClock() + context.tokenLifetimeMs);
       return token;
     },
 

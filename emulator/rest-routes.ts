@@ -128,7 +128,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
     appRoute("POST", "/app/installations/:id/access_tokens", (request) => {
       if (numberParam(request.params.id) !== context.installationId) throw notFound();
       const token = newToken();
-      const expires = Date.now() + context.tokenLifetimeMs;
+      const expires = context.tokenClock() + context.tokenLifetimeMs;
       context.tokens.set(token, expires);
       const expiresAt = new Date(expires).toISOString().replace(/\.\d{3}Z$/, "Z");
       return {

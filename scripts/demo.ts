@@ -1,7 +1,10 @@
 // `npm run demo`: Lisa's whole job on one machine, offline, with no GitHub account. A local GitHub
 // emulator holds two repositories; Lisa runs against it as it would against github.com; the real
 // Claude Code CLI does the agent's work, its model replaced by a scripted local server.
-import { userInfo } from "node:os";
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { startEmulatedLisa } from "../dev/emulated-lisa.ts";
 // @ts-expect-error: a plain ESM module without type declarations.
@@ -12,6 +15,8 @@ import { waitFor } from "../dev/wait-for.ts";
 const CLAUDE = fileURLToPath(new URL("../agents/node_modules/.bin/claude", import.meta.url));
 const started = Date.now();
 const say = (text: string) => console.log(`\n[demo +${((Date.now() - started) / 1000).toFixed(1)}s] ${text}`);
+/** What a person sees of a comment or body on GitHub: Lisa's HTML markers are not rendered. */
+const withoutMarkers = (text: string) => text.replace(/<!--.*?-->\n?/g, "").trim();
 
 const CONFIG = `# Lisa's configuration for the demo
 label: lisa
@@ -107,7 +112,8 @@ const SCRIPT = {
             testing: "The gate `test -f HEALTH.md` passes.",
             pass_summary: "Made the status bold and refreshed it every 30 seconds, as the review asked.",
             guidance: [
-              { id: "g1", status: "addressed", note: "the page is done" },
+              // The review's opening words ask for nothing of their own: no learning for the memory file.
+              { id: "g1", status: "not_applicable", note: "the review's summary; its one thing is g2" },
               { id: "g2", status: "addressed", note: "bold, refreshed every 30 s" },
               { id: "g3", status: "addressed", note: "a 'last checked' time beside the status" },
             ],
@@ -151,6 +157,8 @@ async function main(): Promise<void> {
     claudeBinary: CLAUDE,
     // The live check run is written at most once a second here (30 s deployed), so the demo can watch it.
     liveCheckIntervalMs: 1_000,
+    // LISA_SANDBOX=off, the way out `npm start` honours too: the agent runs unconfined.
+    ...(process.env.LISA_SANDBOX === "off" ? { sandbox: { mode: "off" as const, privateModelApi: true } } : {}),
     agentEnvSource: {
       PATH: process.env.PATH,
       HOME: tempDir("demo-claude-home"),
@@ -180,7 +188,7 @@ async function main(): Promise<void> {
     let shown = "";
     const show = () => {
       const comment = github.comments("demo/api", issue.number).find((c) => c.body.includes("lisa:tracking"));
-      const body = comment?.body.replace(/<!--.*?-->\n?/g, "").trim();
+      const body = comment && withoutMarkers(comment.body);
       if (body && body !== shown) {
         shown = body;
         say(`Tracking comment on demo/api#${issue.number}:\n${body.replace(/^/gm, "    ")}`);
@@ -192,23 +200,36 @@ async function main(): Promise<void> {
     clearInterval(ticker);
     show();
 
-    // --- CI part: what demo/web's CI said on Lisa's first push, and on the head she asked review for.
-    const webRuns = github.checkRuns("demo/web").filter((run) => run.name === WEB_CI.name);
-    say(`demo/web's CI (${WEB_CI.name}) on each head Lisa pushed in pass 1: ${webRuns.map((run) => run.conclusion).join(" → ")}`);
-    console.log("    Lisa gave the failing check's report to a new agent session, which fixed it before review was asked for.");
-    // --- end of the CI part.
-
     const pulls = ["demo/api", "demo/web"].flatMap((repo) => github.pulls(repo).map((pull) => ({ repo, pull })));
     const [api, web] = pulls;
-    if (!api || !web || pulls.length !== 2) throw new Error(`expected two pull requests, found ${pulls.length}`);
+    if (!api || !web || pulls.length !== 2) {
+      throw new Error(
+        `Lisa opened ${pulls.length} pull request(s), not two: the tracking comment above says why. ` +
+          "`npx lisa doctor` checks this machine (the sandbox, the agent CLI).",
+      );
+    }
+
+    // --- CI part: what demo/web's CI said on each head Lisa pushed, and only what it said.
+    const conclusions = github
+      .checkRuns("demo/web")
+      .filter((run) => run.name === WEB_CI.name)
+      .map((run) => run.conclusion);
+    say(`demo/web's CI (${WEB_CI.name}) on each head Lisa pushed in pass 1: ${conclusions.join(" → ") || "none"}`);
+    if (conclusions.at(-1) === "success" && conclusions.slice(0, -1).includes("failure"))
+      console.log("    Lisa gave the failing check's report to a new agent session, which fixed it before review was asked for.");
+    // --- end of the CI part.
     say("Pass 1 is ready for review. Two linked pull requests:");
     for (const { repo, pull } of pulls) {
-      const gitDir = github.gitDir(repo);
-      console.log(`    ${repo}#${pull.number} "${pull.title}" — branch ${pull.head.ref}`);
-      console.log(`      see the agent's commits: git -C ${gitDir} log --stat ${pull.head.ref}`);
+      console.log(`    ${repo}#${pull.number} "${pull.title}" — branch ${pull.head.ref}, its commits:`);
+      // The emulator's repositories go with the demo's temporary folder: the commits are shown here.
+      const log = execFileSync("git", ["log", "--format=%h %s", "--stat=72", `${pull.base.ref}..${pull.head.ref}`], {
+        cwd: github.gitDir(repo),
+        encoding: "utf8",
+      });
+      console.log(log.trimEnd().replace(/^/gm, "      "));
     }
     console.log(`\n    The first pull request's body, links to its sibling included:\n`);
-    console.log((api.pull.body ?? "").replace(/^/gm, "      "));
+    console.log(withoutMarkers(api.pull.body ?? "").replace(/^/gm, "      "));
 
     say(
       `@maintainer approves demo/api#${api.pull.number}, and requests a change on demo/web#${web.pull.number} with an inline comment.`,
@@ -236,7 +257,7 @@ async function main(): Promise<void> {
     await github.commentOnIssue("demo/web", web.pull.number, "/lisa redirect Also show when it was last checked.", "maintainer");
     await waitFor("Lisa's answer", () =>
       github.comments("demo/web", web.pull.number).find((c) => c.body.includes("while it runs")),
-    ).then((answer) => say(`Lisa answers on demo/web#${web.pull.number}: ${answer.body.replace(/<!--.*?-->\n?/g, "")}`));
+    ).then((answer) => say(`Lisa answers on demo/web#${web.pull.number}: ${withoutMarkers(answer.body)}`));
     const live = await waitFor("the live check run", () =>
       github
         .checkRuns("demo/web")
@@ -254,9 +275,7 @@ async function main(): Promise<void> {
       .comments("demo/web", web.pull.number)
       .filter((c) => c.body.includes("<!-- lisa:pass "))
       .at(-1);
-    say(
-      `Pass 2's review package on demo/web#${web.pull.number}:\n${(pass2?.body ?? "").replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
-    );
+    say(`Pass 2's review package on demo/web#${web.pull.number}:\n${withoutMarkers(pass2?.body ?? "").replace(/^/gm, "    ")}`);
 
     say(`@maintainer approves demo/web#${web.pull.number} at its new head.`);
     await github.submitReview("demo/web", web.pull.number, { state: "APPROVED", body: "Thanks!", user: "maintainer" });
@@ -265,9 +284,7 @@ async function main(): Promise<void> {
     show();
     const report = github.comments("demo/api", issue.number).find((c) => c.body.includes("<!-- lisa:report "));
     if (!report) throw new Error("no final report: the run was not accepted");
-    say(
-      `Accepted. The final report on demo/api#${issue.number}:\n${report.body.replace(/<!--.*?-->\n?/g, "").replace(/^/gm, "    ")}`,
-    );
+    say(`Accepted. The final report on demo/api#${issue.number}:\n${withoutMarkers(report.body).replace(/^/gm, "    ")}`);
     say("@maintainer merges both pull requests. demo/web's carries what the review taught Lisa, in its memory file:");
     for (const { repo, pull } of pulls) await github.mergePull(repo, pull.number, { user: "maintainer" });
     await env.settle();
@@ -290,11 +307,19 @@ async function main(): Promise<void> {
     say(`The learning carried into demo/api#${second.number}'s session on demo/web, in its prompt:\n    ${learned}`);
 
     console.log(`\nEverything above ran locally: the GitHub emulator, Lisa and the real Claude Code CLI (model scripted).`);
-    console.log('To run Lisa against GitHub itself, see "Running Lisa for real" in the README.');
+    console.log('To run Lisa against GitHub itself, see "Your first real pull request" in the README.');
   } finally {
     await env.stop();
     await model.close();
   }
 }
 
-await main();
+// Everything the demo makes (the emulator's repositories, Lisa's data, the agents' homes) goes in one
+// temporary folder of its own, removed at the end, however the demo ends.
+const scratch = mkdtempSync(path.join(tmpdir(), "lisa-demo-"));
+process.env.TMPDIR = scratch;
+try {
+  await main();
+} finally {
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+}

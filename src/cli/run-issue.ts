@@ -129,7 +129,7 @@ export async function runIssue(args: string[], env: NodeJS.ProcessEnv = process.
   const atGate = run.state === "review" || run.state === "plan_review";
   say(
     atGate
-      ? `Waiting for review. Approving and \`/lisa redirect\` need the App installed (README, “Running Lisa for real”).`
+      ? `Waiting for review. Approving and \`/lisa redirect\` need the App installed (README, “Your first real pull request”).`
       : `The run is ${run.state}${run.error ? `: ${run.error}` : ""}. The tracking comment on the issue says more.`,
   );
   return atGate ? 0 : 1;

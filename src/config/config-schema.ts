@@ -61,13 +61,23 @@ const providerEntry = z
       ProviderName,
       z.ZodOptional<typeof providerOptions>
     >,
+    {
+      error: (issue) =>
+        issue.code === "unrecognized_keys"
+          ? `${issue.keys.map((key) => `"${key}"`).join(", ")} is no provider Lisa runs; name one of ${providerNames.join(", ")}`
+          : undefined,
+    },
   )
   .refine((entry) => Object.keys(entry).length === 1, {
     message: "each entry names exactly one provider, e.g. `- claude: { model: sonnet }`",
+    // An unknown name has been said already; this is for none or several known ones.
+    when: (payload) => payload.issues.length === 0,
   })
   .transform((entry) => {
-    const [name, options] = Object.entries(entry)[0] as [ProviderName, z.infer<typeof providerOptions> | undefined];
-    return { name, model: options?.model };
+    const first = Object.entries(entry)[0] as [ProviderName, z.infer<typeof providerOptions> | undefined] | undefined;
+    // Only an entry already refused above has none.
+    if (!first) return z.NEVER;
+    return { name: first[0], model: first[1]?.model };
   });
 
 export type { ProviderName };

@@ -6,7 +6,7 @@ import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import { parseDuration } from "./parse-duration.ts";
 
 /** Environment variables Lisa reads at start-up, each with what it accepts. The App's credentials are read apart (app-key.ts). */
-const envSchema = z.object({
+export const envSchema = z.object({
   LISA_DATA_DIR: z.string().min(1, "must name a folder").default("data"),
   LISA_GIT_BASE_URL: z
     .string()

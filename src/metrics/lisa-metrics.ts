@@ -36,7 +36,7 @@ export function createLisaMetrics(store: Store) {
   });
   const sessions = new Counter({
     name: "lisa_sessions_total",
-    help: "Agent sessions that ended, by provider and outcome (succeeded, or the failure kind).",
+    help: "Agent sessions that ended, by provider and outcome (succeeded, interrupted, or the failure kind).",
     labelNames: ["provider", "outcome"],
     registers: [registry],
   });

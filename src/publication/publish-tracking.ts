@@ -108,6 +108,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
         .map((event) => event.detail ?? ""),
     ],
     ...withdrawal(events, run),
+    ...handedBack(events, run),
     humanPushes: humanPushes(events, run),
     secrets,
   };
@@ -122,6 +123,13 @@ function humanPushes(events: EventRow[], run: RunRow): NonNullable<TrackingView[
       const [pr = "", range = ""] = (event.detail ?? "").split(" ");
       return { actor: event.actor ?? "", pr, range };
     });
+}
+
+/** While a run handed back (a shutdown, the database's loss) waits to resume where it stood, why: no agent works meanwhile. */
+function handedBack(events: EventRow[], run: RunRow): Pick<TrackingView, "waitingFor"> {
+  const last = events.findLast((event) => event.to_state !== null);
+  if (run.state !== "queued" || last?.kind !== "interrupt" || !last.detail) return {};
+  return { waitingFor: last.detail };
 }
 
 /** While a run whose acceptance was withdrawn waits for review again, what withdrew it (rules 18, 19). */

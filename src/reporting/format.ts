@@ -9,8 +9,8 @@ export function formatDuration(ms: number): string {
   return h ? `${h}h ${m}m` : m ? `${m}m ${s}s` : `${s}s`;
 }
 
-/** `$0.84`. */
-export const money = (usd: number) => `$${usd.toFixed(2)}`;
+/** `$0.84`; a cost under a cent is `<$0.01`, not `$0.00` beside a total of `$0.01`. */
+export const money = (usd: number) => (usd > 0 && usd < 0.005 ? "<$0.01" : `$${usd.toFixed(2)}`);
 
 /** `3 commits`, `1 commit`, with thousands separated. */
 export function plural(n: number, one: string, many = `${one}s`): string {

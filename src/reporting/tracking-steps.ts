@@ -38,7 +38,7 @@ export function stepBlocks(view: TrackingView): (string | Block)[] {
   if (view.plan) blocks.push(planLine(view.plan, view.steps.length, secrets));
   const numbered = view.steps.length > 1;
   for (const step of view.steps.slice(0, MAX_STEPS)) {
-    blocks.push({ text: stepLine(step, numbered, secrets), drop: 2 });
+    blocks.push({ text: stepLine(step, numbered, secrets, view.state === "queued"), drop: 2 });
     const shown = step.sessions.slice(-MAX_SESSIONS);
     if (step.sessions.length > shown.length) {
       blocks.push({ text: `  - …${plural(step.sessions.length - shown.length, "earlier session")}`, drop: 3 });
@@ -68,30 +68,35 @@ function planLine(plan: NonNullable<TrackingView["plan"]>, steps: number, secret
   }
 }
 
-function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly string[]): string {
+function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly string[], runQueued: boolean): string {
   // Done is delivered and not sent back: a change request on its PR unticks it.
   const mark = DONE_STATES.has(step.state) && step.gate?.status !== "changes_requested" ? "[x]" : "[ ]";
   // "Step 1:", not "1.": after a task box, "1." starts a numbered list inside the item.
   const number = numbered ? `Step ${step.position}: ` : "";
+  // A step of a run handed back is still running in the store, but nothing works on it until it resumes.
   const state =
-    step.state === "running"
-      ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))
-      : step.state === "blocked"
-        ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
-        : step.state === "failed"
-          ? "❌ failed"
-          : step.state === "skipped" && step.sessions.at(-1)?.state === "stopped"
-            ? "⏹️ stopped"
-            : cleanLine(step.state, { secrets, max: 40 });
+    step.state === "running" && runQueued
+      ? "⏸️ interrupted; resumes where it stood"
+      : step.state === "running"
+        ? (PHASE[step.phase ?? ""] ?? (step.phase ? cleanLine(step.phase, { secrets, max: 40 }) : "running"))
+        : step.state === "blocked"
+          ? `⛔ blocked${cleanAfter(": ", step.blockReason, { secrets, max: 200 })}`
+          : step.state === "failed"
+            ? "❌ failed"
+            : step.state === "skipped" && step.sessions.at(-1)?.state === "stopped"
+              ? "⏹️ stopped"
+              : cleanLine(step.state, { secrets, max: 40 });
   const url = safeUrl(step.prUrl);
   const pr = url ? ` — pull request: ${url}` : "";
   const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
   return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
 }
 
+/** An interrupted session did not fail: its work stands, and the step resumes from it. */
+const SESSION_MARK: Record<string, string> = { succeeded: "✅", running: "⏳", stopped: "⏹️", interrupted: "⏸️" };
+
 function sessionLine(session: TrackingSession, secrets: readonly string[], checks: string | undefined): string {
-  const mark =
-    session.state === "succeeded" ? "✅" : session.state === "running" ? "⏳" : session.state === "stopped" ? "⏹️" : "❌";
+  const mark = SESSION_MARK[session.state] ?? "❌";
   const provider = cleanLine(session.provider, { secrets, max: 40 });
   const model = session.model ? ` (${cleanLine(session.model, { secrets, max: 60 })})` : "";
   const purpose = PURPOSE[session.purpose] ?? cleanLine(session.purpose, { secrets, max: 40 });

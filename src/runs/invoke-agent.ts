@@ -130,16 +130,16 @@ export async function invokeAgent(
           ? redactSecrets(result.failure.message, ctx.secrets)
           : null,
     });
+    // A session Lisa interrupted (a shutdown hands its run back) or a person stopped did not end by
+    // itself: its CLI killed by a signal is no crash, and is not counted as one.
+    const outcome = !endedByItself ? "interrupted" : result.ok ? "succeeded" : (result.failure?.kind ?? "failed");
     deps.log.info(
-      { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs },
-      "agent session ended",
+      endedByItself
+        ? { runId: ctx.run.id, provider: provider.name, ok: result.ok, failure: result.failure, ms: result.durationMs }
+        : { runId: ctx.run.id, provider: provider.name, outcome, ms: result.durationMs },
+      endedByItself ? "agent session ended" : "agent session stopped by Lisa or a person, as recorded",
     );
-    deps.metrics.sessionEnded(
-      provider.name,
-      result.ok ? "succeeded" : (result.failure?.kind ?? "failed"),
-      result.durationMs,
-      result.costUsd,
-    );
+    deps.metrics.sessionEnded(provider.name, outcome, result.durationMs, result.costUsd);
     if (checkout.native && !checkout.nativePath) await settleNativeWorktree(ctx, stepId, checkout, provider, result.ok);
     // A session a person stopped (or Lisa interrupted) did not fail: no other provider takes it up.
     if (!endedByItself || result.ok || !result.failure || !TRANSIENT_FAILURES.has(result.failure.kind)) return result;

@@ -222,9 +222,10 @@ export class RunExecutions {
     if (await settlesWithin(finished, graceMs)) return;
     const { store, log } = this.#deps;
     const handedBack = [...this.#active.keys()];
+    // Said on the issue as what the run waits for (trackingView): in the past, as it is read afterwards.
     const note = this.#options.claims.shared
-      ? "This worker is shutting down; the run resumes on another worker"
-      : "Lisa is shutting down; the run resumes when it starts again";
+      ? `worker ${this.#deps.workerName} was stopped (SIGTERM) during this run; another worker resumes it where it stood`
+      : "Lisa was stopped (SIGTERM) during this run; it resumes where it stood when Lisa starts again";
     let sessions = 0;
     for (const runId of handedBack) {
       await store.runs.transition(runId, "interrupt", { note });

@@ -63,7 +63,7 @@ describe("the list of the test files that choose their store", () => {
     writeFileSync(list, JSON.stringify({ ...fresh, startedAt: 0 }));
     expect(storeFreeTests((line) => said.push(line), list)).toEqual([]);
     expect(said).toEqual([
-      `the whole suite: no list of the test files that choose their store at ${list} (a passing npm test writes it)`,
+      `the whole suite: no list of the test files that choose their store at ${list} (an npm test that runs to its end writes it)`,
       `the 1 test files npm test saw choose their store by LISA_TEST_DATABASE_URL, and any it did not run; not the 1 it saw pass without choosing one (${list})`,
       expect.stringMatching(/^the whole suite: \S+ changed after the npm test that listed the test files choosing their store$/),
     ]);

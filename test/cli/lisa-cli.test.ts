@@ -13,7 +13,7 @@ import { tempDir } from "../support/git-fixtures.ts";
 import { runLisaCommand } from "../support/lisa-command.ts";
 
 const LISA = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
-const README = fileURLToPath(new URL("../../README.md", import.meta.url));
+const REFERENCE = fileURLToPath(new URL("../../docs/configuration.md", import.meta.url));
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
 /** Runs the `lisa` command as a user would (its shebang), with only `env` in its environment. */
@@ -110,9 +110,9 @@ describe("lisa doctor", () => {
 });
 
 describe("lisa config check", () => {
-  const examples = [...readFileSync(README, "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+  const examples = [...readFileSync(REFERENCE, "utf8").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
 
-  it("passes every configuration example in the README", () => {
+  it("passes every configuration example of the configuration reference", () => {
     expect(examples.length).toBeGreaterThan(0);
     for (const example of examples) {
       const dir = tempDir("config-check");
@@ -176,6 +176,34 @@ describe(".env, read before any setting", () => {
     expect(stdout).toMatch(/^ok {4}APP_ID +4242$/m);
     expect(stdout).toMatch(/^ok {4}webhook secret /m);
   });
+});
+
+describe("the lisa command on an older Node.js", () => {
+  const { bin } = JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as { bin: { lisa: string } };
+  const expectNamesTheVersion = (result: { status: number | null; stderr: string }, version: string) => {
+    expect(result.stderr).toContain(
+      `lisa needs Node.js 22.18 or newer, which runs TypeScript without flags; this is ${version}.`,
+    );
+    expect(result.stderr).not.toContain("ERR_UNKNOWN_FILE_EXTENSION");
+    expect(result.status).toBe(1);
+  };
+
+  it("names the Node.js version it needs, as npx lisa runs it, before any TypeScript is loaded", () => {
+    // This Node.js, telling the command it is 20.20.2, the version Debian bookworm's nodejs package had.
+    const older = 'data:text/javascript,Object.defineProperty(process.versions, "node", { value: "20.20.2" })';
+    const result = spawnSync(process.execPath, ["--import", older, path.join(ROOT, bin.lisa), "doctor"], { encoding: "utf8" });
+    expectNamesTheVersion(result, "20.20.2");
+  });
+
+  const systemNode = spawnSync("/usr/bin/node", ["--version"], { encoding: "utf8" }).stdout?.trim() ?? "";
+  const isOlder = /^v(\d+)\.(\d+)/.exec(systemNode);
+  it.runIf(isOlder && (Number(isOlder[1]) < 22 || (Number(isOlder[1]) === 22 && Number(isOlder[2]) < 18)))(
+    `says so on this machine's own older Node.js (${systemNode || "none"}), through the command's shebang`,
+    () => {
+      const result = spawnSync(path.join(ROOT, bin.lisa), ["doctor"], { env: { PATH: "/usr/bin:/bin" }, encoding: "utf8" });
+      expectNamesTheVersion(result, systemNode.slice(1));
+    },
+  );
 });
 
 describe("lisa status", () => {

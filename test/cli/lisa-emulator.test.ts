@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
@@ -7,7 +7,7 @@ import { freePort } from "../../dev/free-port.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
-// The README's way to try `npm start` offline: `lisa emulator` as a GitHub Enterprise Server host,
+// The way docs/deployment.md gives to try `npm start` offline: `lisa emulator` as a GitHub Enterprise Server host,
 // then `npm start` with the variables it wrote, then an issue labeled through its control.
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -50,7 +50,7 @@ type State = {
 };
 
 describe("lisa emulator with npm start", () => {
-  it("goes from a labeled issue to an accepted run with the stand-in agent and the controls the README shows", async () => {
+  it("goes from a labeled issue to an accepted run with the stand-in agent and the controls docs/deployment.md shows", async () => {
     const dir = tempDir("lisa-emulator");
     const envFile = path.join(dir, "lisa.env");
     const lisaPort = await freePort();
@@ -144,4 +144,32 @@ describe("lisa emulator with npm start", () => {
     expect(bad.status).toBe(400);
     expect(await bad.text()).toBe('"event" must be one of approve, request_changes, comment\n');
   }, 180_000);
+});
+
+describe("lisa emulator for a Lisa on another host", () => {
+  it("names the host in GHE_HOST, listens on every address, and takes its repositories away when stopped", async () => {
+    const dir = tempDir("lisa-emulator");
+    const temp = tempDir("emulator-tmp");
+    const envFile = path.join(dir, "lisa.env");
+    const emulator = start(LISA, ["emulator", "--port", "0", "--host", "emulator", "--write-env", envFile], {
+      cwd: dir,
+      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, HOME: dir, TMPDIR: temp },
+    });
+    const port = await waitFor(
+      "the emulator to print its address",
+      () => /at http:\/\/[\d.]+:(\d+):/.exec(emulator.output())?.[1],
+    );
+    expect(readEnvFile(envFile).GHE_HOST).toBe(`emulator:${port}`);
+    // Bound to 0.0.0.0 (a container's other hosts reach it by name), not to loopback alone.
+    const listening = readFileSync("/proc/net/tcp", "utf8")
+      .split("\n")
+      .filter((line) => / 0A /.test(line))
+      .map((line) => line.trim().split(/\s+/)[1]);
+    expect(listening).toContain(`00000000:${Number(port).toString(16).toUpperCase().padStart(4, "0")}`);
+    expect(readdirSync(temp).filter((name) => name.startsWith("lisa-emulator-"))).toHaveLength(1);
+    emulator.child.kill("SIGTERM");
+    await new Promise((resolve) => emulator.child.once("exit", resolve));
+    children.splice(children.indexOf(emulator.child), 1);
+    expect(readdirSync(temp).filter((name) => name.startsWith("lisa-"))).toEqual([]);
+  });
 });

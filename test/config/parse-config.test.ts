@@ -99,7 +99,7 @@ describe("parseConfig", () => {
     [{ label: "" }, "→ at label"],
     [{ providers: [] }, "→ at providers"],
     [{ providers: [{}] }, "each entry names exactly one provider"],
-    [{ providers: [{ copilot: {} }] }, 'Unrecognized key: "copilot"'],
+    [{ providers: [{ copilot: {} }] }, '"copilot" is no provider Lisa runs; name one of claude, gemini, opencode'],
     [{ providers: [{ claude: { model: 3 } }] }, "→ at providers[0].claude.model"],
     [{ gates: "npm test" }, "→ at gates"],
     [{ limits: { max_iterations: 0 } }, "→ at limits.max_iterations"],
@@ -119,6 +119,18 @@ describe("parseConfig", () => {
   ])("rejects %j, naming the key: %s", (raw, expected) => {
     expect(() => parseConfig(raw)).toThrow(ConfigError);
     expect(() => parseConfig(raw)).toThrow(expected);
+  });
+
+  it("names an unknown provider once, with the three it could be", () => {
+    const message = (() => {
+      try {
+        parseConfig({ providers: [{ codex: {} }] });
+      } catch (error) {
+        return (error as Error).message;
+      }
+    })();
+    expect(message).toContain('"codex" is no provider Lisa runs; name one of claude, gemini, opencode');
+    expect(message).not.toContain("each entry names exactly one provider");
   });
 
   it("reports a YAML syntax error as a ConfigError", () => {

@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { copyFileSync, readFileSync } from "node:fs";
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -35,6 +35,47 @@ describe("the Dockerfile", () => {
     );
     expect(ci.stderr).not.toMatch(/npm error/);
     expect(ci.status).toBe(0);
+  });
+
+  it("builds on the official Node.js LTS image by default, or on the base a build names (BASE_IMAGE)", () => {
+    expect(arg("BASE_IMAGE")).toMatch(/^node:lts-/);
+    expect(dockerfile).toMatch(/^FROM \$\{BASE_IMAGE\}$/m);
+  });
+
+  it("has every file npm's install scripts run in the image when its npm ci runs them", () => {
+    // The files the Dockerfile copies before the RUN of `npm ci`, laid out as in its WORKDIR.
+    const steps = dockerfile.slice(0, dockerfile.search(/^RUN .*(\n\s+.*)*npm ci /m));
+    const app = tempDir("docker-context");
+    for (const [, sources = "", destination = ""] of steps.matchAll(/^COPY (.+) (\S+)$/gm)) {
+      for (const source of sources.split(" ")) {
+        const target = destination.endsWith("/")
+          ? path.join(app, destination, path.basename(source))
+          : path.join(app, destination);
+        mkdirSync(path.dirname(target), { recursive: true });
+        copyFileSync(path.join(ROOT, source), target);
+      }
+    }
+    // npm ci runs the root package's own install scripts; an `npm` of our own stands in for the
+    // installs they start (install-agents.mjs's), which need the registry.
+    const bin = tempDir("docker-npm");
+    writeFileSync(path.join(bin, "npm"), `#!/bin/sh\necho "$@" >>"${bin}/calls"\n`);
+    chmodSync(path.join(bin, "npm"), 0o755);
+    const { scripts } = JSON.parse(readFileSync(path.join(app, "package.json"), "utf8")) as { scripts: Record<string, string> };
+    for (const name of ["preinstall", "install", "postinstall", "prepare"]) {
+      const script = scripts[name];
+      if (!script) continue;
+      const ran = spawnSync("sh", ["-c", script], {
+        cwd: app,
+        env: { ...process.env, PATH: `${bin}:${path.dirname(process.execPath)}:/usr/bin:/bin`, npm_command: "ci" },
+        encoding: "utf8",
+      });
+      expect(ran.stderr, `${name}: ${script}`).toBe("");
+      expect(ran.status, `${name}: ${script}`).toBe(0);
+    }
+    // The postinstall installed the agent CLIs from agents/, as the image's PATH expects.
+    expect(readFileSync(path.join(bin, "calls"), "utf8")).toBe(
+      `install --prefix ${path.join(app, "agents")} --no-audit --no-fund\n`,
+    );
   });
 
   it("installs the agent CLIs at the versions the suite drives, from agents/, and puts them on PATH", () => {

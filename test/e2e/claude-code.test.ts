@@ -72,7 +72,7 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     const firstRequest = JSON.stringify(server.requests.find((r) => r.path.startsWith("/v1/messages"))?.body?.messages);
     expect(firstRequest).toContain("Spelling error in the README file");
     const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
-    expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · \$0\.\d\d · \d+ turns/);
+    expect(tracking).toMatch(/Agent session 1: claude, implementing · \d+s · <\$0\.01 · \d+ turns/);
     // The CLI prices the scripted usage itself; a few hundred tokens cost a fraction of a cent.
     const [run] = await harness.lisa.store.runs.inState("review");
     // Claude Code made the worktree itself (--worktree); Lisa found it, delivered from it and removed it.

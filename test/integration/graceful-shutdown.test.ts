@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
@@ -31,7 +32,8 @@ describe("SIGTERM during an agent session", () => {
     emulator.addCollaborator(REPO, "ann", "write");
     const dataDir = path.join(tempDir("shutdown-data"), "lisa");
     const options = { dataDir, claudeBinary: agent.binary, shutdownGraceMs: 1_000 };
-    const first = await lisa.start(options);
+    const logFile = path.join(tempDir("shutdown-log"), "lisa.log");
+    const first = await lisa.start({ ...options, logFile });
 
     const issue = await emulator.createIssue(REPO, { title: "Add a health endpoint", body: "", user: "ann" });
     await emulator.labelIssue(REPO, issue.number, "lisa", "ann");
@@ -41,6 +43,22 @@ describe("SIGTERM during an agent session", () => {
 
     expect(code).toBe(0);
     expect(pids.filter(isAlive)).toEqual([]);
+    // What GitHub shows meanwhile agrees with the store: the run waits to resume, and no agent works.
+    await emulator.waitForWebhooks();
+    const meanwhile = trackingBody(emulator, REPO, issue.number);
+    expect(meanwhile).toContain("⏳ Queued");
+    expect(meanwhile).toContain("— ⏸️ interrupted; resumes where it stood");
+    expect(meanwhile).not.toContain("the agent is working");
+    expect(meanwhile).toMatch(/⏸️ Agent session 1: claude, implementing · \d+s · \$0\.00 · interrupted/);
+    expect(meanwhile).toContain(
+      "**Waiting for:** Lisa was stopped (SIGTERM) during this run; it resumes where it stood when Lisa starts again",
+    );
+    // Queued or running, the run is Lisa's to carry on, not a person's.
+    expect(emulator.labels(REPO, issue.number)).toContain("lisa:working");
+    // The agent Lisa stopped is no crash in the log either.
+    const log = readFileSync(logFile, "utf8");
+    expect(log).toContain("agent session stopped by Lisa or a person, as recorded");
+    expect(log).not.toContain("crashed");
     const handedBack = new Store(testStoreLocation(dataDir));
     const [run] = await handedBack.runs.inState("queued");
     expect(run).toMatchObject({ restarts: 0 });

@@ -86,12 +86,14 @@ describe("runWithDeadline", () => {
     const started = Date.now();
     const result = await run("for i in 1 2 3 4 5 6; do echo tick; sleep 0.1; done; sleep 600", {
       timeoutMs: 30_000,
-      stallMs: 400,
+      // Seconds, not a few hundred ms: on a loaded machine a tick may come late, and must not stall it.
+      stallMs: 2_000,
       graceMs: 200,
     });
     expect(result.ending).toBe("stalled");
     expect(result.stdout).toBe("tick\n".repeat(6));
-    expect(Date.now() - started).toBeGreaterThan(900);
+    // A deadline that did not restart on output would have ended it 2 s after the start.
+    expect(Date.now() - started).toBeGreaterThan(2_500);
   });
 
   it("tells each stdout line as it arrives, before the process ends, whole across chunk and character boundaries", async () => {

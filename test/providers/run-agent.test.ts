@@ -127,10 +127,12 @@ describe("runAgent", () => {
       binary: agent("chatty-then-silent.sh"),
       prompt: "go",
       timeoutMs: 30_000,
-      stallMs: 400,
+      // Seconds, not a few hundred ms: on a loaded machine a tick may come late, and must not stall it.
+      stallMs: 2_000,
     });
     expect(result.failure?.kind).toBe("stalled");
-    expect(result.durationMs).toBeGreaterThan(600);
+    // Six ticks 0.1 s apart, then the stall: a deadline that did not restart would have ended it at 2 s.
+    expect(result.durationMs).toBeGreaterThan(2_500);
   });
 
   it("tells each stdout line as the sandboxed agent prints it, not only at the end", async () => {

@@ -31,7 +31,12 @@ export function useLisaChildren(secret: string) {
       return github;
     },
     /** Starts a Lisa on `dataDir` and points the emulator's webhooks at it. */
-    async start(options: { dataDir: string; claudeBinary: string; shutdownGraceMs?: number }): Promise<ChildProcess> {
+    async start(options: {
+      dataDir: string;
+      claudeBinary: string;
+      shutdownGraceMs?: number;
+      logFile?: string;
+    }): Promise<ChildProcess> {
       if (!github) throw new Error("start the emulator first");
       const child = await startLisaChild(github, { ...options, secret });
       children.push(child);

@@ -12,7 +12,7 @@ import {
 } from "../../dev/store-tests.ts";
 
 /**
- * Lists, at the end of a run of the suite on SQLite that passed, which test files chose their store
+ * Lists, at the end of a run of the suite on SQLite that ran to its end, which test files chose their store
  * by LISA_TEST_DATABASE_URL and which ran without choosing one (see dev/store-tests.ts).
  */
 export class StoreTestsReporter implements Reporter {
@@ -39,7 +39,8 @@ export class StoreTestsReporter implements Reporter {
     delete process.env[RECORD_VARIABLE];
     const noted = notedFiles(recording.record);
     rmSync(recording.record, { force: true });
-    if (reason !== "passed") return;
+    // A failed run lists too: a file that failed is never store-free, so the PostgreSQL pass runs it.
+    if (reason === "interrupted") return;
     if (noted.has(UNKNOWN_TEST_FILE)) {
       process.stderr.write("A store was chosen outside any known test file: the PostgreSQL pass will run every test file.\n");
       return;

@@ -29,7 +29,7 @@ export async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): P
           name: `${name} CLI`,
           status: "warn",
           detail: `${binary} not found or says no version`,
-          fix: `Install it if a repository lists \`${name}\` under providers (README, “Install the agent CLIs”), or set LISA_${name.toUpperCase()}_PATH.`,
+          fix: `Install it if a repository lists \`${name}\` under providers (docs/deployment.md, “Install the agent CLIs”), or set LISA_${name.toUpperCase()}_PATH.`,
         },
     found.length
       ? { name: `${name} credentials`, status: "ok", detail: found.join(", ") }

@@ -1,0 +1,43 @@
+// `npm run check`: typecheck, lint, the suite on SQLite, then its store tests on PostgreSQL. The
+// PostgreSQL pass runs even when the SQLite pass failed (it may fail for a reason of its own), and
+// both results are printed at the end; the check fails when any part did.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+/** One part of the check, and how it ended. */
+interface Part {
+  name: string;
+  status: number;
+  seconds: number;
+}
+
+// The SQLite pass's list of the test files that choose their store (dev/store-tests.ts), for the
+// PostgreSQL pass of this same check only; removed with its folder at the end.
+const listDir = mkdtempSync(path.join(tmpdir(), "lisa-check-"));
+const env = { ...process.env, LISA_TEST_STORE_LIST: path.join(listDir, "store-tests.json") };
+const parts: Part[] = [];
+const run = (name: string, args: string[]): Part => {
+  const started = Date.now();
+  const result = spawnSync("npm", ["run", "--silent", ...args], { stdio: "inherit", env });
+  const part = { name, status: result.status ?? 1, seconds: (Date.now() - started) / 1000 };
+  parts.push(part);
+  return part;
+};
+
+try {
+  // A type or lint error is the author's to fix before a test run is worth its time.
+  if (run("typecheck", ["typecheck"]).status === 0 && run("lint", ["lint"]).status === 0) {
+    run("tests on SQLite", ["test"]);
+    run("tests on PostgreSQL", ["test:postgres"]);
+  }
+} finally {
+  rmSync(listDir, { recursive: true, force: true });
+}
+const minutes = (seconds: number) => `${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s`;
+process.stdout.write("\nnpm run check:\n");
+for (const part of parts) {
+  process.stdout.write(`  ${part.status === 0 ? "passed" : "FAILED"}  ${part.name.padEnd(20)} ${minutes(part.seconds)}\n`);
+}
+process.exit(parts.every((part) => part.status === 0) ? 0 : 1);
