@@ -124,7 +124,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     Date.now,
     commandKey(options.storeKey ?? keptStoreKey(options.dataDir)),
   );
-  const held = heldSecrets(options.agentEnvSource ?? process.env);
+  const held = heldSecrets(options.agentEnvSource ?? process.env, options.sandbox?.homeTemplate);
   const metrics = createLisaMetrics(store);
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
   const now = options.now ?? Date.now;
