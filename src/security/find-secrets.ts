@@ -61,19 +61,18 @@ interface View {
   at: Int32Array | undefined;
 }
 
+const isSpace = (text: string, i: number) => {
+  const code = text.charCodeAt(i);
+  return code === 32 || (code >= 9 && code <= 13) || (code > 127 && /\s/.test(text.charAt(i)));
+};
+
 /** `text` without whitespace: a secret cut into lines is whole here. */
 function squeezed(text: string, spans: boolean): View {
-  if (!spans) return { text: text.replace(/\s+/g, ""), at: undefined };
-  const at = new Int32Array(text.length);
-  const kept: string[] = [];
-  for (const match of text.matchAll(/\S+/g)) {
-    const word = match[0];
-    for (let i = 0; i < word.length; i++) {
-      at[kept.length] = match.index + i;
-      kept.push(word[i] as string);
-    }
-  }
-  return { text: kept.join(""), at: at.subarray(0, kept.length) };
+  const out = text.replace(/\s+/g, "");
+  if (!spans) return { text: out, at: undefined };
+  const at = new Int32Array(out.length);
+  for (let i = 0, n = 0; i < text.length; i++) if (!isSpace(text, i)) at[n++] = i;
+  return { text: out, at };
 }
 
 /** `text` with each `%XX` as the character of that byte. */
@@ -132,10 +131,16 @@ function hexDecodings(run: string): string[] {
   });
 }
 
+/** The shapes, each matched once anywhere (no `g` flag, so `test` keeps no state between texts). */
+const SHAPE_TESTS = SECRET_SHAPES.map(({ kind, pattern }) => ({
+  kind,
+  test: new RegExp(pattern.source, pattern.flags.replace("g", "")),
+}));
+
 /** Whether decoded bytes hold a held value or a secret shape, and which. */
 function kindOfDecoded(decoded: string, needles: readonly Needles[], bytes: readonly Needles[]): string | undefined {
   if (needles.some((n) => decoded.includes(n.plain)) || bytes.some((n) => decoded.includes(n.plain))) return HELD_KIND;
-  return SECRET_SHAPES.find(({ pattern }) => new RegExp(pattern.source, pattern.flags.replace("g", "")).test(decoded))?.kind;
+  return SHAPE_TESTS.find(({ test }) => test.test(decoded))?.kind;
 }
 
 export interface FindOptions {
@@ -163,16 +168,20 @@ export function findSecrets(text: string, known: Iterable<string>, options: Find
   };
 
   const tight = squeezed(text, spans);
-  const lowered = tight.text.replace(/[A-F]/g, (c) => c.toLowerCase());
+  const lowered = tight.text.replace(/[A-F]+/g, (c) => c.toLowerCase());
   for (const n of needles) {
     for (const [form, kind] of [
       [n.plain, HELD_KIND],
       [n.reversed, `${HELD_KIND}, reversed`],
     ] as const) {
-      for (const at of occurrences(text, form)) add(undefined, at, at + form.length, kind);
-      // Short values cut across lines are left alone: joining words could make one out of prose.
-      if (form.length < SQUEEZED_MIN) continue;
-      for (const at of occurrences(tight.text, form)) add(tight, at, at + form.length, kind);
+      // A long value is found with whitespace removed from both sides (a key cut across lines), which
+      // finds it whole too; short ones only as they are: joining words could make one out of prose.
+      if (form.length < SQUEEZED_MIN) {
+        for (const at of occurrences(text, form)) add(undefined, at, at + form.length, kind);
+        continue;
+      }
+      const tightForm = form.replace(/\s+/g, "");
+      for (const at of occurrences(tight.text, tightForm)) add(tight, at, at + tightForm.length, kind);
     }
     for (const form of n.base64)
       for (const at of occurrences(tight.text, form)) add(tight, at, at + form.length, `${HELD_KIND}, base64-encoded`);
