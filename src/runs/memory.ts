@@ -37,7 +37,7 @@ async function trustedMemory(ctx: RunContext, step: StepRow, at: string, through
         sha,
         "--",
         file,
-      ]);
+      ]).catch(() => "");
       if (!touched.trim()) continue;
       base = await read(sha);
       // Human commits are recorded by the pass that built on them: its lessons and later ones are not in theirs.
