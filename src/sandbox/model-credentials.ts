@@ -112,7 +112,7 @@ export interface ModelEndpointOptions {
 
 /**
  * The model endpoint of one sandbox: an HTTP server that reads the connections the egress proxy
- * hands it (requests in origin form, sent to the bridge on the sandbox's own loopback). A request
+ * hands it (requests addressed to the bridge on the sandbox's own loopback, bridgeRequest). A request
  * is forwarded only when its path starts with this session's capability and names one of its routes,
  * and only to that route's own API host, below its base path, at an address checked as the egress
  * proxy checks one; every credential header the CLI sent is dropped and the route's is set. Nothing
@@ -154,6 +154,8 @@ export function createModelEndpoint(options: ModelEndpointOptions): ModelEndpoin
       path: `${base.pathname.replace(/\/$/, "")}${path}${url.search}`,
       headers,
       timeout: options.waitMs,
+      // A connection of its own, as the proxy gives each request: a pooled one would never say `connect`.
+      agent: false,
     });
     upstreams.add(out);
     out.on("close", () => upstreams.delete(out));

@@ -1,6 +1,10 @@
+import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { ModelRoute } from "../../src/sandbox/model-credentials.ts";
 import { modelEndpointUrl, runSandboxed } from "../../src/sandbox/run-sandboxed.ts";
@@ -131,5 +135,34 @@ describe("a sandbox's model endpoint", () => {
     expect(lines[0]).toMatch(/^403 /);
     expect(seen).toEqual([]);
     expect(await running).toEqual(["first done"]);
+  });
+
+  it("reaches a model API over TLS by its name, checking the certificate against that name", async () => {
+    const dir = tempDir("model-tls");
+    const key = path.join(dir, "key.pem");
+    const cert = path.join(dir, "cert.pem");
+    await promisify(execFile)("openssl", [
+      ...["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-keyout", key, "-out", cert],
+      ...["-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost"],
+    ]);
+    const script = fileURLToPath(new URL("../fixtures/model-endpoint-tls.ts", import.meta.url));
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ["--disable-warning=ExperimentalWarning", script, key, cert, dir],
+      {
+        env: { ...process.env, NODE_EXTRA_CA_CERTS: cert },
+        timeout: 30_000,
+      },
+    );
+    const { answers, seen: apiSaw } = JSON.parse(stdout) as {
+      answers: Record<string, string>;
+      seen: { url: string; key?: string; host?: string }[];
+    };
+    expect(answers.named).toBe("HTTP/1.1 200 OK");
+    // Reached at an address its certificate does not name, the API is not trusted with the key.
+    expect(answers.unnamed).toBe("HTTP/1.1 502 Bad Gateway");
+    expect(apiSaw).toHaveLength(1);
+    expect(apiSaw[0]).toMatchObject({ url: "/api/v1/messages", key: "the-real-key" });
+    expect(apiSaw[0]?.host).toMatch(/^localhost:\d+$/);
   });
 });
