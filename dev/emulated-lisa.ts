@@ -10,7 +10,7 @@ import { testDatabaseUrl } from "./test-database.ts";
 import { createTestProbot } from "./test-probot.ts";
 
 /** The webhook secret the emulator signs with and Lisa checks; tests that forge webhooks need it. */
-export const EMULATED_WEBHOOK_SECRET = "emulated-webhook-secret";
+export const EMULATED_WEBHOOK_SECRET = "emulated-webhook-secret-of-at-least-32-bytes";
 
 export interface EmulatedLisa {
   github: GitHubEmulator;

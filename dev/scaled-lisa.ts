@@ -7,7 +7,7 @@ import { sandboxFor } from "./emulated-lisa.ts";
 import { tempDir } from "./temp-dir.ts";
 import { createTestProbot } from "./test-probot.ts";
 
-const SECRET = "scaled-webhook-secret";
+const SECRET = "scaled-webhook-secret-of-at-least-32-bytes";
 
 export interface ScaledLisa {
   github: GitHubEmulator;

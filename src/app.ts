@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { Probot } from "probot";
 import { CiSignals } from "./ci/ci-signals.ts";
 import type { ProviderName } from "./config/config-schema.ts";
+import { MIN_STORE_KEY_BYTES } from "./config/env-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import type { GitHubPort } from "./github/github-port.ts";
 import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
@@ -119,12 +120,15 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
   if (role !== "all" && !options.databaseUrl) {
     throw new Error(`lisa ${role} shares its work through PostgreSQL: set DATABASE_URL`);
   }
+  if (options.storeKey !== undefined && Buffer.byteLength(options.storeKey) < MIN_STORE_KEY_BYTES) {
+    throw new Error(`Lisa's store key must be at least ${MIN_STORE_KEY_BYTES} bytes (LISA_STORE_KEY, else WEBHOOK_SECRET).`);
+  }
   const store = new Store(
     options.databaseUrl ?? path.join(options.dataDir, "lisa.db"),
     Date.now,
     commandKey(options.storeKey ?? keptStoreKey(options.dataDir)),
   );
-  const held = heldSecrets(options.agentEnvSource ?? process.env);
+  const held = heldSecrets(options.agentEnvSource ?? process.env, options.sandbox?.homeTemplate);
   const metrics = createLisaMetrics(store);
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
   const now = options.now ?? Date.now;

@@ -11,7 +11,7 @@ import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github
 import { freshSchema, seconds, verdict } from "./stats.ts";
 import { workerReadConfig } from "./worker-read-config.ts";
 
-const SECRET = "bench-webhook-secret";
+const SECRET = "bench-webhook-secret-of-at-least-32-bytes";
 
 const FLOOD = Number(process.env.BENCH_FLOOD ?? 2_000);
 const AT_ONCE = 20;

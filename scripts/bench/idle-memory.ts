@@ -39,7 +39,7 @@ async function idleRss(kind: "lisa" | "probot"): Promise<number> {
       PATH: process.env.PATH,
       APP_ID: "1",
       PRIVATE_KEY: privateKey,
-      WEBHOOK_SECRET: "bench-idle-memory",
+      WEBHOOK_SECRET: "bench-idle-memory-secret-of-at-least-32-bytes",
       PORT: String(port),
       LOG_LEVEL: "fatal",
       LISA_DATA_DIR: path.join(tempDir("bench-idle"), "data"),

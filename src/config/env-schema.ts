@@ -5,6 +5,9 @@ import { GEMINI_PRICES, type TokenPrices, tokenPriceSchema } from "../providers/
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import { parseDuration } from "./parse-duration.ts";
 
+/** The least key a command row's MAC is keyed with: HMAC-SHA256 has no more strength to give beyond it, and less is guessable. */
+export const MIN_STORE_KEY_BYTES = 32;
+
 /** Environment variables Lisa reads at start-up, each with what it accepts. The App's credentials are read apart (app-key.ts). */
 export const envSchema = z.object({
   LISA_DATA_DIR: z.string().min(1, "must name a folder").default("data"),
@@ -92,7 +95,10 @@ export const envSchema = z.object({
       }),
     )
     .optional(),
-  LISA_STORE_KEY: z.string().min(32, "must be at least 32 characters, e.g. from `openssl rand -hex 32`").optional(),
+  LISA_STORE_KEY: z
+    .string()
+    .refine((key) => Buffer.byteLength(key) >= MIN_STORE_KEY_BYTES, "must be at least 32 bytes, e.g. from `openssl rand -hex 32`")
+    .optional(),
   LISA_METRICS_ADDRESS: z
     .string()
     .regex(/^(?:(?:[\w.-]+|\[[0-9a-fA-F:]+\]):)?\d{1,5}$/, "must be a port or host:port, e.g. 9464 or 127.0.0.1:9464")
@@ -127,7 +133,7 @@ export interface LisaSettings {
   tokenPrices: TokenPrices;
   /** Disk the worktrees of failed and blocked runs may keep on this machine (trimKeptWorktrees). */
   keptWorktreesBytes: number;
-  /** What command rows are signed with: LISA_STORE_KEY, else the webhook secret. */
+  /** What command rows are signed with: LISA_STORE_KEY, else the webhook secret; 32 bytes or more. */
   storeKey?: string;
   /** Where `/metrics` and `/healthz` are served instead of beside the webhook path. */
   metricsAddress?: { host: string; port: number };
@@ -169,6 +175,12 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
       `LISA_ROLE=${JSON.stringify(vars.LISA_ROLE)}: web and worker processes share their work through PostgreSQL; set DATABASE_URL too`,
     );
   }
+  const storeKey = vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET;
+  if (storeKey && Buffer.byteLength(storeKey) < MIN_STORE_KEY_BYTES) {
+    throw new EnvError(
+      `WEBHOOK_SECRET=(not shown): is ${Buffer.byteLength(storeKey)} bytes, and without LISA_STORE_KEY it is what Lisa signs the command rows it stores with, which takes at least ${MIN_STORE_KEY_BYTES}; set LISA_STORE_KEY (e.g. from \`openssl rand -hex 32\`, the same in every process) or a longer webhook secret`,
+    );
+  }
   const agentBinaries: Partial<Record<ProviderName, string>> = {};
   for (const name of Object.keys(providers) as ProviderName[]) {
     const value = env[`LISA_${name.toUpperCase()}_PATH`];
@@ -192,7 +204,7 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
     agentBinaries,
     tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
     keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,
-    ...((vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET) ? { storeKey: vars.LISA_STORE_KEY ?? env.WEBHOOK_SECRET } : {}),
+    ...(storeKey ? { storeKey } : {}),
     ...(vars.LISA_METRICS_ADDRESS ? { metricsAddress: vars.LISA_METRICS_ADDRESS } : {}),
     http: {
       host: vars.HOST,

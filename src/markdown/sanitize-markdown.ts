@@ -3,7 +3,7 @@ import remarkParse from "remark-parse";
 import remarkStringify from "remark-stringify";
 import { unified } from "unified";
 import { SKIP, visit } from "unist-util-visit";
-import { isSafeLinkTarget, stripInvisible } from "./live-text.ts";
+import { isSafeLinkTarget } from "./live-text.ts";
 import { redactSecrets } from "./redact-secrets.ts";
 
 /** GitHub rejects issue and pull request bodies longer than this many characters. */
@@ -82,9 +82,11 @@ function truncate(markdown: string, maxLength: number): string {
 }
 
 /**
- * Cleans agent-written markdown for a GitHub body: parses it to a syntax tree, drops raw HTML,
- * images, invisible characters and links whose scheme is not http(s), bounds heading levels, turns a wall of text into points, prints it with `-` bullets,
- * redacts secrets, and fits it into GitHub's length limit.
+ * Cleans agent-written markdown for a GitHub body: normalizes and redacts it first (redactSecrets),
+ * parses it to a syntax tree, drops raw HTML, images and links whose scheme is not http(s), bounds
+ * heading levels, turns a wall of text into points, prints it with `-` bullets, redacts again (a
+ * markdown escape or character reference can hide a secret until it is printed), and fits it into
+ * GitHub's length limit.
  */
 export function sanitizeMarkdown(markdown: string, options: SanitizeOptions = {}): string {
   const { minHeadingDepth = 3, secrets = [], maxLength = GITHUB_BODY_LIMIT } = options;
@@ -92,6 +94,6 @@ export function sanitizeMarkdown(markdown: string, options: SanitizeOptions = {}
     .use(remarkParse)
     .use(() => (tree: Root) => transform(tree, minHeadingDepth))
     .use(remarkStringify, { bullet: "-", emphasis: "_", strong: "*", fence: "`", rule: "-", listItemIndent: "one" });
-  const printed = String(processor.processSync(redactSecrets(stripInvisible(markdown).trim(), secrets))).trim();
+  const printed = String(processor.processSync(redactSecrets(markdown, secrets).trim())).trim();
   return truncate(redactSecrets(printed, secrets), maxLength);
 }

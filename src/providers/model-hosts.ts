@@ -3,7 +3,7 @@ import path from "node:path";
 import type { ProviderName } from "./registry.ts";
 
 /** Model vendors OpenCode may be configured for: the key that selects one, its base-URL variable, and its public API. */
-const OPENCODE_VENDORS: { key: string; baseUrl?: string; api: string }[] = [
+export const OPENCODE_VENDORS: { key: string; baseUrl?: string; api: string }[] = [
   { key: "ANTHROPIC_API_KEY", baseUrl: "ANTHROPIC_BASE_URL", api: "https://api.anthropic.com" },
   { key: "OPENAI_API_KEY", baseUrl: "OPENAI_BASE_URL", api: "https://api.openai.com" },
   { key: "OPENROUTER_API_KEY", api: "https://openrouter.ai" },
@@ -16,7 +16,7 @@ const OPENCODE_VENDORS: { key: string; baseUrl?: string; api: string }[] = [
 ];
 
 /** The `baseURL` of every provider an OpenCode config (JSON) names. A config that does not parse names none. */
-function opencodeBaseUrls(text: string | undefined): string[] {
+export function opencodeBaseUrls(text: string | undefined): string[] {
   if (!text) return [];
   try {
     const config = JSON.parse(text) as { provider?: Record<string, { options?: { baseURL?: unknown } }> };
@@ -28,7 +28,8 @@ function opencodeBaseUrls(text: string | undefined): string[] {
   }
 }
 
-function readOrUndefined(file: string): string | undefined {
+export function readOrUndefined(file: string | undefined): string | undefined {
+  if (!file) return undefined;
   try {
     return readFileSync(file, "utf8");
   } catch {

@@ -6,8 +6,9 @@ import { DEFUSER, defuseReferences, stripInvisible } from "../markdown/live-text
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { sanitizeMarkdown } from "../markdown/sanitize-markdown.ts";
 
-// Text written by a human or an agent. Every helper here redacts secrets, keeps HTML out, never
-// lets the text reach past its own block, and never lets it forge one of Lisa's hidden markers.
+// Text written by a human or an agent. Every helper here starts with redactSecrets (normalize, then
+// redact), then escapes or fences: it keeps HTML out, never lets the text reach past its own block,
+// and never lets it forge one of Lisa's hidden markers.
 
 const ZERO_WIDTH_SPACE = DEFUSER;
 // sanitizeMarkdown cuts its result at this length; the callers here cut the input first instead,
@@ -118,19 +119,16 @@ export function listItem(marker: string, block: string): string {
 
 /** A code span around one line of text, with a backtick run longer than any inside it. */
 export function code(text: string, { secrets = [], max = 200 }: Partial<CleanOptions> = {}): string {
-  const flat = defuseMarkers(cut(flatten(redactSecrets(stripInvisible(preCut(text, max)), secrets)), max)) || " ";
+  const flat = defuseMarkers(cut(flatten(redactSecrets(preCut(text, max), secrets)), max)) || " ";
   const longest = Math.max(0, ...[...flat.matchAll(/`+/g)].map((m) => m[0].length));
   const ticks = "`".repeat(longest + 1);
   const pad = flat.startsWith("`") || flat.endsWith("`") ? " " : "";
   return `${ticks}${pad}${flat}${pad}${ticks}`;
 }
 
-// CSI and other escape sequences from a terminal, and control characters besides tab and newline.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing control characters is the point
-const TERMINAL_CODES = /\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b[@-_]|[\u0000-\u0008\u000b-\u001f\u007f]/g;
-
 /**
- * Command output as a fenced code block: redacted, terminal codes removed, the last `maxLines`
+ * Command output as a fenced code block: terminal codes and control characters removed, redacted
+ * (both by redactSecrets, in that order, so nothing removed later can join a secret), the last `maxLines`
  * lines each cut to `maxLineLength`, inside a fence longer than any backtick run in it.
  */
 export function fenced(
@@ -141,7 +139,7 @@ export function fenced(
   // Only the tail can be shown; redacting it alone keeps huge outputs cheap.
   const tailLength = maxLines * (maxLineLength + 2) + 8_192;
   const tail = text.length > tailLength ? text.slice(-tailLength) : text;
-  const lines = stripInvisible(redactSecrets(tail, secrets).replace(TERMINAL_CODES, "")).split("\n");
+  const lines = redactSecrets(tail, secrets).split("\n");
   if (tail !== text) lines.shift(); // a line cut at its start
   const total = tail === text ? lines.length : text.split("\n").length;
   const shown = lines.slice(-maxLines).map((line) => defuseMarkers(cut(line, maxLineLength)));

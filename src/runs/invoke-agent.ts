@@ -1,13 +1,16 @@
+import { randomBytes } from "node:crypto";
 import { StepError } from "../errors.ts";
 import type { RepoRef } from "../github/github-port.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { buildAgentEnv } from "../providers/agent-env.ts";
 import { installedVersion, isAtLeast } from "../providers/installed-version.ts";
+import { type ModelAccess, modelAccess } from "../providers/model-access.ts";
 import { type AgentResult, type Provider, TRANSIENT_FAILURES } from "../providers/provider.ts";
 import { providers } from "../providers/registry.ts";
 import { runAgent } from "../providers/run-agent.ts";
 import type { GuidanceFeed } from "../providers/session-input.ts";
+import { modelEndpointUrl } from "../sandbox/run-sandboxed.ts";
 import type { SandboxScope } from "../sandbox/sandbox-settings.ts";
 import type { SessionRow, StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
@@ -57,17 +60,41 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
   return { provider, name, branch: provider.nativeWorktree.branch(name) };
 }
 
-export function agentEnv(ctx: RunContext, providerEnv: readonly string[]): Record<string, string> {
+/**
+ * An agent's environment: the allowlist (buildAgentEnv), with its model credentials replaced by
+ * what `access` gives it instead (placeholders, and base URLs that lead to Lisa's model endpoint).
+ */
+export function agentEnv(ctx: RunContext, providerEnv: readonly string[], access?: ModelAccess): Record<string, string> {
   const { name, email } = ctx.deps.workspace.author;
   const identity = { GIT_AUTHOR_NAME: name, GIT_AUTHOR_EMAIL: email, GIT_COMMITTER_NAME: name, GIT_COMMITTER_EMAIL: email };
-  // The provider's own key is the one secret its agent must get; every other value Lisa holds is dropped.
-  const own = new Set(providerEnv.map((name) => ctx.deps.agentEnvSource[name]?.trim()));
-  return buildAgentEnv(
+  const withheld = new Set(access?.withheld);
+  // A key the proxy cannot set for it is the one secret its agent must still get; every other value Lisa holds is dropped.
+  const own = new Set(providerEnv.filter((name) => !withheld.has(name)).map((name) => ctx.deps.agentEnvSource[name]?.trim()));
+  const env = buildAgentEnv(
     ctx.deps.agentEnvSource,
-    providerEnv,
+    providerEnv.filter((name) => !withheld.has(name)),
     identity,
     ctx.secrets.filter((secret) => !own.has(secret)),
   );
+  return { ...env, ...access?.env };
+}
+
+/**
+ * How one session reaches its model API: through a model endpoint of its own (a fresh capability in
+ * its base URL), unless its sandbox has no egress proxy to put one on (`LISA_SANDBOX=off`).
+ */
+function sessionAccess(
+  ctx: RunContext,
+  provider: keyof typeof providers,
+): { access: ModelAccess; capability: string } | undefined {
+  const { sandbox, agentEnvSource } = ctx.deps;
+  if (sandbox.mode === "off" || sandbox.network === "shared") return undefined;
+  const capability = randomBytes(32).toString("base64url");
+  const endpoint = modelEndpointUrl(capability);
+  return {
+    access: modelAccess(provider, agentEnvSource, sandbox.homeTemplate, endpoint, sandbox.privateModelApi === true),
+    capability,
+  };
 }
 
 /** One iteration: the configured providers in order, moving on only when one fails transiently. */
@@ -99,6 +126,7 @@ export async function invokeAgent(
     const native = checkout.native?.provider === provider ? checkout.native : undefined;
     // Recorded while the session runs, so a Lisa killed meanwhile finds the agent's process group.
     let pidRecorded: Promise<void> = Promise.resolve();
+    const session = sessionAccess(ctx, choice.name);
     result = await runAgent({
       provider,
       binary: deps.agentBinaries[choice.name],
@@ -106,10 +134,15 @@ export async function invokeAgent(
       extraArgs: native ? provider.nativeWorktree?.args(native.name) : [],
       cwd: native ? checkout.host.path : workDir(checkout),
       prompt,
-      env: agentEnv(ctx, provider.env),
+      env: agentEnv(ctx, provider.env, session?.access),
       timeoutMs: config.limits.session_timeout,
       stallMs: config.limits.stall_timeout,
-      sandbox: { ...deps.sandbox, ...checkout.scope, egress: agentEgress(ctx, stepId, choice.name) },
+      sandbox: {
+        ...deps.sandbox,
+        ...checkout.scope,
+        egress: agentEgress(ctx, stepId, choice.name, session),
+        homeFiles: session?.access.homeFiles,
+      },
       onSpawn: (pid) => {
         pidRecorded = deps.store.sessions.recordPid(sessionId, pid, processIdentity(pid));
         pidRecorded.catch(() => {}); // seen below, once the session is over

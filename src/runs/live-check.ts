@@ -128,6 +128,8 @@ export async function startLiveCheck(ctx: RunContext, step: StepRow): Promise<Li
       view.provider = provider.name;
       view.turns = 0;
       view.costUsd = 0;
+      // The last session's words are not this one's: under the new header they would read as its.
+      view.said = undefined;
       turns.clear();
       changed();
       const progress = provider.progress?.({ prices: deps.tokenPrices });

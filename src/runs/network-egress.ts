@@ -1,3 +1,4 @@
+import type { ModelAccess } from "../providers/model-access.ts";
 import { modelApiUrls } from "../providers/model-hosts.ts";
 import type { ProviderName } from "../providers/registry.ts";
 import { emptyTally, type NetworkTally } from "../sandbox/egress-proxy.ts";
@@ -30,15 +31,27 @@ function egress(ctx: RunContext, stepId: number, rules: HostRule[], who: string)
 }
 
 /**
- * Where an agent session may connect: its provider's model API, from Lisa's environment (private
- * only if the operator allows private model APIs), and the repository's `sandbox.allow_hosts`.
+ * Where an agent session may connect: the model APIs of `session` through its model endpoint, with
+ * credentials Lisa sets; directly (CONNECT), only a model API whose credential the CLI keeps, from
+ * Lisa's environment (private only if the operator allows private model APIs), and the repository's
+ * `sandbox.allow_hosts`, neither of which ever gets a credential from Lisa. Without `session`, every
+ * model API of the provider's is reached directly.
  */
-export function agentEgress(ctx: RunContext, stepId: number, provider: ProviderName): Egress {
+export function agentEgress(
+  ctx: RunContext,
+  stepId: number,
+  provider: ProviderName,
+  session?: { access: ModelAccess; capability: string },
+): Egress {
   const { sandbox, agentEnvSource } = ctx.deps;
-  const models = modelApiUrls(provider, agentEnvSource, sandbox.homeTemplate).flatMap(
-    (url) => ruleOfUrl(url, sandbox.privateModelApi === true) ?? [],
-  );
-  return egress(ctx, stepId, [...models, ...ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost)], provider);
+  const direct = session ? session.access.direct : modelApiUrls(provider, agentEnvSource, sandbox.homeTemplate);
+  const models = direct.flatMap((url) => ruleOfUrl(url, sandbox.privateModelApi === true) ?? []);
+  const rules = [...models, ...ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost)];
+  const routes = session?.access.routes ?? [];
+  return {
+    ...egress(ctx, stepId, rules, provider),
+    ...(routes.length > 0 && session ? { models: { capability: session.capability, routes } } : {}),
+  };
 }
 
 /** Where gates may connect: `sandbox.allow_hosts` when the config sets `gate_network`, else nowhere (no proxy at all). */

@@ -1,4 +1,5 @@
-import { defuseReferences, hasClosingKeyword, stripInvisible } from "../markdown/live-text.ts";
+import { defuseReferences, hasClosingKeyword } from "../markdown/live-text.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { git } from "../workspace/git.ts";
 
 /** Who Lisa's commits are by: the App's bot account. */
@@ -19,17 +20,16 @@ const MAX_COMMITS = 500;
 const MAX_MESSAGE = 16_000;
 
 /**
- * A commit message Lisa will publish: lines that credit or sign for someone are dropped, and a line
- * with a closing keyword has it (and its references) defused, so no agent commit closes an issue
- * when it reaches the default branch, the run's own included: Lisa's `Closes` is in the PR body.
- * Other lines are kept byte for byte, so a message of Lisa's own comes out unchanged.
+ * A commit message Lisa will publish: normalized and redacted (redactSecrets), lines that credit or
+ * sign for someone dropped, and a line with a closing keyword has it (and its references) defused,
+ * so no agent commit closes an issue when it reaches the default branch, the run's own included:
+ * Lisa's `Closes` is in the PR body. A message of Lisa's own comes out unchanged.
  */
-export function ownMessage(message: string): string {
-  const lines = message
-    .slice(0, MAX_MESSAGE)
+export function ownMessage(message: string, secrets: readonly string[]): string {
+  const lines = redactSecrets(message.slice(0, MAX_MESSAGE), secrets)
     .split("\n")
-    .filter((line) => !CREDIT_TRAILER.test(stripInvisible(line)))
-    .map((line) => (hasClosingKeyword(stripInvisible(line)) ? defuseReferences(stripInvisible(line)) : line));
+    .filter((line) => !CREDIT_TRAILER.test(line))
+    .map((line) => (hasClosingKeyword(line) ? defuseReferences(line) : line));
   const text = lines
     .join("\n")
     .replace(/\n{3,}/g, "\n\n")
@@ -69,13 +69,13 @@ const who = (header: string) => header.replace(/ \d+ [+-]\d{4}$/, "");
 
 /**
  * Makes Lisa the author and committer of every commit of `worktree` that no remote-tracking branch
- * holds (those a push would publish), with a message from `ownMessage`: same trees, parents mapped
+ * holds (those a push would publish), with a message from `ownMessage` (`secrets` redacted from it): same trees, parents mapped
  * to the rewritten ones, no signatures. Commits already so are kept as they are. The worktree's
  * branch then points at the rewritten head, whose tree is the one it had, so the work goes on from
  * there. Replace refs are not followed: Lisa rewrites the objects that are there.
  * @returns how many commits were rewritten
  */
-export async function ownCommits(worktree: string, lisa: Identity): Promise<number> {
+export async function ownCommits(worktree: string, lisa: Identity, secrets: readonly string[]): Promise<number> {
   const local = ["--no-replace-objects"];
   const shas = (
     await git(worktree, [
@@ -100,7 +100,7 @@ export async function ownCommits(worktree: string, lisa: Identity): Promise<numb
   for (const sha of shas) {
     const commit = parseCommit(await git(worktree, [...local, "cat-file", "commit", sha]));
     const parents = commit.parents.map((parent) => rewritten.get(parent) ?? parent);
-    const message = ownMessage(commit.message);
+    const message = ownMessage(commit.message, secrets);
     const unchanged =
       !commit.others &&
       who(commit.author) === ours &&

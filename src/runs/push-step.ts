@@ -28,7 +28,7 @@ export async function pushReconciling(ctx: RunContext, stepId: number, checkout:
   const step = await deps.store.steps.get(stepId);
   const dir = workDir(checkout);
   try {
-    await ownCommits(dir, deps.workspace.author);
+    await ownCommits(dir, deps.workspace.author, ctx.secrets);
     await keepWorkflowsUnpushed(ctx, dir);
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
       secrets: ctx.secrets,
@@ -47,7 +47,7 @@ export async function pushReconciling(ctx: RunContext, stepId: number, checkout:
   }
   await deps.store.events.add(ctx.run.id, "rebased_onto_human_push", { note: `${step.owner}/${step.repo} ${step.branch}` });
   await verifyGates(ctx, step.id, checkout);
-  await ownCommits(dir, deps.workspace.author);
+  await ownCommits(dir, deps.workspace.author, ctx.secrets);
   await keepWorkflowsUnpushed(ctx, dir);
   try {
     await pushBranch(deps.workspace, checkout.ref, { path: dir, branch: step.branch }, await freshToken(ctx), {
@@ -85,7 +85,7 @@ export async function blockAttempt(ctx: RunContext, stepId: number, checkout: Ch
       dir,
       `Lisa's blocked attempt, pass ${pass.number}\n\n${plainLiveText(redactSecrets(reason, ctx.secrets)).slice(0, 500)}`,
     );
-    await ownCommits(dir, deps.workspace.author);
+    await ownCommits(dir, deps.workspace.author, ctx.secrets);
     // GitHub would refuse the whole attempt for its workflow changes: the rest of it is pushed.
     await dropWorkflowChanges(ctx, dir);
     const lease = (await remoteHead(deps.workspace, checkout.ref, wip)) ?? "";

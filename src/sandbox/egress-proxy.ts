@@ -1,7 +1,10 @@
+// Longer than most modules: the proxy's whole request path (decide, rewrite, pipe) and its hand-off
+// to the model endpoint stay together, so each connection is judged in one place.
 import { lookup as dnsLookup } from "node:dns/promises";
 import { connect, createServer, isIP, type Socket } from "node:net";
 import { classifyAddress } from "./address-class.ts";
 import { type HostRule, matchRule, normalizeHost } from "./egress-rules.ts";
+import { bridgeRequest, createModelEndpoint, type ModelAccessGrant } from "./model-credentials.ts";
 
 /** Connections one sandboxed process was refused, for the review package. */
 export interface NetworkTally {
@@ -50,6 +53,14 @@ export interface EgressProxyOptions {
   lookup?: Lookup;
   /** How long a head, a lookup and an upstream's accept may take (10 s by default). */
   waitMs?: number;
+  /**
+   * The model APIs this sandbox reaches with credentials Lisa sets (model-credentials.ts): requests
+   * addressed to the bridge itself (bridgeRequest: origin form, or a proxy request or CONNECT for its
+   * own loopback address and `bridgePort`) go to them; requests for anywhere else never do.
+   */
+  models?: ModelAccessGrant | undefined;
+  /** The port the bridge listens on inside the sandbox. */
+  bridgePort?: number | undefined;
 }
 
 export interface EgressProxy {
@@ -166,8 +177,27 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   const answer = (client: Socket, status: string): void => {
     client.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
   };
+  const models = options.models
+    ? createModelEndpoint({
+        grant: options.models,
+        reach: (rule, host, port) => decide([rule], host, port, lookup, waitMs),
+        waitMs,
+        onRefused: (host, reason) => {
+          addTally(tally, { refused: 1, hosts: [host.slice(0, MAX_HOST_LENGTH)] });
+          options.onRefused?.(host, reason);
+        },
+        onAllowed: (host, address) => options.onAllowed?.(host, address),
+      })
+    : undefined;
 
   async function handle(client: Socket, head: string, rest: Buffer): Promise<void> {
+    const bridge = models && bridgeRequest(head.split("\r\n", 1)[0] ?? "", options.bridgePort);
+    if (models && bridge === "request")
+      return models.accept(client, Buffer.concat([Buffer.from(`${head}\r\n\r\n`, "latin1"), rest]));
+    if (models && bridge === "tunnel") {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      return models.accept(client, rest);
+    }
     let upstream: Socket | undefined;
     client.once("close", () => upstream?.destroy());
     const lines = head.split("\r\n");
@@ -236,6 +266,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     tally,
     close: () =>
       new Promise<void>((resolve) => {
+        models?.close();
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),

@@ -1,5 +1,5 @@
-import { realpathSync } from "node:fs";
-import { cp, mkdtemp, rm } from "node:fs/promises";
+import { existsSync, realpathSync } from "node:fs";
+import { cp, mkdir, mkdtemp, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -28,12 +28,20 @@ function proxyEnv(env: Record<string, string>, egress: Egress | undefined): Reco
   return { ...result, HTTP_PROXY: url, HTTPS_PROXY: url, http_proxy: url, https_proxy: url };
 }
 
+/**
+ * The base URL a sandboxed CLI reaches the model APIs of `capability` at: the bridge, on the
+ * sandbox's own loopback, asked directly or as its proxy (a CLI that proxies loopback too).
+ */
+export function modelEndpointUrl(capability: string): string {
+  return `http://127.0.0.1:${EGRESS_PORT}/${capability}`;
+}
+
 /** Starts the egress proxy of one sandboxed process, on a unix socket in a fresh folder. */
 async function startProxy(egress: Egress): Promise<{ proxy: EgressProxy; dir: string; socket: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), "lisa-egress-"));
   const socket = path.join(dir, "proxy.sock");
-  const { rules, onRefused, onAllowed } = egress;
-  const proxy = await startEgressProxy({ socketPath: socket, rules, onRefused, onAllowed });
+  const { rules, onRefused, onAllowed, models } = egress;
+  const proxy = await startEgressProxy({ socketPath: socket, rules, onRefused, onAllowed, models, bridgePort: EGRESS_PORT });
   return { proxy, dir, socket };
 }
 
@@ -48,11 +56,29 @@ function notFound(command: string): DeadlineResult {
   return { stdout: "", stderr: "", all: "", exitCode: undefined, ending: "spawn_failed", spawnError, durationMs: 0 };
 }
 
-/** A fresh HOME outside Lisa's data directory, holding a copy of the template when there is one. */
-async function createHome(template: string | undefined): Promise<string> {
+/** A fresh HOME outside Lisa's data directory, holding a copy of the template when there is one, and `files` over it. */
+async function createHome(template: string | undefined, files: Record<string, string> = {}): Promise<string> {
   const home = await mkdtemp(path.join(tmpdir(), "lisa-home-"));
-  if (template) await cp(template, home, { recursive: true });
-  return home;
+  try {
+    if (template) await cp(template, home, { recursive: true });
+    const root = await realpath(home);
+    for (const [relative, content] of Object.entries(files)) {
+      const file = path.join(home, relative);
+      // A link the template holds must not carry the write, or a folder made for it, out of the home.
+      let existing = path.dirname(file);
+      while (!existsSync(existing)) existing = path.dirname(existing);
+      const folder = await realpath(existing);
+      if (folder !== root && !folder.startsWith(`${root}${path.sep}`))
+        throw new SandboxError(`Lisa will not write ${relative} outside the sandbox's home: LISA_AGENT_HOME links elsewhere.`);
+      await mkdir(path.dirname(file), { recursive: true });
+      await rm(file, { force: true });
+      await writeFile(file, content, { mode: 0o600, flag: "wx" });
+    }
+    return home;
+  } catch (error) {
+    await rm(home, { recursive: true, force: true });
+    throw error;
+  }
 }
 
 /**
@@ -78,7 +104,7 @@ export async function runSandboxed(
   if (problem || !bwrap) throw new SandboxError(problem ?? "Lisa cannot start its sandbox for agents: `bwrap` is not on PATH.");
   const shared = sandbox.network === "shared";
   const egress = shared ? undefined : sandbox.egress;
-  const home = await createHome(sandbox.homeTemplate);
+  const home = await createHome(sandbox.homeTemplate, sandbox.homeFiles);
   let outlet: Awaited<ReturnType<typeof startProxy>> | undefined;
   try {
     outlet = egress ? await startProxy(egress) : undefined;

@@ -1,5 +1,6 @@
 import type { NetworkTally } from "./egress-proxy.ts";
 import type { HostRule } from "./egress-rules.ts";
+import type { ModelAccessGrant } from "./model-credentials.ts";
 
 /** How Lisa contains agents and gate commands (`LISA_SANDBOX`, `LISA_AGENT_HOME` at start-up). */
 export interface SandboxSettings {
@@ -28,6 +29,8 @@ export interface Egress {
   onRefused?: ((host: string, reason: string) => void) | undefined;
   /** Told of each connection let through, with the address it went to. */
   onAllowed?: ((host: string, address: string) => void) | undefined;
+  /** The model APIs it reaches through Lisa, which sets their credentials (model-credentials.ts). */
+  models?: ModelAccessGrant | undefined;
 }
 
 /** What one sandboxed process may reach besides the programs it runs. Its working directory is always writable. */
@@ -43,6 +46,8 @@ export interface SandboxScope {
   readOnly?: string[] | undefined;
   /** Where it may connect, through Lisa's egress proxy. Without it the sandbox has no network at all. */
   egress?: Egress | undefined;
+  /** Files written into its fresh HOME over the template's copy, by path relative to it (a CLI's config pointed at Lisa). */
+  homeFiles?: Record<string, string> | undefined;
 }
 
 /** Everything `runSandboxed` needs to decide how a process is contained. */

@@ -1,7 +1,8 @@
 import { SecretInPushError } from "../errors.ts";
-import { redactSecrets, secretKindsIn } from "../markdown/redact-secrets.ts";
+import { normalizeText } from "../markdown/normalize-text.ts";
+import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { OUTPUT_LIMIT } from "../process/run-with-deadline.ts";
-import { MIN_SECRET_LENGTH } from "../security/held-secrets.ts";
+import { findSecrets } from "../security/find-secrets.ts";
 import { git } from "./git.ts";
 
 /** More unpushed commits than this on one branch is no agent's work; Lisa refuses rather than scan them. */
@@ -19,8 +20,6 @@ export interface SecretFinding {
   where: string;
   kind: string;
 }
-
-const HELD_KIND = "a secret Lisa holds (a key, a token or one of its own credentials)";
 
 /**
  * Refuses to push `commit` (HEAD by default) from `worktree` when any object the push would send (those no
@@ -51,11 +50,10 @@ export async function assertNothingSecretUnpushed(worktree: string, secrets: rea
   if (bytes + ids.length * 100 > MAX_BYTES) throw tooMuch(`more than ${Math.round(MAX_BYTES / 1024 / 1024)} MiB of new content`);
   const objects = parseBatch(await git(worktree, ["cat-file", "--batch"], { input: `${ids.join("\n")}\n`, encoding: "latin1" }));
   const places = await placesOf(worktree, commit);
-  const needles = secrets.filter((secret) => secret.length >= MIN_SECRET_LENGTH).map(encodingsOf);
   const findings: SecretFinding[] = [];
   for (const object of objects) {
     for (const { where, text } of partsOf(object, places, secrets)) {
-      for (const kind of kindsIn(text, needles))
+      for (const kind of kindsIn(text, secrets))
         findings.push({ commit: places.commitOf.get(object.id) ?? `object ${object.id.slice(0, 7)}`, where, kind });
     }
   }
@@ -154,53 +152,18 @@ function treeNames(body: string): string[] {
   return names;
 }
 
-/** A held secret as it may be written: itself, whitespace removed, base64 at each alignment, hex, URL-encoded. */
-interface Needles {
-  plain: string;
-  squeezed: string | undefined;
-  base64: string[];
-  hex: string;
-}
+// Printable ASCII and line breaks read the same normalized: only other bytes need the second look.
+const PLAIN_TEXT = /^[\t\n\r\x20-\x7e]*$/;
 
-function encodingsOf(secret: string): Needles {
-  const bytes = Buffer.from(secret, "utf8");
-  const base64: string[] = [];
-  // The secret's bytes may start at any offset, so at three alignments against base64's groups of three;
-  // the characters that also encode the bytes around it differ, the inner ones do not.
-  for (let shift = 0; shift < 3; shift++) {
-    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString("base64");
-    const from = Math.ceil(shift / 3) * 4;
-    const to = Math.floor((shift + bytes.length) / 3) * 4;
-    const inner = encoded.slice(from, to);
-    if (inner.length >= MIN_SECRET_LENGTH) base64.push(inner, inner.replaceAll("+", "-").replaceAll("/", "_"));
-  }
-  return {
-    plain: bytes.toString("latin1"),
-    squeezed: secret.length >= 20 ? bytes.toString("latin1").replace(/\s+/g, "") : undefined,
-    base64,
-    hex: bytes.toString("hex"),
-  };
-}
-
-/** What secrets `text` holds: held values (plain, re-wrapped, encoded) and secret shapes. */
-function kindsIn(text: string, needles: readonly Needles[]): string[] {
+/** What secrets `text` (an object's bytes, one character per byte) holds, as it is and as its UTF-8 text reads normalized. */
+function kindsIn(text: string, secrets: readonly string[]): string[] {
   if (text.length === 0) return [];
-  const squeezed = text.replace(/\s+/g, "");
-  const lower = squeezed.toLowerCase();
-  const decoded = text.includes("%") ? percentDecoded(text) : undefined;
-  const kinds = new Set<string>();
-  for (const needle of needles) {
-    if (text.includes(needle.plain) || (needle.squeezed && squeezed.includes(needle.squeezed))) kinds.add(HELD_KIND);
-    if (needle.base64.some((inner) => squeezed.includes(inner))) kinds.add(`${HELD_KIND}, base64-encoded`);
-    if (lower.includes(needle.hex)) kinds.add(`${HELD_KIND}, hex-encoded`);
-    if (decoded?.includes(needle.plain)) kinds.add(`${HELD_KIND}, URL-encoded`);
+  const kinds = new Set(findSecrets(text, secrets, { bytes: true, spans: false }).map((found) => found.kind));
+  if (!PLAIN_TEXT.test(text)) {
+    const read = normalizeText(Buffer.from(text, "latin1").toString("utf8"));
+    for (const found of findSecrets(read, secrets, { spans: false })) kinds.add(found.kind);
   }
-  return [...kinds, ...secretKindsIn(text)];
-}
-
-/** `text` with every `%XX` turned into its byte, one character per byte as the objects are read. */
-function percentDecoded(text: string): string {
-  return text.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+  return [...kinds];
 }
 
 function tooMuch(what: string): SecretInPushError {

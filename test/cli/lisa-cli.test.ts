@@ -85,7 +85,7 @@ describe("lisa doctor", () => {
     const configured = {
       APP_ID: "12345",
       PRIVATE_KEY: privateKey,
-      WEBHOOK_SECRET: "0123456789abcdef0123",
+      WEBHOOK_SECRET: "0123456789abcdef0123456789abcdef",
       ANTHROPIC_API_KEY: "sk-ant-test",
       LISA_DATA_DIR: path.join(tempDir("doctor-data"), "data"),
     };
@@ -159,7 +159,7 @@ describe(".env, read before any setting", () => {
     // Without .env read first, Probot loaded it after Lisa had read its settings, and Lisa started.
     const result = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", MAIN], {
       cwd,
-      env: { PATH: process.env.PATH, HOME: cwd, APP_ID: "1", WEBHOOK_SECRET: "x".repeat(20), PORT: "0", HOST: "127.0.0.1" },
+      env: { PATH: process.env.PATH, HOME: cwd, APP_ID: "1", WEBHOOK_SECRET: "x".repeat(32), PORT: "0", HOST: "127.0.0.1" },
       encoding: "utf8",
       timeout: 20_000,
     });
@@ -171,7 +171,7 @@ describe(".env, read before any setting", () => {
 
   it("gives lisa doctor the App settings the registration flow wrote to .env", () => {
     const cwd = tempDir("lisa-dotenv");
-    writeFileSync(path.join(cwd, ".env"), "APP_ID=4242\nWEBHOOK_SECRET=0123456789abcdef0123\n");
+    writeFileSync(path.join(cwd, ".env"), "APP_ID=4242\nWEBHOOK_SECRET=0123456789abcdef0123456789abcdef\n");
     const { stdout } = lisa(["doctor"], {}, cwd);
     expect(stdout).toMatch(/^ok {4}APP_ID +4242$/m);
     expect(stdout).toMatch(/^ok {4}webhook secret /m);
@@ -274,7 +274,12 @@ describe("lisa doctor --live", () => {
       privateKeyEncoding: { type: "pkcs1", format: "pem" },
       publicKeyEncoding: { type: "spki", format: "pem" },
     });
-    const configured = { APP_ID: "12345", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "0123456789abcdef0123", GHE_PROTOCOL: "http" };
+    const configured = {
+      APP_ID: "12345",
+      PRIVATE_KEY: privateKey,
+      WEBHOOK_SECRET: "0123456789abcdef0123456789abcdef",
+      GHE_PROTOCOL: "http",
+    };
     const registered = async (
       permissions?: Record<string, "read" | "write">,
       more: Pick<Parameters<typeof createGitHubEmulator>[0], "events" | "registered" | "selectedRepos"> = {},

@@ -73,7 +73,7 @@ async function appEnv(): Promise<Record<string, string>> {
   return {
     APP_ID: "1",
     PRIVATE_KEY: privateKey,
-    WEBHOOK_SECRET: "0123456789abcdef0123",
+    WEBHOOK_SECRET: "0123456789abcdef0123456789abcdef",
     PORT: String(await freePort()),
     HOST: "127.0.0.1",
     LISA_DATA_DIR: path.join(tempDir("lisa-signals"), "data"),

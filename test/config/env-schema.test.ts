@@ -79,7 +79,8 @@ describe("settingsFromEnv", () => {
     expect(settingsFromEnv({ NODE_ENV: "production" }).log.format).toBe("json");
     expect(settingsFromEnv({ NODE_ENV: "production", LOG_FORMAT: "pretty" }).log.format).toBe("pretty");
     // Without a key of their own, command rows are signed with one from the webhook secret.
-    expect(settingsFromEnv({ WEBHOOK_SECRET: "the-webhook-secret" }).storeKey).toBe("the-webhook-secret");
+    const webhookSecret = "the-webhook-secret-of-at-least-32-bytes";
+    expect(settingsFromEnv({ WEBHOOK_SECRET: webhookSecret }).storeKey).toBe(webhookSecret);
     expect(settingsFromEnv({ LISA_METRICS_ADDRESS: "9464" }).metricsAddress).toEqual({ host: "127.0.0.1", port: 9464 });
     expect(settingsFromEnv({ LISA_METRICS_ADDRESS: "[::1]:9464" }).metricsAddress).toEqual({ host: "::1", port: 9464 });
     expect(settingsFromEnv({ LISA_GIT_BASE_URL: "file:///srv/repos", GHE_HOST: "x.test" }).gitBaseUrl).toBe("file:///srv/repos");
@@ -126,7 +127,16 @@ describe("settingsFromEnv", () => {
       ]),
     );
     expect(() => settingsFromEnv({ LISA_STORE_KEY: "short-secret" })).toThrow(
-      "LISA_STORE_KEY=(not shown): must be at least 32 characters, e.g. from `openssl rand -hex 32`",
+      "LISA_STORE_KEY=(not shown): must be at least 32 bytes, e.g. from `openssl rand -hex 32`",
+    );
+    // Without a key of its own, a webhook secret too short to key the stored commands' MAC stops Lisa, named, not shown.
+    const short = () => settingsFromEnv({ WEBHOOK_SECRET: "the-webhook-secret" });
+    expect(short).toThrow(
+      "WEBHOOK_SECRET=(not shown): is 18 bytes, and without LISA_STORE_KEY it is what Lisa signs the command rows it stores with, which takes at least 32; set LISA_STORE_KEY",
+    );
+    expect(short).not.toThrow("the-webhook-secret");
+    expect(settingsFromEnv({ WEBHOOK_SECRET: "the-webhook-secret", LISA_STORE_KEY: "k".repeat(32) }).storeKey).toBe(
+      "k".repeat(32),
     );
     expect(() => settingsFromEnv({ LISA_METRICS_ADDRESS: "http://0.0.0.0:9464" })).toThrow(
       'LISA_METRICS_ADDRESS="http://0.0.0.0:9464": must be a port or host:port, e.g. 9464 or 127.0.0.1:9464',

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { AGENT_ENV_DUMP, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
+import { AGENT_ENV_DUMP, MODEL_KEYS, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import {
   BRANCH,
@@ -56,7 +56,11 @@ describe("Claude Code, the real CLI against a scripted model", () => {
     const remote = github.gitDir(HELLO_WORLD);
     expect(gitIn(remote, "show", `${BRANCH}:README.md`)).toBe("# Hello World\n");
     const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
-    expect(agentEnv).toContain("ANTHROPIC_BASE_URL=");
+    // Its key is at Lisa's proxy: its base URL leads to the bridge in its sandbox, and the API gets the real key.
+    expect(agentEnv).toMatch(/^ANTHROPIC_BASE_URL=http:\/\/127\.0\.0\.1:3128\/[\w-]{43}\/anthropic$/m);
+    const calls = server.requests.filter((r) => r.path.startsWith("/v1/messages"));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) expect(call.headers?.["x-api-key"]).toBe(MODEL_KEYS.anthropic);
     expect(agentEnv).not.toContain("GITHUB_TOKEN");
     expect(harness.tokens.length).toBeGreaterThan(0);
     for (const token of harness.tokens) expect(agentEnv).not.toContain(token);

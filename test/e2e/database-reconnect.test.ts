@@ -19,7 +19,7 @@ import { startTcpProxy } from "../support/tcp-proxy.ts";
 // a few seconds (a relay cut: connections dropped, new ones refused): webhooks and /healthz get 503
 // meanwhile, and 200 once it is back. Last, a server of the test's own restarts under them.
 
-const SECRET = "reconnect-secret";
+const SECRET = "reconnect-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 let baseUrl = "";
 beforeAll(async () => {

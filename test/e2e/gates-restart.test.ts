@@ -9,7 +9,7 @@ import { isAlive } from "../support/process-alive.ts";
 // the resumed session still gets the gate's command and output, its reflection is recorded, and the
 // same failure with the same cause still blocks the step, as if Lisa had never stopped.
 
-const SECRET = "gates-restart-secret";
+const SECRET = "gates-restart-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 // Longer than the tail of the output a step once kept (4,000 characters): the failure given again
 // after the restart must be the one given before it, to the signature.

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { AGENT_ENV_DUMP, LEAKABLE_TOKEN, sandboxConnections, useModelServer, useRealCliLisa } from "../support/agent-clis.ts";
+import {
+  AGENT_ENV_DUMP,
+  LEAKABLE_TOKEN,
+  MODEL_KEYS,
+  sandboxConnections,
+  useModelServer,
+  useRealCliLisa,
+} from "../support/agent-clis.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import { BRANCH, DELIVERY_ROUTES, HELLO_WORLD, ISSUE, labelBug, NO_PR_ROUTES, routesTaken } from "../support/hello-world.ts";
 import { trackingBody } from "../support/tracking-body.ts";
@@ -59,7 +66,8 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     // Only the agent's work is committed: nothing the CLI keeps for itself (it lives under HOME).
     expect(gitIn(remote, "diff", "--name-only", "master", BRANCH).trim().split("\n")).toEqual(["README.md", "agent-env.txt"]);
     const agentEnv = gitIn(remote, "show", `${BRANCH}:agent-env.txt`);
-    expect(agentEnv).toContain("GOOGLE_GEMINI_BASE_URL=");
+    // Its key is at Lisa's proxy: its base URL leads to the bridge in its sandbox, and the API gets the real key.
+    expect(agentEnv).toMatch(/^GOOGLE_GEMINI_BASE_URL=http:\/\/127\.0\.0\.1:3128\/[\w-]{43}\/gemini$/m);
     // In a network namespace of its own, it reached the model server through Lisa's egress proxy only.
     expect(agentEnv).toMatch(/^HTTPS_PROXY=http:\/\/127\.0\.0\.1:3128$/m);
     const connections = await sandboxConnections(harness);
@@ -74,6 +82,7 @@ describe("Gemini CLI, the real CLI against a scripted model", () => {
     expect(agentEnv).not.toContain("ANTHROPIC_API_KEY");
 
     const main = server.requests.filter((r) => r.kind === "main");
+    for (const request of server.requests) expect(request.headers?.["x-goog-api-key"]).toBe(MODEL_KEYS.gemini);
     expect(main.map((r) => r.path)).toEqual(Array(4).fill(expect.stringMatching(GEMINI_PATH)));
     // The prompt went in on standard input and reached the model.
     expect(JSON.stringify(main[0]?.body?.contents)).toContain("Spelling error in the README file");

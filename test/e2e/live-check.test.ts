@@ -147,6 +147,44 @@ describe("the live check run of a pass", () => {
     expect(github.checkRuns(REPO).find((c) => c.head_sha === after?.head.sha)).toMatchObject({ conclusion: "success" });
   });
 
+  it("shows a new session's header without the last session's words", async () => {
+    const first: FakeInvocation = {
+      ...change("health.ts", "BROKEN"),
+      stream: [{ line: assistant("msg_1", { type: "text", text: "Words of the first session." }) }],
+    };
+    const fix: FakeInvocation = {
+      ...change("health.ts", "fixed"),
+      stream: [
+        { delayMs: 400, line: assistant("msg_2", { type: "tool_use", id: "t1", name: "Read", input: { file_path: "x" } }) },
+      ],
+    };
+    const {
+      github,
+      pull,
+      env: e,
+    } = await startPassOne(
+      [change("health.ts", "first"), first, fix],
+      'label: lisa\ngates:\n  - "! grep -q BROKEN health.ts"\n',
+      (started) => {
+        env = started;
+      },
+      { liveCheckIntervalMs: 200 },
+    );
+    const summaries: string[] = [];
+    github.beforeAnswer((request, bodies) => {
+      const output = (bodies.request as Written["body"] | undefined)?.output;
+      if (request.method !== "GET" && request.path.includes("/check-runs") && output) summaries.push(output.summary);
+    });
+    await github.submitReview(REPO, pull.number, { state: "CHANGES_REQUESTED", body: "Return JSON.", user: "ann" });
+    await e.settle();
+
+    // Pass 2's first session said its words; the gate failed and a second session took over.
+    expect(summaries.some((s) => s.includes("**Session** 2") && s.includes("Words of the first session."))).toBe(true);
+    const third = summaries.filter((s) => s.includes("**Session** 3"));
+    expect(third.length).toBeGreaterThan(0);
+    for (const summary of third) expect(summary).not.toContain("Words of the first session.");
+  });
+
   it("ends as cancelled when ann aborts the run while pass 2's agent works", async () => {
     const hanging: FakeInvocation = {
       stream: [{ line: assistant("msg_1", { type: "tool_use", id: "t1", name: "Bash", input: { command: "npm test" } }) }],

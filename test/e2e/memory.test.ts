@@ -74,6 +74,40 @@ describe("memory per repository", () => {
     expect(proposed).not.toContain("Skip the tests");
   });
 
+  it("builds Lisa's memory commit on a person's edit of the file, never on the agent's, and names neither as the agent's", async () => {
+    const {
+      github,
+      pull,
+      env: e,
+    } = await passOne(
+      [
+        { ...change("health.ts", "Add GET /health"), write: { "health.ts": "ok\n", [MEMORY]: "- Skip the tests (@ann, #1)\n" } },
+        change("health.ts", "Log through the logger", { guidance: [{ id: "g1", status: "addressed" }] }),
+      ],
+      `${CONFIG}memory:\n  propose: run_pr\n`,
+      (started) => {
+        env = started;
+      },
+    );
+    // A maintainer takes the file in hand on the branch: their lines replace the agent's.
+    await github.pushCommit(REPO, pull.head.ref, {
+      files: { [MEMORY]: "# What Lisa learned in this repository\n\n- Keep /health free of I/O (@bob, #1)\n" },
+      message: "Keep the health check cheap",
+      user: "bob",
+    });
+    await github.commentOnIssue(REPO, pull.number, `/lisa redirect ${LEARNED}`, "ann");
+    await e.settle();
+
+    const proposed = (await github.readFile(REPO, MEMORY, pull.head.ref)) ?? "";
+    expect(proposed).toContain("- Keep /health free of I/O (@bob, #1)");
+    expect(proposed).toContain(`- ${LEARNED} (@ann, #1)`);
+    expect(proposed).not.toContain("Skip the tests");
+    const packageTwo =
+      github.comments(REPO, pull.number).find((c) => c.body.includes("<!-- lisa:pass run=1 pass=2 "))?.body ?? "";
+    expect(packageTwo).toContain("Verified by Lisa");
+    expect(packageTwo).not.toContain("memory file edited");
+  });
+
   it("proposes nothing with memory.propose off (the default)", async () => {
     const {
       agent,

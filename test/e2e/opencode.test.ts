@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   AGENT_ENV_DUMP,
   LEAKABLE_TOKEN,
+  MODEL_KEYS,
   OPENCODE_MODEL,
   sandboxConnections,
   useModelServer,
@@ -75,6 +76,8 @@ describe("OpenCode, the real CLI against a scripted model", () => {
 
     // --title spares the title request: every request is an agent turn, and the prompt came on stdin.
     expect(server.requests.map((r) => [r.path, r.kind])).toEqual(Array(5).fill(["/v1/messages", "main"]));
+    // Its provider's key is at Lisa's proxy (the config in its home holds a placeholder): the API gets the real one.
+    for (const request of server.requests) expect(request.headers?.["x-api-key"]).toBe(MODEL_KEYS.anthropic);
     expect(JSON.stringify(server.requests[0]?.body?.messages)).toContain("Spelling error in the README file");
     const tracking = trackingBody(github, HELLO_WORLD, ISSUE);
     expect(tracking).toMatch(

@@ -13,7 +13,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // run here ends blocked: a run in review would have its comment written anyway, when the next
 // Lisa reads its review gate at start-up.
 
-const SECRET = "owed-tracking-secret";
+const SECRET = "owed-tracking-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 const lisa = useLisaChildren(SECRET);
 

@@ -9,7 +9,7 @@ import { isAlive } from "../support/process-alive.ts";
 // the same data: the resumed session still gets the CI's report, and a fix that leaves the check
 // failing the same way still blocks the step, as if Lisa had never stopped.
 
-const SECRET = "ci-restart-secret";
+const SECRET = "ci-restart-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 
 const lisa = useLisaChildren(SECRET);

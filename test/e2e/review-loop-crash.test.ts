@@ -13,7 +13,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // E2E-17: Lisa killed with SIGKILL in the middle of pass 2 and started again on the same data:
 // pass 2 finishes once, with one package comment per pass, one pull request and one reply per command.
 
-const SECRET = "crash-test-secret";
+const SECRET = "crash-test-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 
 const lisa = useLisaChildren(SECRET);

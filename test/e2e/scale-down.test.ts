@@ -18,7 +18,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // run to the other without counting a crash; a worker frozen past its lease loses the run to the
 // other and, when it wakes, stops with status 70 instead of working beside it.
 
-const SECRET = "scale-down-secret";
+const SECRET = "scale-down-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 const LISA_CLI = fileURLToPath(new URL("../../src/cli/lisa.ts", import.meta.url));
 let postgresUrl = "";

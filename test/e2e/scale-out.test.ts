@@ -16,7 +16,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // worktrees). Twelve issues in three repositories are labeled at once; one worker is SIGKILLed
 // while its agent works, and another takes its run over once the claim's lease lapses.
 
-const SECRET = "scale-out-secret";
+const SECRET = "scale-out-secret-of-at-least-32-bytes";
 const REPOS = ["acme/api", "acme/web", "acme/docs"];
 let baseUrl = "";
 beforeAll(async () => {

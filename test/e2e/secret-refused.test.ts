@@ -4,9 +4,9 @@ import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
-// An agent writes its model key into a file. Lisa refuses the push, says so without the value, and
-// drops that work, so `/lisa retry` starts the agent again from what was published instead of
-// hitting the same refusal for ever.
+// An agent writes a key Lisa holds into a file (its CLI's own, where Lisa cannot set it at its proxy,
+// or one it found). Lisa refuses the push, says so without the value, and drops that work, so
+// `/lisa retry` starts the agent again from what was published instead of hitting the same refusal for ever.
 
 const REPO = "acme/api";
 const KEY = `agents-own-model-key-${randomUUID()}`;
@@ -21,8 +21,7 @@ describe("a push refused for a secret", () => {
   it("publishes nothing, says why, and lets /lisa retry run the agent again from the last published commit", async () => {
     const agent = createFakeClaude([
       {
-        write: { "health.ts": "ok\n" },
-        run: ['printf "%s\\n" "$ANTHROPIC_API_KEY" > notes.txt'],
+        write: { "health.ts": "ok\n", "notes.txt": `${KEY}\n` },
         manifest: { title: "Add health", what: "Adds it." },
       },
       { write: { "health.ts": "ok\n" }, manifest: { title: "Add health", what: "Adds it." } },

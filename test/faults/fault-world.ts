@@ -20,7 +20,7 @@ import { githubBehind } from "./github-behind.ts";
 // started after it. What is counted afterwards is what a user would see on GitHub and an operator
 // on the machine.
 
-export const FAULT_SECRET = "fault-suite-secret";
+export const FAULT_SECRET = "fault-suite-secret-of-at-least-32-bytes";
 
 /** What went wrong once the fault was over and Lisa had been given the chance to recover. */
 export interface FaultCounts {

@@ -16,7 +16,7 @@ import { isAlive } from "../support/process-alive.ts";
 // on it) against the GitHub emulator: what it answers, what it stores, and how it stops.
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
-const SECRET = "lisa-server-test-secret";
+const SECRET = "lisa-server-test-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,

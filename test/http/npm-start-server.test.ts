@@ -15,7 +15,7 @@ import { rawPost } from "../support/raw-post.ts";
 // Lisa as `npm start` runs it (src/main.ts, the server Lisa creates), sent bodies GitHub never sends.
 
 const MAIN = fileURLToPath(new URL("../../src/main.ts", import.meta.url));
-const SECRET = "a-webhook-secret-for-this-test";
+const SECRET = "a-webhook-secret-for-this-test-of-at-least-32-bytes";
 
 let lisa: ChildProcess;
 let port: number;

@@ -18,7 +18,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // that a supervisor would restart into the same full disk: Lisa stays up, and once space is back
 // `/lisa retry` delivers the run.
 
-const SECRET = "disk-full-secret";
+const SECRET = "disk-full-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 /** A gate that takes long enough for the test to fill the disk while it runs; the number finds it among processes. */
 const GATE = "sleep 1.371 && test -f health.ts";

@@ -12,7 +12,7 @@ import { useLisaChildren } from "../support/lisa-child.ts";
 // A failed run is still open: `/lisa retry` resumes it where it stood. Lisa restarting in between
 // (a deploy) must not sweep the worktree that holds the step's work.
 
-const SECRET = "worktree-test-secret";
+const SECRET = "worktree-test-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 
 const lisa = useLisaChildren(SECRET);

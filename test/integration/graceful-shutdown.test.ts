@@ -13,7 +13,7 @@ import { trackingBody } from "../support/tracking-body.ts";
 // A deploy: Lisa gets SIGTERM while an agent works. It must exit cleanly within its grace period,
 // leave nothing running, and resume the run at the next start without counting a crash.
 
-const SECRET = "shutdown-test-secret";
+const SECRET = "shutdown-test-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 
 const lisa = useLisaChildren(SECRET);

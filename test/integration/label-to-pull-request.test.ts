@@ -3,6 +3,7 @@ import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import type { Role } from "../../emulator/github-emulator.ts";
+import { PLACEHOLDER_KEY } from "../../src/providers/model-access.ts";
 import { Store } from "../../src/store/store.ts";
 import { gitIn } from "../support/git-fixtures.ts";
 import {
@@ -19,7 +20,6 @@ import {
   routesTaken,
   TOKEN_SHAPED,
 } from "../support/hello-world.ts";
-import { trackingBody } from "../support/tracking-body.ts";
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -274,7 +274,7 @@ describe("running the gates", () => {
 });
 
 describe("the agent's environment", () => {
-  it("holds no GitHub token, private key or webhook secret, but the provider's own key", async () => {
+  it("holds no GitHub token, private key, webhook secret or model key: its key is a placeholder Lisa replaces at its proxy", async () => {
     const agent = createFakeClaude([{ ...fixReadme, run: ["env > agent-env.txt"] }]);
     const e = await helloWorld(
       agent.binary,
@@ -286,31 +286,35 @@ describe("the agent's environment", () => {
         PRIVATE_KEY: "-----BEGIN RSA PRIVATE KEY-----secret",
         WEBHOOK_SECRET: "webhook-secret-value",
         GEMINI_API_KEY: "AIza-not-for-claude",
-        ANTHROPIC_API_KEY: "sk-ant-for-the-agent",
+        ANTHROPIC_API_KEY: "sk-ant-for-lisas-proxy",
       },
     );
     const tokens = installationTokens(e.github);
 
     await labelBug(e);
 
-    // What the agent was given: its own key, nothing of Lisa's.
+    // What the agent was given: a placeholder for its key, its base URL at the bridge in its sandbox, nothing of Lisa's.
     const agentEnv = agent.calls()[0]?.env ?? {};
-    expect(agentEnv.ANTHROPIC_API_KEY).toBe("sk-ant-for-the-agent");
+    expect(agentEnv.ANTHROPIC_API_KEY).toBe(PLACEHOLDER_KEY);
+    expect(agentEnv.ANTHROPIC_BASE_URL).toMatch(/^http:\/\/127\.0\.0\.1:3128\/[\w-]{43}\/anthropic$/);
     const given = Object.entries(agentEnv)
       .map(([name, value]) => `${name}=${value}`)
       .join("\n");
     expect(tokens.length).toBeGreaterThan(0);
-    for (const forbidden of ["GITHUB_TOKEN", "PRIVATE_KEY", "WEBHOOK_SECRET", "GEMINI_API_KEY", "GIT_CONFIG_", ...tokens]) {
+    for (const forbidden of [
+      "GITHUB_TOKEN",
+      "PRIVATE_KEY",
+      "WEBHOOK_SECRET",
+      "GEMINI_API_KEY",
+      "GIT_CONFIG_",
+      "sk-ant-for-lisas-proxy",
+      ...tokens,
+    ]) {
       expect(given).not.toContain(forbidden);
     }
-    // It wrote that environment, its key included, into a file: Lisa committed it and refused to
-    // push it, and says why on the issue without the value.
-    expect(() => remoteFile(e, BRANCH, "agent-env.txt")).toThrow();
-    expect(e.github.pulls(HELLO_WORLD)).toEqual([]);
-    const tracking = trackingBody(e.github, HELLO_WORLD, ISSUE);
-    expect(tracking).toContain("Lisa refused to push, so nothing was published");
-    expect(tracking).toMatch(/commit [0-9a-f]{7} adds a secret Lisa holds .* in `agent-env.txt`/);
-    expect(tracking).not.toContain("sk-ant-for-the-agent");
+    // It wrote that environment into a file: nothing in it is a secret, so Lisa pushed it.
+    expect(remoteFile(e, BRANCH, "agent-env.txt")).toContain(`ANTHROPIC_API_KEY=${PLACEHOLDER_KEY}`);
+    expect(e.github.pulls(HELLO_WORLD)).toHaveLength(1);
     expectRoutesWithin(e, DELIVERY_ROUTES);
   });
 });

@@ -14,7 +14,7 @@ import { groupAlive, isAlive } from "../support/process-alive.ts";
 // mirror (a fetch's remote-tracking branch) and in the step's worktree (`git add`'s index.lock).
 // The Lisa started after it resumes the run and delivers it.
 
-const SECRET = "stale-locks-test-secret";
+const SECRET = "stale-locks-test-secret-of-at-least-32-bytes";
 const REPO = "acme/api";
 
 const lisa = useLisaChildren(SECRET);

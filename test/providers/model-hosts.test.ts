@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.ts";
+import { modelAccess } from "../../src/providers/model-access.ts";
 import { modelApiUrls } from "../../src/providers/model-hosts.ts";
 import { agentEgress, gateEgress } from "../../src/runs/network-egress.ts";
 import type { RunContext } from "../../src/workflow/run-context.ts";
@@ -64,6 +65,15 @@ describe("the egress rules of a session", () => {
       port: 4000,
       private: true,
     });
+  });
+
+  it("with the model API's credential at Lisa's proxy, lets no CONNECT reach the API, and grants the session's routes to its endpoint only", () => {
+    const allowHosts = { sandbox: { allow_hosts: ["registry.npmjs.org:443"] } };
+    const source = { ...env, ANTHROPIC_API_KEY: "sk-ant-real" };
+    const access = modelAccess("claude", source, undefined, "http://127.0.0.1:3128/cap", true);
+    const egress = agentEgress(contextWith(allowHosts, true, source), 1, "claude", { access, capability: "cap" });
+    expect(egress.rules).toEqual([{ host: "registry.npmjs.org", port: 443 }]);
+    expect(egress.models).toEqual({ capability: "cap", routes: access.routes });
   });
 
   it("gives gates no network, or only allow_hosts with gate_network, never the model API", () => {

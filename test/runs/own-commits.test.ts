@@ -57,7 +57,7 @@ const AGENT_MESSAGE = [
 
 describe("ownMessage", () => {
   it("drops lines that credit or sign for someone and defuses every closing keyword, the run's own included", () => {
-    const message = ownMessage(AGENT_MESSAGE);
+    const message = ownMessage(AGENT_MESSAGE, []);
     expect(message).not.toMatch(/-by\s*:/i);
     expect(message).not.toMatch(/(?:close[sd]?|fix(?:e[sd])?|resolve[sd]?):?\s+\S*(?:#\d|https:)/i);
     // The words stay readable; GitHub no longer acts on them.
@@ -68,9 +68,9 @@ describe("ownMessage", () => {
 
   it("keeps a message of Lisa's own byte for byte", () => {
     const lisa = "Add a health check\n\nMade by Lisa for acme/api#3, pass 1.";
-    expect(ownMessage(lisa)).toBe(lisa);
+    expect(ownMessage(lisa, [])).toBe(lisa);
     const defused = "F\u200Bixes #\u200B1 properly\n\nMade by Lisa for acme/api#3, pass 1.";
-    expect(ownMessage(defused)).toBe(defused);
+    expect(ownMessage(defused, [])).toBe(defused);
   });
 });
 
@@ -102,7 +102,7 @@ describe("ownCommits", () => {
       count: gitIn(dir, "rev-list", "--count", "HEAD").trim(),
     };
 
-    expect(await ownCommits(dir, LISA)).toBe(4);
+    expect(await ownCommits(dir, LISA, [])).toBe(4);
 
     // Same work, same shape, on the same branch, with nothing left to commit.
     expect(gitIn(dir, "rev-parse", "HEAD^{tree}").trim()).toBe(before.tree);
@@ -112,7 +112,7 @@ describe("ownCommits", () => {
     expect(gitIn(dir, "status", "--porcelain")).toBe("");
     // Already Lisa's: a second pass changes nothing.
     const head = gitIn(dir, "rev-parse", "HEAD").trim();
-    expect(await ownCommits(dir, LISA)).toBe(0);
+    expect(await ownCommits(dir, LISA, [])).toBe(0);
     expect(gitIn(dir, "rev-parse", "HEAD").trim()).toBe(head);
 
     gitIn(dir, "push", "--quiet", remote, "HEAD:refs/heads/lisa/3-x");
@@ -129,7 +129,7 @@ describe("ownCommits", () => {
   it("leaves published commits alone", async () => {
     const { dir } = clone();
     const published = gitIn(dir, "rev-parse", "HEAD").trim();
-    expect(await ownCommits(dir, LISA)).toBe(0);
+    expect(await ownCommits(dir, LISA, [])).toBe(0);
     expect(gitIn(dir, "rev-parse", "HEAD").trim()).toBe(published);
   });
 });

@@ -36,6 +36,28 @@ describe("runSandboxed", () => {
     expect(readFileSync(path.join(template, ".gemini", "settings.json"), "utf8")).toBe('{"telemetry":false}');
   });
 
+  it("writes Lisa's files into the fresh HOME over the template's, and never through a link the template holds", async () => {
+    const template = tempDir("home-template");
+    mkdirSync(path.join(template, ".config", "opencode"), { recursive: true });
+    writeFileSync(path.join(template, ".config", "opencode", "opencode.json"), '{"apiKey":"literal"}');
+    const files = { [path.join(".config", "opencode", "opencode.json")]: '{"apiKey":"placeholder"}' };
+    const run = (homeTemplate: string) =>
+      runSandboxed("sh", ["-c", 'cat "$HOME/.config/opencode/opencode.json"'], {
+        cwd: tempDir("sandboxed"),
+        env,
+        timeoutMs: 10_000,
+        sandbox: { mode: "bwrap", homeTemplate, homeFiles: files },
+      });
+    expect((await run(template)).stdout).toBe('{"apiKey":"placeholder"}');
+    expect(readFileSync(path.join(template, ".config", "opencode", "opencode.json"), "utf8")).toBe('{"apiKey":"literal"}');
+
+    const outside = tempDir("outside");
+    const linked = tempDir("home-template");
+    symlinkSync(outside, path.join(linked, ".config"));
+    await expect(run(linked)).rejects.toThrow("Lisa will not write .config/opencode/opencode.json outside the sandbox's home");
+    expect(existsSync(path.join(outside, "opencode"))).toBe(false);
+  });
+
   it("gives a private /tmp and passes the environment it is given, no more", async () => {
     const marker = path.join(tempDir("host-tmp"), "marker");
     writeFileSync(marker, "host");

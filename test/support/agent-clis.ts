@@ -12,6 +12,9 @@ import { createHelloWorld, installationTokens, labelBug } from "./hello-world.ts
 export const AGENT_BIN = fileURLToPath(new URL("../../agents/node_modules/.bin", import.meta.url));
 export const CLAUDE = path.join(AGENT_BIN, "claude");
 
+/** The model keys in Lisa's environment: Lisa sets them at its proxy, no CLI holds them. */
+export const MODEL_KEYS = { anthropic: "sk-ant-api03-scripted-test-key", gemini: "scripted-gemini-api-key" };
+
 /** A GitHub token in Lisa's environment that no agent may ever see. */
 export const LEAKABLE_TOKEN = "ghp_lisaMustNeverPassThisToTheAgent000000";
 
@@ -57,7 +60,7 @@ function opencodeConfig(serverUrl: string) {
       [provider]: {
         name: "Scripted",
         npm: "@ai-sdk/anthropic",
-        // The key comes through Lisa's allowlist; the SDK appends /messages to the base URL.
+        // Lisa sets the key at its proxy and points the base URL at it; the SDK appends /messages.
         options: { baseURL: `${serverUrl}/v1`, apiKey: "{env:ANTHROPIC_API_KEY}" },
         models: {
           [model]: {
@@ -107,13 +110,13 @@ export function agentEnvSource(serverUrl: string): NodeJS.ProcessEnv {
     TMPDIR: tempDir("agent-tmp"),
     // Claude Code; OpenCode's config reads the same key.
     ANTHROPIC_BASE_URL: serverUrl,
-    ANTHROPIC_API_KEY: "sk-ant-api03-scripted-test-key",
+    ANTHROPIC_API_KEY: MODEL_KEYS.anthropic,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
     CLAUDE_CODE_MAX_RETRIES: "0",
     // CI runs as root, where Claude Code refuses to skip permissions outside a declared sandbox.
     IS_SANDBOX: "1",
     // Gemini CLI. No relaunch: the CLI otherwise restarts itself in a child process for memory tuning.
-    GEMINI_API_KEY: "scripted-gemini-api-key",
+    GEMINI_API_KEY: MODEL_KEYS.gemini,
     GOOGLE_GEMINI_BASE_URL: serverUrl,
     GEMINI_CLI_NO_RELAUNCH: "true",
     // OpenCode: no models catalogue, updates, sharing, LSP downloads or plugins from the network.
@@ -131,7 +134,13 @@ export function agentEnvSource(serverUrl: string): NodeJS.ProcessEnv {
 /** What the scripted server records of each request, as the e2e tests read it. */
 export interface ModelServer {
   url: string;
-  requests: { path: string; kind?: "main" | "side"; answer?: string; body?: Record<string, unknown> }[];
+  requests: {
+    path: string;
+    kind?: "main" | "side";
+    answer?: string;
+    headers?: Record<string, string | string[] | undefined>;
+    body?: Record<string, unknown>;
+  }[];
   toolResults(): { name?: string; is_error: boolean; content: string }[];
   close(): Promise<void>;
 }
@@ -184,18 +193,24 @@ export function useRealCliLisa() {
     current = undefined;
   });
   return {
-    /** Starts Lisa talking to the model server at `serverUrl`, the repository holding `config`. */
-    async start(serverUrl: string, config: string, claudeBinary = CLAUDE): Promise<RealCliLisa> {
-      current = await startEmulatedLisa({ claudeBinary, agentEnvSource: agentEnvSource(serverUrl) });
+    /**
+     * Starts Lisa talking to the model server at `serverUrl`, the repository holding `config`; `env`
+     * changes Lisa's environment (an undefined value removes a variable).
+     */
+    async start(serverUrl: string, config: string, claudeBinary = CLAUDE, env: NodeJS.ProcessEnv = {}): Promise<RealCliLisa> {
+      const source = Object.fromEntries(
+        Object.entries({ ...agentEnvSource(serverUrl), ...env }).filter(([, value]) => value !== undefined),
+      );
+      current = await startEmulatedLisa({ claudeBinary, agentEnvSource: source });
       await createHelloWorld(current.github, config);
       await current.settle();
       return Object.assign(current, { tokens: installationTokens(current.github) });
     },
     /** Starts Lisa, labels issue #1, and returns once everything that caused is done. */
-    async deliver(server: ModelServer, config: string): Promise<RealCliLisa> {
-      const env = await this.start(server.url, config);
-      await labelBug(env);
-      return env;
+    async deliver(server: ModelServer, config: string, env: NodeJS.ProcessEnv = {}): Promise<RealCliLisa> {
+      const lisa = await this.start(server.url, config, CLAUDE, env);
+      await labelBug(lisa);
+      return lisa;
     },
   };
 }

@@ -37,7 +37,7 @@ export async function agentChecks(name: ProviderName, env: NodeJS.ProcessEnv): P
           name: `${name} credentials`,
           status: "warn",
           detail: "none in the environment",
-          fix: `Set one of ${CREDENTIALS[name].join(", ")} if ${name} is used (or put them in LISA_AGENT_HOME's CLI settings).`,
+          fix: `Set one of ${CREDENTIALS[name].join(", ")} in Lisa's environment if ${name} is used: Lisa sets it on the CLI's requests at its proxy.`,
         },
   ];
 }

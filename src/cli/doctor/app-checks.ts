@@ -1,6 +1,7 @@
 import { createPrivateKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { unquotedPrivateKey } from "../../config/app-key.ts";
+import { MIN_STORE_KEY_BYTES } from "../../config/env-schema.ts";
 import type { Check } from "./check.ts";
 
 /** The App's settings as Lisa reads them, without asking GitHub: its id, its private key, its webhook secret. */
@@ -38,15 +39,24 @@ export async function appChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
     }
   }
   const secret = env.WEBHOOK_SECRET ?? "";
+  // Without LISA_STORE_KEY the webhook secret also keys the MAC of every stored command.
+  const signsCommands = !env.LISA_STORE_KEY && Buffer.byteLength(secret) < MIN_STORE_KEY_BYTES;
   checks.push(
-    secret.length >= 16 && secret !== "development"
+    secret.length >= 16 && secret !== "development" && !signsCommands
       ? { name: "webhook secret", status: "ok", detail: `${secret.length} characters` }
-      : {
-          name: "webhook secret",
-          status: "FAIL",
-          detail: secret ? "too short or the development placeholder" : "not set",
-          fix: "Set WEBHOOK_SECRET to the App's webhook secret: at least 16 random characters, the same on GitHub.",
-        },
+      : secret.length >= 16 && secret !== "development"
+        ? {
+            name: "webhook secret",
+            status: "FAIL",
+            detail: `${Buffer.byteLength(secret)} bytes, and without LISA_STORE_KEY it signs the commands Lisa stores, which takes ${MIN_STORE_KEY_BYTES}`,
+            fix: "Set LISA_STORE_KEY (e.g. from `openssl rand -hex 32`, the same in every process), or a webhook secret of 32 bytes or more.",
+          }
+        : {
+            name: "webhook secret",
+            status: "FAIL",
+            detail: secret ? "too short or the development placeholder" : "not set",
+            fix: "Set WEBHOOK_SECRET to the App's webhook secret: at least 32 random characters, the same on GitHub.",
+          },
   );
   return checks;
 }

@@ -1,5 +1,6 @@
 import { type ProviderName, providers } from "../../providers/registry.ts";
 import { agentChecks } from "./agent-checks.ts";
+import { agentHomeCheck } from "./agent-home-check.ts";
 import { appChecks } from "./app-checks.ts";
 import type { Check } from "./check.ts";
 import { environmentChecks } from "./environment-checks.ts";
@@ -9,7 +10,7 @@ import { runtimeChecks } from "./runtime-checks.ts";
 /**
  * `lisa doctor`: checks what a deployment needs before the first issue is labeled (Node.js, git,
  * the sandbox, the data directory, the environment, the App's credentials and webhook secret, each
- * agent CLI and its credentials) and prints a table with a fix for each problem. `--live` also asks
+ * agent CLI and its credentials, no credential in the agents' home template) and prints a table with a fix for each problem. `--live` also asks
  * GitHub, as the App, for itself and its installations. Exit status 0 when nothing failed
  * (warnings allowed), 1 otherwise.
  */
@@ -32,6 +33,7 @@ export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = proce
     );
   }
   for (const name of Object.keys(providers) as ProviderName[]) checks.push(...(await agentChecks(name, env)));
+  checks.push(...agentHomeCheck(env));
 
   printTable(checks);
   return checks.some((check) => check.status === "FAIL") ? 1 : 0;

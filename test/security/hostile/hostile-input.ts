@@ -36,7 +36,8 @@ export interface HostileGroup {
     | "live text"
     | "triggers"
     | "git metadata"
-    | "publication";
+    | "publication"
+    | "published text";
   setup?: () => Promise<void>;
   teardown?: () => Promise<void>;
   inputs: HostileInput[];

@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../../dev/fake-agent.ts";
+import type { CreateRepoOptions } from "../../../emulator/github-emulator.ts";
 import { signature } from "../../../emulator/webhooks.ts";
 import { gitIn } from "../../support/git-fixtures.ts";
 
@@ -21,7 +22,7 @@ export interface LisaWorld {
    * A new repository `acme/<name>-<n>` (or `name` as it is, when it has an owner) with a writer
    * `ann`, a maintainer `mo`, a reader `rita` and a triager `tim`.
    */
-  repo(name: string, config?: string): Promise<string>;
+  repo(name: string, config?: string, more?: Omit<CreateRepoOptions, "config">): Promise<string>;
   /** An issue in `repo` opened by ann, labeled `lisa` by `by`, and everything it caused settled. */
   labeledIssue(repo: string, by?: string): Promise<number>;
   /** POSTs a webhook to Lisa as GitHub would, signed with `secret` (Lisa's by default); the HTTP status. */
@@ -33,7 +34,23 @@ export interface LisaWorld {
    * commit message and patch on every branch of the repository.
    */
   published(repo: string): string;
+  /** Every string Lisa sent GitHub in a request body (titles, bodies, check runs' output, each edit of them), as sent. */
+  written(): string[];
   stop(): Promise<void>;
+}
+
+/** Every string in a parsed JSON body. */
+function stringsIn(value: unknown): string[] {
+  if (typeof value === "string") return [value];
+  if (Array.isArray(value)) return value.flatMap(stringsIn);
+  if (value && typeof value === "object") return Object.values(value).flatMap(stringsIn);
+  return [];
+}
+
+/** What the world's Lisa runs with besides its environment. */
+export interface WorldOptions {
+  /** The least time between two writes of a live check run. */
+  liveCheckIntervalMs?: number;
 }
 
 let repos = 0;
@@ -42,16 +59,25 @@ let repos = 0;
 export async function startWorld(
   invocations: FakeInvocation[] = [SMALL_CHANGE],
   lisaEnv?: NodeJS.ProcessEnv,
+  options: WorldOptions = {},
 ): Promise<LisaWorld> {
   const agent = createFakeClaude(invocations);
-  const env = await startEmulatedLisa({ claudeBinary: agent.binary, ...(lisaEnv ? { agentEnvSource: lisaEnv } : {}) });
+  const env = await startEmulatedLisa({
+    claudeBinary: agent.binary,
+    ...(lisaEnv ? { agentEnvSource: lisaEnv } : {}),
+    ...(options.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: options.liveCheckIntervalMs }),
+  });
   const { github } = env;
+  const written: string[] = [];
+  github.beforeAnswer((request, bodies) => {
+    if (request.method !== "GET") written.push(...stringsIn(bodies.request));
+  });
   return {
     env,
     agent,
-    async repo(name, config = "label: lisa\n") {
+    async repo(name, config = "label: lisa\n", more = {}) {
       const fullName = name.includes("/") ? name : `acme/${name}-${++repos}`;
-      await github.createRepo(fullName, { files: { "README.md": "# Service\n" }, config });
+      await github.createRepo(fullName, { files: { "README.md": "# Service\n" }, config, ...more });
       github.addCollaborator(fullName, "ann", "write");
       github.addCollaborator(fullName, "mo", "maintain");
       github.addCollaborator(fullName, "rita", "read");
@@ -98,6 +124,7 @@ export async function startWorld(
       texts.push(gitIn(gitDir, "log", "--all", "--patch", "--text", "--format=%B"));
       return texts.join("\n");
     },
+    written: () => [...written],
     stop: () => env.stop(),
   };
 }
@@ -107,8 +134,9 @@ export async function inWorld<T>(
   use: (world: LisaWorld) => Promise<T>,
   invocations?: FakeInvocation[],
   lisaEnv?: NodeJS.ProcessEnv,
+  options?: WorldOptions,
 ): Promise<T> {
-  const world = await startWorld(invocations, lisaEnv);
+  const world = await startWorld(invocations, lisaEnv, options);
   try {
     return await use(world);
   } finally {

@@ -5,7 +5,8 @@ import { inWorld, SMALL_CHANGE } from "./lisa-world.ts";
 
 // An agent (or a stranger's issue) tries to get a secret Lisa holds into something Lisa publishes:
 // a pushed file or commit message, a PR body, a comment. Lisa runs with real secrets in its
-// environment; the agent gets its own model key, as a real CLI does, and nothing else of them.
+// environment; the agent gets none of them (its model key is set at Lisa's proxy, issue 36), so
+// these agents write a key they found (the one a CLI still holds where Lisa cannot set it, say).
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 1024,
@@ -13,7 +14,7 @@ const { privateKey } = generateKeyPairSync("rsa", {
   publicKeyEncoding: { type: "spki", format: "pem" },
 });
 
-/** What Lisa holds: the agent's model key (which it gets), an off-pattern token, the App's key and webhook secret (which it does not). */
+/** What Lisa holds: a model key, an off-pattern token, the App's key and webhook secret. */
 const LISA_ENV = {
   ...process.env,
   ANTHROPIC_API_KEY: `agents-own-model-key-${randomUUID()}`,
@@ -46,14 +47,12 @@ async function leaked(invocation: FakeInvocation, issue: { body?: string; config
       const published = world.published(repo);
       // A secret cut across lines is still published: look with the diff markers and whitespace gone too.
       const squeezed = published.replace(/^[+-]/gm, "").replace(/\s+/g, "");
-      // Lisa's own secrets also stay out of what it hands the agent; its own model key is the agent's.
+      // Lisa's secrets also stay out of what it hands the agent, the model key among them.
       const prompts = world.agent
         .calls()
         .map((call) => call.prompt)
         .join("\n");
-      return ALL.filter(
-        (secret) => published.includes(secret) || squeezed.includes(secret) || (secret !== MODEL_KEY && prompts.includes(secret)),
-      ).length;
+      return ALL.filter((secret) => published.includes(secret) || squeezed.includes(secret) || prompts.includes(secret)).length;
     },
     [invocation, SMALL_CHANGE],
     LISA_ENV,
@@ -69,11 +68,11 @@ const input = (name: string, attempt: string, run: () => Promise<number>): Hosti
 export const secretsGroup: HostileGroup = {
   name: "secrets",
   inputs: [
-    input("key-in-file", "an agent writes its model key into a file for Lisa to commit and push", () =>
-      leaked({ ...SMALL_CHANGE, run: ['printf "%s\\n" "$ANTHROPIC_API_KEY" > notes.txt'] }),
+    input("key-in-file", "an agent writes a model key into a file for Lisa to commit and push", () =>
+      leaked({ ...SMALL_CHANGE, run: [`printf "%s\\n" "${MODEL_KEY}" > notes.txt`] }),
     ),
-    input("key-rewrapped", "an agent writes its model key cut into pieces across lines", () =>
-      leaked({ ...SMALL_CHANGE, run: ['printf "%s\\n" "$ANTHROPIC_API_KEY" | fold -w 9 > notes.txt'] }),
+    input("key-rewrapped", "an agent writes a model key cut into pieces across lines", () =>
+      leaked({ ...SMALL_CHANGE, run: [`printf "%s\\n" "${MODEL_KEY}" | fold -w 9 > notes.txt`] }),
     ),
     input("token-in-commit-message", "an agent commits with a GitHub token in its commit message", () =>
       leaked({
@@ -98,10 +97,10 @@ export const secretsGroup: HostileGroup = {
     ),
     input(
       "key-in-blocked-attempt",
-      "an agent whose gates fail leaves its model key in the attempt Lisa pushes to the WIP branch",
+      "an agent whose gates fail leaves a model key in the attempt Lisa pushes to the WIP branch",
       () =>
         leaked(
-          { ...SMALL_CHANGE, run: ['printf "%s\\n" "$ANTHROPIC_API_KEY" > notes.txt'] },
+          { ...SMALL_CHANGE, run: [`printf "%s\\n" "${MODEL_KEY}" > notes.txt`] },
           { config: "label: lisa\ngates:\n  - test -f never-there\nlimits:\n  max_iterations: 1\n" },
         ),
     ),
