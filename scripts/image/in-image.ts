@@ -55,7 +55,7 @@ export async function checkInImage(
     const app = [
       "APP_ID=1",
       `PRIVATE_KEY=${privateKey.export({ type: "pkcs1", format: "pem" })}`,
-      "WEBHOOK_SECRET=a-webhook-secret-of-the-check",
+      "WEBHOOK_SECRET=a-webhook-secret-of-the-image-check",
     ];
     const doctor = await exec(["lisa", "doctor"], app);
     options.log(doctor.stdout.trimEnd());
