@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 import { StoreTestsReporter } from "./test/support/store-tests-reporter.ts";
 
@@ -10,10 +11,13 @@ export default defineConfig({
     reporters: ["default", new StoreTestsReporter()],
     testTimeout: 60_000,
     hookTimeout: 60_000,
-    // Four test files at a time, each in a process of its own (nock's interceptors are per process):
-    // most of a file's time is spent waiting on child processes and timers. On two cores `npm test`
-    // used about 40 % of them with two files at a time; with four it took 9.5 min instead of 15.
+    // As many test files at a time as there are cores (two at least, four at most), each in a process
+    // of its own (nock's interceptors are per process). The suite is bound by the CPU of the Lisa
+    // processes, CLIs and gits it starts: on two cores, four files at a time ran Lisa's and the
+    // tests' deadlines out (52 tests timed out in one CI run) without finishing any sooner.
     fileParallelism: true,
-    maxWorkers: 4,
+    maxWorkers: Math.min(4, Math.max(2, availableParallelism())),
+    // The fault suites' scenarios run side by side within their file; two at a time, for the same reason.
+    maxConcurrency: 2,
   },
 });

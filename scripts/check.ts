@@ -30,7 +30,7 @@ try {
   // A type or lint error is the author's to fix before a test run is worth its time.
   if (run("typecheck", ["typecheck"]).status === 0 && run("lint", ["lint"]).status === 0) {
     run("tests on SQLite", ["test"]);
-    run("tests on PostgreSQL", ["test:postgres"]);
+    run("tests on PostgreSQL", ["test:postgres", "--", "--check"]);
   }
 } finally {
   rmSync(listDir, { recursive: true, force: true });

@@ -14,7 +14,7 @@ afterEach(async () => {
 });
 
 describe("write pacing as deployed", () => {
-  it("asks for review about 2 s after opening the pull request: the package, then the review request, 1 s apart", async () => {
+  it("asks for review right after the review package that follows the pull request, nothing else between", async () => {
     const agent = createFakeClaude([{ write: { "health.ts": "ok\n" }, manifest: { title: "Add it", what: "Adds it." } }]);
     env = await startEmulatedLisa({ claudeBinary: agent.binary, deployed: true });
     const { github } = env;
@@ -24,22 +24,21 @@ describe("write pacing as deployed", () => {
     });
     github.addCollaborator("acme/api", "ann", "write");
     const issue = await github.createIssue("acme/api", { title: "Add a health endpoint", user: "ann" });
-    const writes: { what: string; at: number }[] = [];
+    const writes: string[] = [];
     github.beforeAnswer((request) => {
       // Token requests are the App's, not the installation's writes.
-      if (request.method !== "GET" && !request.path.startsWith("/app/"))
-        writes.push({ what: `${request.method} ${request.path}`, at: Date.now() });
+      if (request.method !== "GET" && !request.path.startsWith("/app/")) writes.push(`${request.method} ${request.path}`);
     });
     await github.labelIssue("acme/api", issue.number, "lisa", "ann");
     await env.settle();
 
-    const at = (pattern: RegExp) => writes.find((write) => pattern.test(write.what))?.at ?? Number.NaN;
-    const opened = at(/^POST \/repos\/acme\/api\/pulls$/);
-    const asked = at(/^POST \/repos\/acme\/api\/pulls\/\d+\/requested_reviewers$/);
-    // The review package goes between them, a slot 1 s after the pull request, and the review
-    // request a slot after it: 2 s, against 3 s with the check run before it, and 6 s and more
-    // when Octokit held writes that notify people 3 s apart.
-    expect(asked - opened).toBeLessThan(2_800);
+    const index = (pattern: RegExp) => writes.findIndex((write) => pattern.test(write));
+    const opened = index(/^POST \/repos\/acme\/api\/pulls$/);
+    const asked = index(/^POST \/repos\/acme\/api\/pulls\/\d+\/requested_reviewers$/);
+    // Only the review package goes between them (not the check run, which once went first); how
+    // soon the request follows is the bench's to measure, not a stopwatch's here.
+    expect(opened).toBeGreaterThanOrEqual(0);
+    expect(writes.slice(opened + 1, asked)).toEqual([expect.stringMatching(/^POST \/repos\/acme\/api\/issues\/\d+\/comments$/)]);
   }, 60_000);
 
   it("says on the tracking comment that a write waits on GitHub's content limit, and when it goes out", async () => {
