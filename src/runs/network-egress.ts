@@ -59,7 +59,12 @@ export function agentEgress(
  * `allow_hosts` (public only): a repository naming the operator's host gains nothing private of its own.
  */
 function repositoryHosts(ctx: RunContext): HostRule[] {
-  return [...(ctx.deps.sandbox.operatorHosts ?? []), ...ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost)];
+  return sandboxHostRules(ctx.deps.sandbox.operatorHosts ?? [], ctx.config.sandbox.allow_hosts);
+}
+
+/** The rules for the operator's hosts (which may be private) and a repository's `allow_hosts` (which may not), in that order. */
+export function sandboxHostRules(operatorHosts: readonly HostRule[], allowHosts: readonly string[]): HostRule[] {
+  return [...operatorHosts, ...allowHosts.flatMap(rulesOfAllowedHost)];
 }
 
 /** Where gates may connect: `sandbox.allow_hosts` and the operator's hosts when the config sets `gate_network`, else nowhere (no proxy at all). */
