@@ -103,5 +103,9 @@ describe("setup: in .github/lisa.yml", () => {
     const stats = JSON.parse(readFileSync(path.join(setupCacheRoot(e.dataDir), "stats.json"), "utf8"));
     expect(stats).toEqual({ hits: 1, misses: 1 });
     expect(readFileSync(stored, "utf8")).toContain('"hello"');
+    const metrics = await (await fetch(`${new URL(e.webhookUrl).origin}/metrics`)).text();
+    expect(metrics).toContain('lisa_setup_cache_total{outcome="hit"} 1');
+    expect(metrics).toContain('lisa_setup_cache_total{outcome="miss"} 1');
+    expect(Number(/^lisa_setup_cache_bytes (\d+)$/m.exec(metrics)?.[1])).toBe(entries[0]?.bytes);
   });
 });
