@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -91,8 +93,16 @@ describe("lisa doctor", () => {
       ANTHROPIC_API_KEY: "sk-ant-test",
       LISA_DATA_DIR: path.join(tempDir("doctor-data"), "data"),
     };
-    const ok = lisa(["doctor"], configured);
+    const registry = createServer();
+    await new Promise<void>((resolve) => registry.listen(0, "127.0.0.1", resolve));
+    const open = (registry.address() as AddressInfo).port;
+    const ok = lisa(["doctor"], { ...configured, LISA_EGRESS_ALLOW: `127.0.0.1:${open}` });
+    registry.close();
     expect(ok.stdout).toMatch(/^ok {4}private key +RSA key, 2048 bits$/m);
+    // The toolchains set-up and gates find on the PATH, with their versions; the operator's hosts, tried.
+    expect(ok.stdout).toMatch(new RegExp(`^ok {4}toolchain node +${process.version}$`, "m"));
+    expect(ok.stdout).toMatch(/^(ok {4}toolchain go +go version go\S+ .*|warn {2}toolchain go +not found on PATH)$/m);
+    expect(ok.stdout).toMatch(new RegExp(`^ok {4}egress 127\\.0\\.0\\.1:${open} +LISA_EGRESS_ALLOW names it; it answers`, "m"));
     expect(ok.stdout).toMatch(/^ok {4}claude credentials +ANTHROPIC_API_KEY$/m);
     expect(ok.status).toBe(0);
     // A PostgreSQL store that answers, and one that does not; the password is never shown.
