@@ -103,6 +103,12 @@ export function createLisaMetrics(store: Store, options: { setupCacheRoot?: stri
     buckets: [1, 5, 15, 30, 60, 120, 300, 900],
     registers: [registry],
   });
+  const restoreSeconds = new Histogram({
+    name: "lisa_setup_restore_duration_seconds",
+    help: "How long restoring a worktree's set-up from the cache took.",
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 15, 60],
+    registers: [registry],
+  });
   const cacheBytes = new Gauge({
     name: "lisa_setup_cache_bytes",
     help: "Disk the set-up cache holds on this host.",
@@ -140,8 +146,9 @@ export function createLisaMetrics(store: Store, options: { setupCacheRoot?: stri
       cost.inc({ provider }, costUsd);
       sessionSeconds.observe({ provider }, durationMs / 1_000);
     },
-    setupCache(outcome: "hit" | "miss"): void {
+    setupCache(outcome: "hit" | "miss", restoreMs?: number): void {
       setupCache.inc({ outcome });
+      if (restoreMs !== undefined) restoreSeconds.observe(restoreMs / 1_000);
     },
     setupRan(durationMs: number): void {
       setupSeconds.observe(durationMs / 1_000);

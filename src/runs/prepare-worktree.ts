@@ -50,7 +50,7 @@ export async function prepareWorktree(ctx: RunContext, stepId: number, checkout:
   const started = Date.now();
   if (cached && (await restore(ctx, root, key, dir, checkout))) {
     const ms = Date.now() - started;
-    deps.metrics.setupCache("hit");
+    deps.metrics.setupCache("hit", ms);
     await recordCacheOutcome(root, "hit");
     deps.log.info({ runId: ctx.run.id, stepId, key, ms }, "set-up restored from the cache");
     await writeFile(marker, key);
