@@ -23,7 +23,7 @@ import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
 import { Store } from "./store/store.ts";
-import { setupCacheRoot } from "./workspace/setup-cache.ts";
+import { setupCacheRoot, spareCopies } from "./workspace/setup-cache.ts";
 
 /** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
 export type LisaRole = "all" | "web" | "worker";
@@ -242,12 +242,14 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     async stop() {
       await closeOperatorServer();
       await worker.stop();
+      await spareCopies();
       await claims.stop();
       await store.close();
     },
     async shutdown(graceMs, stopServing) {
       await closeOperatorServer();
       await worker.shutdown(graceMs);
+      await spareCopies();
       await stopServing?.();
       await claims.stop();
       await store.close();

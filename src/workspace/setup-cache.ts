@@ -113,6 +113,7 @@ export async function storeSetup(root: string, ref: RepoRef, key: string, worktr
       // The same key stored meanwhile (ENOTEMPTY/EEXIST): the one there is as good.
       if (!existsSync(path.join(dir, key, "entry.json"))) throw error;
     }
+    prepareSpare(path.join(dir, key));
     return { key, paths, bytes };
   } finally {
     await rm(building, { recursive: true, force: true });
@@ -120,10 +121,13 @@ export async function storeSetup(root: string, ref: RepoRef, key: string, worktr
 }
 
 /**
- * Restores entry `key` of `ref` into `worktree`, each stored path as a fresh copy (a reflink where
- * the file system has them) that the worktree owns alone: what its sessions change there never
- * reaches the entry. False, with nothing copied, when there is no entry or a stored path already
- * exists in the worktree (a tracked file, or a link that could lead the copy out of it).
+ * Restores entry `key` of `ref` into `worktree`, each stored path as a fresh copy that the worktree
+ * owns alone: what its sessions change there never reaches the entry. The copy was made ahead, in
+ * the background, from the entry's pristine files (the entry's spare), so a restore only renames
+ * it into the worktree and the next spare is made meanwhile; without a spare (two restores at once,
+ * another file system) it copies, reflinked where the file system can. False, with nothing copied,
+ * when there is no entry or a stored path already exists in the worktree (a tracked file, or a link
+ * that could lead the copy out of it).
  */
 export async function restoreSetup(root: string, ref: RepoRef, key: string, worktree: string): Promise<boolean> {
   const entryDir = path.join(repoDir(root, ref), key);
@@ -133,11 +137,68 @@ export async function restoreSetup(root: string, ref: RepoRef, key: string, work
     if (!(await insideReal(worktree, relative))) return false;
     if (await lstat(path.join(worktree, relative)).catch(() => undefined)) return false;
   }
-  for (const relative of entry.paths) await copyTree(path.join(entryDir, "files", relative), path.join(worktree, relative));
+  const taken = await takeSpare(entryDir);
+  for (const relative of entry.paths) {
+    const to = path.join(worktree, relative);
+    if (taken && (await moveInto(path.join(taken, relative), to))) continue;
+    await copyTree(path.join(entryDir, "files", relative), to);
+  }
+  if (taken) await rm(taken, { recursive: true, force: true });
+  prepareSpare(entryDir);
   // Its last use, for least-recently-used eviction.
   const now = new Date();
   await utimes(path.join(entryDir, "entry.json"), now, now).catch(() => undefined);
   return true;
+}
+
+/** Folders of an entry that are copies under way or taken: never the entry's pristine files. */
+const SPARE = "spare";
+const SPARE_BUILDING = ".spare-";
+
+/** The entry's spare, renamed out of its place so no other restore takes it too; undefined when there is none. */
+async function takeSpare(entryDir: string): Promise<string | undefined> {
+  const taken = path.join(entryDir, `${SPARE_BUILDING}taken-${randomBytes(6).toString("hex")}`);
+  try {
+    await rename(path.join(entryDir, SPARE), taken);
+    return taken;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Moves one path of a taken spare into the worktree; false when it cannot be renamed there (another file system). */
+async function moveInto(from: string, to: string): Promise<boolean> {
+  try {
+    await mkdir(path.dirname(to), { recursive: true });
+    await rename(from, to);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Spares being made, so that Lisa can wait for them before it stops (spareCopies). */
+const making = new Set<Promise<void>>();
+
+/** Makes the entry's next spare in the background, from its pristine files, unless one is there or under way. */
+function prepareSpare(entryDir: string): void {
+  const work = (async () => {
+    if (existsSync(path.join(entryDir, SPARE))) return;
+    const building = path.join(entryDir, `${SPARE_BUILDING}${randomBytes(6).toString("hex")}`);
+    try {
+      await copyTree(path.join(entryDir, "files"), building);
+      await rename(building, path.join(entryDir, SPARE));
+    } finally {
+      await rm(building, { recursive: true, force: true });
+    }
+  })().catch(() => undefined);
+  making.add(work);
+  void work.finally(() => making.delete(work));
+}
+
+/** Waits for the spares being made: Lisa stops with none half-copied. */
+export async function spareCopies(): Promise<void> {
+  while (making.size > 0) await Promise.all([...making]);
 }
 
 async function readEntry(entryDir: string): Promise<z.infer<typeof entrySchema> | undefined> {

@@ -1,4 +1,14 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runSandboxed } from "../../src/sandbox/run-sandboxed.ts";
@@ -8,6 +18,7 @@ import {
   listEntries,
   restoreSetup,
   setupCacheKey,
+  spareCopies,
   storeSetup,
 } from "../../src/workspace/setup-cache.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
@@ -40,7 +51,8 @@ const cacheRoot = () => {
   dirs.push(dir);
   return dir;
 };
-afterEach(() => {
+afterEach(async () => {
+  await spareCopies();
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -94,17 +106,30 @@ describe("storeSetup and restoreSetup", () => {
       "k1",
       setUpWorktree({ "node_modules/greet/index.js": "hello\n", "node_modules/greet/package.json": "{}\n" }),
     );
+    // The spare, a copy made ahead from the entry's files, is what a restore moves into the worktree.
+    await spareCopies();
+    const [entry] = await listEntries(root);
+    const spare = statSync(path.join(entry?.dir ?? "", "spare", "node_modules/greet/index.js")).ino;
+    const pristine = statSync(path.join(entry?.dir ?? "", "files", "node_modules/greet/index.js")).ino;
+    expect(spare).not.toBe(pristine);
     const first = freshWorktree();
     await restoreSetup(root, SHOP, "k1", first);
+    expect(statSync(path.join(first, "node_modules/greet/index.js")).ino).toBe(spare);
     writeFileSync(path.join(first, "node_modules/greet/index.js"), "poisoned\n");
     rmSync(path.join(first, "node_modules/greet/package.json"));
     writeFileSync(path.join(first, "node_modules/greet/extra.js"), "added\n");
 
-    const second = freshWorktree();
-    await restoreSetup(root, SHOP, "k1", second);
-    expect(readFileSync(path.join(second, "node_modules/greet/index.js"), "utf8")).toBe("hello\n");
-    expect(existsSync(path.join(second, "node_modules/greet/package.json"))).toBe(true);
-    expect(existsSync(path.join(second, "node_modules/greet/extra.js"))).toBe(false);
+    for (const spareReady of [true, false]) {
+      await spareCopies();
+      // Without a spare (another restore took it), the restore copies from the entry's files.
+      if (!spareReady) rmSync(path.join(entry?.dir ?? "", "spare"), { recursive: true, force: true });
+      const next = freshWorktree();
+      await restoreSetup(root, SHOP, "k1", next);
+      expect(readFileSync(path.join(next, "node_modules/greet/index.js"), "utf8")).toBe("hello\n");
+      expect(existsSync(path.join(next, "node_modules/greet/package.json"))).toBe(true);
+      expect(existsSync(path.join(next, "node_modules/greet/extra.js"))).toBe(false);
+    }
+    await spareCopies();
   });
 
   it("restores nothing for another repository's key, nor over a path the worktree already has", async () => {
