@@ -186,6 +186,7 @@ async function metrics(env: EmulatedLisa) {
     setup: value(/^lisa_setup_duration_seconds_sum (\S+)$/gm),
     restore: value(/^lisa_setup_restore_duration_seconds_sum (\S+)$/gm),
     restores: value(/^lisa_setup_restore_duration_seconds_count (\S+)$/gm),
+    store: value(/^lisa_setup_store_duration_seconds_sum (\S+)$/gm),
     gates: value(/^lisa_gate_duration_seconds_sum\{[^}]*\} (\S+)$/gm),
     gateRuns: value(/^lisa_gate_duration_seconds_count\{[^}]*\} (\S+)$/gm),
     sessions: value(/^lisa_session_duration_seconds_sum\{[^}]*\} (\S+)$/gm),
@@ -314,9 +315,9 @@ async function runProject(project: Project): Promise<void> {
     );
 
     const m = await metrics(env);
-    const lisaOwn = wall / 1000 - m.sessions - m.setup - m.restore - m.gates;
+    const lisaOwn = wall / 1000 - m.sessions - m.setup - m.restore - m.gates - m.store;
     say(
-      `  ${project.spec}: set-up ${m.setup.toFixed(1)} s (once) · cache restore ${(m.restore / Math.max(1, m.restores)).toFixed(2)} s (each of ${m.restores}) · gate ${(m.gates / Math.max(1, m.gateRuns)).toFixed(1)} s (each of ${m.gateRuns}) · agent sessions ${m.sessions.toFixed(1)} s · Lisa's own ${lisaOwn.toFixed(1)} s of ${(wall / 1000).toFixed(1)} s`,
+      `  ${project.spec}: set-up ${m.setup.toFixed(1)} s (once) · storing it ${m.store.toFixed(1)} s · cache restore ${(m.restore / Math.max(1, m.restores)).toFixed(2)} s (each of ${m.restores}) · gate ${(m.gates / Math.max(1, m.gateRuns)).toFixed(1)} s (each of ${m.gateRuns}) · agent sessions ${m.sessions.toFixed(1)} s · Lisa's own ${lisaOwn.toFixed(1)} s of ${(wall / 1000).toFixed(1)} s`,
     );
   } finally {
     await env.stop();

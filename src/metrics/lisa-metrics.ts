@@ -109,6 +109,12 @@ export function createLisaMetrics(store: Store, options: { setupCacheRoot?: stri
     buckets: [0.1, 0.25, 0.5, 1, 2, 5, 15, 60],
     registers: [registry],
   });
+  const storeSeconds = new Histogram({
+    name: "lisa_setup_store_duration_seconds",
+    help: "How long storing what set-up made in the cache took, before the step's first session.",
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [registry],
+  });
   const cacheBytes = new Gauge({
     name: "lisa_setup_cache_bytes",
     help: "Disk the set-up cache holds on this host.",
@@ -152,6 +158,9 @@ export function createLisaMetrics(store: Store, options: { setupCacheRoot?: stri
     },
     setupRan(durationMs: number): void {
       setupSeconds.observe(durationMs / 1_000);
+    },
+    setupStored(durationMs: number): void {
+      storeSeconds.observe(durationMs / 1_000);
     },
     gateRan(passed: boolean, durationMs: number): void {
       gateSeconds.observe({ outcome: passed ? "passed" : "failed" }, durationMs / 1_000);

@@ -65,7 +65,9 @@ export async function prepareWorktree(ctx: RunContext, stepId: number, checkout:
   deps.metrics.setupRan(ms);
   let stored = false;
   if (cached && (await onBase(ctx, stepId, dir))) {
+    const storing = Date.now();
     const entry = await storeSetup(root, checkout.ref, key, dir);
+    deps.metrics.setupStored(Date.now() - storing);
     stored = entry !== undefined;
     await evictSetupCache(root, deps.workspace.cacheMaxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     deps.log.info({ runId: ctx.run.id, stepId, key, bytes: entry?.bytes }, "set-up stored in the cache");

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { listEntries, setupCacheRoot } from "../../src/workspace/setup-cache.ts";
+import { clearSetupCache, listEntries, setupCacheRoot } from "../../src/workspace/setup-cache.ts";
 
 // Issue 41: `setup:` prepares the worktree before the first agent session, and the cache gives the
 // next worktree what it made. The "dependency" is a module set-up writes into node_modules offline,
@@ -107,5 +107,24 @@ describe("setup: in .github/lisa.yml", () => {
     expect(metrics).toContain('lisa_setup_cache_total{outcome="hit"} 1');
     expect(metrics).toContain('lisa_setup_cache_total{outcome="miss"} 1');
     expect(Number(/^lisa_setup_cache_bytes (\d+)$/m.exec(metrics)?.[1])).toBe(entries[0]?.bytes);
+  });
+
+  it("never fills the cache from a branch an agent worked on: a later pass that misses runs set-up and stores nothing", async () => {
+    const { agent, e } = await start(config([SETUP]), [work, { ...work, write: { "src/shop.js": "export const shop = 2;\n" } }]);
+    e.github.addCollaborator(REPO, "mona", "write");
+    await label(e, "Add a shop");
+    const root = setupCacheRoot(e.dataDir);
+    expect(await listEntries(root)).toHaveLength(1);
+    // The entry is gone (evicted, or cleared): pass 2, on the branch with the agent's commit, misses.
+    await clearSetupCache(root);
+    const [pull] = e.github.pulls(REPO);
+    await e.github.submitReview(REPO, pull?.number ?? 0, { state: "CHANGES_REQUESTED", body: "Make it 2.", user: "mona" });
+    await e.settle();
+
+    expect(agent.calls()).toHaveLength(2);
+    expect(await e.github.readFile(REPO, "src/shop.js", pull?.head.ref)).toBe("export const shop = 2;\n");
+    // Set-up ran again (its gate passed), and what it made on the agent's branch was not stored.
+    expect(await listEntries(root)).toEqual([]);
+    expect(JSON.parse(readFileSync(path.join(root, "stats.json"), "utf8"))).toEqual({ hits: 0, misses: 2 });
   });
 });
