@@ -1,9 +1,10 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { clearSetupCache, listEntries, setupCacheRoot } from "../../src/workspace/setup-cache.ts";
+import { installationTokens } from "../support/hello-world.ts";
 
 // Issue 41: `setup:` prepares the worktree before the first agent session, and the cache gives the
 // next worktree what it made. The "dependency" is a module set-up writes into node_modules offline,
@@ -16,7 +17,11 @@ afterEach(async () => {
 });
 
 const REPO = "acme/shop";
-const SETUP = "mkdir -p node_modules/greet && echo 'module.exports = () => \"hello\";' > node_modules/greet/index.js";
+const SETUP =
+  "mkdir -p node_modules/greet && echo 'module.exports = () => \"hello\";' > node_modules/greet/index.js && env > node_modules/.setup-env";
+/** Secrets in Lisa's environment that set-up must never see. */
+const MODEL_KEY = "sk-ant-api03-setupMustNeverSeeThisKey000000";
+const GITHUB_TOKEN = "ghp_setupMustNeverSeeThisToken0000000000";
 const GATE = "node -e \"if (require('greet')() !== 'hello') process.exit(1)\"";
 const config = (setup: string[], extra = "") =>
   `label: lisa\n${setup.length ? `setup:\n${setup.map((s) => `  - ${JSON.stringify(s)}`).join("\n")}\n` : ""}gates:\n  - ${JSON.stringify(GATE)}\nlimits:\n  max_iterations: 1\n${extra}`;
@@ -28,7 +33,10 @@ const work: FakeInvocation = {
 
 async function start(configText: string, invocations: FakeInvocation[] = [work]) {
   const agent = createFakeClaude(invocations);
-  env = await startEmulatedLisa({ claudeBinary: agent.binary });
+  env = await startEmulatedLisa({
+    claudeBinary: agent.binary,
+    agentEnvSource: { ...process.env, ANTHROPIC_API_KEY: MODEL_KEY, GITHUB_TOKEN },
+  });
   await env.github.createRepo(REPO, {
     files: { "README.md": "# Shop\n", ".gitignore": "node_modules/\n", "package.json": '{"name":"shop","private":true}\n' },
     config: configText,
@@ -96,6 +104,11 @@ describe("setup: in .github/lisa.yml", () => {
     expect(entries.map((entry) => entry.repo)).toEqual([REPO]);
     const stored = path.join(entries[0]?.dir ?? "", "files", "node_modules", "greet", "index.js");
     expect(readFileSync(stored, "utf8")).toContain('"hello"');
+    // Set-up ran in the sandbox, with none of Lisa's secrets.
+    const setupEnv = readFileSync(path.join(entries[0]?.dir ?? "", "files", "node_modules", ".setup-env"), "utf8");
+    expect(setupEnv).toMatch(/^HOME=\S*\/lisa-home-\w+$/m);
+    for (const secret of [MODEL_KEY, GITHUB_TOKEN, EMULATED_WEBHOOK_SECRET, ...installationTokens(e.github)])
+      expect(setupEnv).not.toContain(secret);
 
     await label(e, "Add a cart");
     expect(agent.calls()).toHaveLength(2);
