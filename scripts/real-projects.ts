@@ -11,8 +11,8 @@
 // proxy with LISA_EGRESS_ALLOW, as an operator's internal registry would be. `npm test` stays offline.
 
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { userInfo } from "node:os";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir, userInfo } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { type EmulatedLisa, sandboxFor, startEmulatedLisa } from "../dev/emulated-lisa.ts";
@@ -328,8 +328,16 @@ async function runProject(project: Project): Promise<void> {
 const started = Date.now();
 checkRegistry();
 say(`real-projects: dependencies from ${registry}, reached from the sandbox through LISA_EGRESS_ALLOW=${registryHost}`);
-// REAL_PROJECTS_ONLY=is-string runs one project.
-const only = process.env.REAL_PROJECTS_ONLY;
-for (const project of PROJECTS) if (!only || project.spec.startsWith(`${only}@`)) await runProject(project);
+// Everything the suite makes (packed projects, the emulator's repositories, Lisa's data and cache, the
+// agents' homes) goes in one temporary folder of its own, removed however the suite ends.
+const scratch = mkdtempSync(path.join(tmpdir(), "lisa-real-projects-"));
+process.env.TMPDIR = scratch;
+try {
+  // REAL_PROJECTS_ONLY=is-date-object runs one project.
+  const only = process.env.REAL_PROJECTS_ONLY;
+  for (const project of PROJECTS) if (!only || project.spec.startsWith(`${only}@`)) await runProject(project);
+} finally {
+  rmSync(scratch, { recursive: true, force: true, maxRetries: 3 });
+}
 say(`\nreal-projects: ${PROJECTS.length} projects through the loop in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 process.exit(0);
