@@ -23,6 +23,7 @@ import { heldSecrets } from "./security/held-secrets.ts";
 import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
 import { Store } from "./store/store.ts";
+import { setupCacheRoot, spareCopies } from "./workspace/setup-cache.ts";
 
 /** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
 export type LisaRole = "all" | "web" | "worker";
@@ -63,6 +64,8 @@ export interface LisaOptions {
   tokenPrices?: TokenPrices;
   /** Disk the worktrees of failed and blocked runs may keep (LISA_KEPT_WORKTREES_MB); 10 GiB by default. */
   keptWorktreesBytes?: number;
+  /** Disk the set-up cache may hold (LISA_CACHE_MAX_BYTES); 20 GiB by default. */
+  cacheMaxBytes?: number;
   /** The first pause before a command GitHub failed is tried again (tests shorten it). */
   commandRetryMs?: number;
   /** How often tracking comments GitHub refused are written again (tests shorten it). */
@@ -129,7 +132,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     commandKey(options.storeKey ?? keptStoreKey(options.dataDir)),
   );
   const held = heldSecrets(options.agentEnvSource ?? process.env, options.sandbox?.homeTemplate);
-  const metrics = createLisaMetrics(store);
+  const metrics = createLisaMetrics(store, { setupCacheRoot: setupCacheRoot(options.dataDir) });
   const workerName = options.workerName ?? `${hostname()}:${options.dataDir}`;
   const now = options.now ?? Date.now;
   const deps: CoreDeps = {
@@ -141,6 +144,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
       author: options.author ?? { name: "Lisa", email: "lisa[bot]@users.noreply.github.com" },
+      ...(options.cacheMaxBytes === undefined ? {} : { cacheMaxBytes: options.cacheMaxBytes }),
     },
     agentBinaries: options.agentBinaries ?? {},
     agentEnvSource: options.agentEnvSource ?? process.env,
@@ -238,12 +242,14 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     async stop() {
       await closeOperatorServer();
       await worker.stop();
+      await spareCopies();
       await claims.stop();
       await store.close();
     },
     async shutdown(graceMs, stopServing) {
       await closeOperatorServer();
       await worker.shutdown(graceMs);
+      await spareCopies();
       await stopServing?.();
       await claims.stop();
       await store.close();

@@ -3,6 +3,7 @@
 // an issue. `npm start` runs the App itself.
 import { loadDotEnv } from "../config/load-dotenv.ts";
 import { stopWhenOrphaned } from "../process/stop-when-orphaned.ts";
+import { cacheCommand } from "./cache.ts";
 import { configCheck } from "./config-check.ts";
 import { doctor } from "./doctor/doctor.ts";
 import { runIssue } from "./run-issue.ts";
@@ -18,7 +19,9 @@ const USAGE = `usage: lisa <command>
   all                  run Lisa as one process: webhooks, commands and runs (what \`npm start\` does)
   web                  answer webhooks and store them; runs nothing (needs DATABASE_URL)
   worker               handle stored commands and run runs, beside other workers (needs DATABASE_URL)
-  status               queued and running work, by worker, from the store (DATABASE_URL or LISA_DATA_DIR)
+  status               queued and running work, by worker, from the store (DATABASE_URL or LISA_DATA_DIR),
+                       and the set-up cache of this host
+  cache clear [owner/repo]  empty the set-up cache of this host (LISA_DATA_DIR), or one repository's part
 `;
 
 // Every command sees the settings `npm start` sees, `.env` included.
@@ -31,6 +34,7 @@ else if (command === "config" && rest[0] === "check") status = await configCheck
 else if (command === "emulator") status = await runEmulator(rest);
 else if (command === "run") status = await runIssue(rest);
 else if (command === "status") status = await workStatus();
+else if (command === "cache") status = await cacheCommand(rest);
 else if (command === "all" || command === "web" || command === "worker") {
   // The App itself, in one role: main.ts reads it from the environment like every other setting.
   process.env.LISA_ROLE = command;

@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import path from "node:path";
 import { formatWorkStatus, workStatus } from "../scheduler/work-status.ts";
 import { Store } from "../store/store.ts";
+import { describeSetupCache } from "./cache.ts";
 
 /** `lisa status`: what is queued and what each worker runs, read from the store every process shares. */
 export async function status(env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -21,7 +22,7 @@ export async function status(env: NodeJS.ProcessEnv = process.env): Promise<numb
     return 1;
   }
   try {
-    process.stdout.write(`${formatWorkStatus(await workStatus(store, Date.now()))}\n`);
+    process.stdout.write(`${formatWorkStatus(await workStatus(store, Date.now()))}\n${await describeSetupCache(env)}\n`);
     return 0;
   } finally {
     await store.close();

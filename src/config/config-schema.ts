@@ -30,6 +30,29 @@ const duration = (fallback: string) =>
 /** Gates are commands, not scripts: a few of them, each a line. A config with 95,325 gates was accepted before. */
 const MAX_GATES = 20;
 const MAX_GATE_LENGTH = 1_000;
+/** Set-up commands: a few lines that install and build, as gates are. */
+const MAX_SETUP = 10;
+/** Files whose contents key the set-up cache when `setup_cache.key` names none: the lockfiles and manifests of the common package managers. */
+export const DEFAULT_SETUP_CACHE_KEY = [
+  "package.json",
+  "package-lock.json",
+  "npm-shrinkwrap.json",
+  "pnpm-lock.yaml",
+  "yarn.lock",
+  "requirements.txt",
+  "pyproject.toml",
+  "uv.lock",
+  "poetry.lock",
+  "Pipfile.lock",
+  "go.mod",
+  "go.sum",
+  "Cargo.lock",
+  "Gemfile.lock",
+];
+const repoPath = z
+  .string()
+  .max(200)
+  .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[\w./@+-]+$/, "must be a path inside the repository, e.g. package-lock.json");
 /** Repositories one issue's work may span. */
 const MAX_REPOS = 20;
 /** Hosts the sandbox may reach besides the model API: a few package registries, not the internet. */
@@ -116,6 +139,24 @@ export const configSchema = z.strictObject({
     .array(z.string().min(1).max(MAX_GATE_LENGTH, `a gate may be at most ${MAX_GATE_LENGTH} characters`))
     .max(MAX_GATES, `at most ${MAX_GATES} gates`)
     .default([]),
+  /**
+   * Shell commands that prepare a fresh worktree (install dependencies, build), run in the sandbox
+   * before the first agent session of a step. What they leave in ignored files (`node_modules/`,
+   * `.venv/`) is cached and restored in later worktrees with the same key instead of running them again.
+   */
+  setup: z
+    .array(z.string().min(1).max(MAX_GATE_LENGTH, `a set-up command may be at most ${MAX_GATE_LENGTH} characters`))
+    .max(MAX_SETUP, `at most ${MAX_SETUP} set-up commands`)
+    .default([]),
+  /** The cache of what `setup` produced. */
+  setup_cache: z
+    .strictObject({
+      /** Files whose contents, with the repository and the set-up commands, key the cache; a change to one runs set-up again. */
+      key: z.array(repoPath).max(50, "at most 50 files").default(DEFAULT_SETUP_CACHE_KEY),
+      /** False: set-up runs in every new worktree and nothing is stored. */
+      enabled: z.boolean().default(true),
+    })
+    .prefault({}),
   limits: z
     .strictObject({
       /** Fresh-context agent invocations per step and pass, gate-fixing rounds included. */
@@ -124,6 +165,8 @@ export const configSchema = z.strictObject({
       session_timeout: duration("45m"),
       /** An agent that prints nothing for this long is considered stalled and killed. */
       stall_timeout: duration("10m"),
+      /** Wall-clock limit of each set-up command. */
+      setup_timeout: duration("15m"),
       /** Wall-clock limit of one gate command. */
       gate_timeout: duration("15m"),
       /** Agent spend per run after which Lisa stops invoking agents. */

@@ -2,6 +2,7 @@ import path from "node:path";
 import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import { GEMINI_PRICES, type TokenPrices, tokenPriceSchema } from "../providers/token-prices.ts";
+import { parseOperatorHosts } from "../sandbox/egress-rules.ts";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.ts";
 import { parseDuration } from "./parse-duration.ts";
 
@@ -45,6 +46,26 @@ export const envSchema = z.object({
   LISA_AGENT_HOME: z.string().min(1).optional(),
   /** A model API base URL in this environment may name a loopback or private address (a local gateway, the tests' model server). */
   LISA_ALLOW_PRIVATE_MODEL_API: z.enum(["true", "false"], { error: 'must be "true" or "false"' }).default("false"),
+  /** Hosts (`host:port`) every sandbox with a network may reach through the egress proxy even at a private or reserved address: internal registries and mirrors. */
+  LISA_EGRESS_ALLOW: z
+    .string()
+    .transform((text, ctx) => {
+      const parsed = parseOperatorHosts(text);
+      if ("bad" in parsed) {
+        ctx.addIssue({
+          code: "custom",
+          message: `"${parsed.bad}" is not host:port; write e.g. registry.internal:4873,10.0.0.5:8081`,
+        });
+        return z.NEVER;
+      }
+      return parsed.rules;
+    })
+    .optional(),
+  LISA_CACHE_MAX_BYTES: z
+    .string()
+    .regex(/^\d+$/, "must be a whole number of bytes, e.g. 21474836480")
+    .transform(Number)
+    .optional(),
   PORT: z
     .string()
     .regex(/^\d+$/, "must be a port number")
@@ -133,6 +154,8 @@ export interface LisaSettings {
   tokenPrices: TokenPrices;
   /** Disk the worktrees of failed and blocked runs may keep on this machine (trimKeptWorktrees). */
   keptWorktreesBytes: number;
+  /** Disk the set-up cache may hold (LISA_CACHE_MAX_BYTES); 20 GiB when unset. */
+  cacheMaxBytes?: number;
   /** What command rows are signed with: LISA_STORE_KEY, else the webhook secret; 32 bytes or more. */
   storeKey?: string;
   /** Where `/metrics` and `/healthz` are served instead of beside the webhook path. */
@@ -200,7 +223,9 @@ export function settingsFromEnv(env: NodeJS.ProcessEnv): LisaSettings {
       mode: vars.LISA_SANDBOX,
       homeTemplate: vars.LISA_AGENT_HOME,
       privateModelApi: vars.LISA_ALLOW_PRIVATE_MODEL_API === "true",
+      ...(vars.LISA_EGRESS_ALLOW?.length ? { operatorHosts: vars.LISA_EGRESS_ALLOW } : {}),
     },
+    ...(vars.LISA_CACHE_MAX_BYTES === undefined ? {} : { cacheMaxBytes: vars.LISA_CACHE_MAX_BYTES }),
     agentBinaries,
     tokenPrices: { ...GEMINI_PRICES, ...vars.LISA_GEMINI_PRICES },
     keptWorktreesBytes: vars.LISA_KEPT_WORKTREES_MB * 1024 * 1024,

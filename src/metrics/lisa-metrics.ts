@@ -1,13 +1,14 @@
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { Store } from "../store/store.ts";
+import { setupCacheSize } from "../workspace/setup-cache.ts";
 
 /**
  * What Lisa exposes on `/metrics`, in Prometheus' text format. A registry per Lisa, not prom-client's
  * global one, so two Lisas in one process (the tests) never count into each other. Store-backed
  * figures (runs by state, the queue) are read at each scrape; the rest are counted as they happen.
  */
-export function createLisaMetrics(store: Store) {
+export function createLisaMetrics(store: Store, options: { setupCacheRoot?: string } = {}) {
   const registry = new Registry();
   const runs = new Gauge({
     name: "lisa_runs",
@@ -90,6 +91,39 @@ export function createLisaMetrics(store: Store) {
     registers: [registry],
   });
 
+  const setupCache = new Counter({
+    name: "lisa_setup_cache_total",
+    help: "Worktrees that looked for their set-up in the cache, by outcome (hit: restored; miss: set-up ran).",
+    labelNames: ["outcome"],
+    registers: [registry],
+  });
+  const setupSeconds = new Histogram({
+    name: "lisa_setup_duration_seconds",
+    help: "How long a worktree's set-up commands took, when they ran.",
+    buckets: [1, 5, 15, 30, 60, 120, 300, 900],
+    registers: [registry],
+  });
+  const restoreSeconds = new Histogram({
+    name: "lisa_setup_restore_duration_seconds",
+    help: "How long restoring a worktree's set-up from the cache took.",
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 15, 60],
+    registers: [registry],
+  });
+  const storeSeconds = new Histogram({
+    name: "lisa_setup_store_duration_seconds",
+    help: "How long storing what set-up made in the cache took, before the step's first session.",
+    buckets: [0.1, 0.5, 1, 5, 15, 60, 300],
+    registers: [registry],
+  });
+  const cacheBytes = new Gauge({
+    name: "lisa_setup_cache_bytes",
+    help: "Disk the set-up cache holds on this host.",
+    registers: [registry],
+    async collect() {
+      if (options.setupCacheRoot) cacheBytes.set((await setupCacheSize(options.setupCacheRoot)).bytes);
+    },
+  });
+
   const losses = new Counter({
     name: "lisa_database_connection_losses_total",
     help: "Times a connection to PostgreSQL was lost, by connection (store: the store's own; claims: pg-boss's pool).",
@@ -117,6 +151,16 @@ export function createLisaMetrics(store: Store) {
       sessions.inc({ provider, outcome });
       cost.inc({ provider }, costUsd);
       sessionSeconds.observe({ provider }, durationMs / 1_000);
+    },
+    setupCache(outcome: "hit" | "miss", restoreMs?: number): void {
+      setupCache.inc({ outcome });
+      if (restoreMs !== undefined) restoreSeconds.observe(restoreMs / 1_000);
+    },
+    setupRan(durationMs: number): void {
+      setupSeconds.observe(durationMs / 1_000);
+    },
+    setupStored(durationMs: number): void {
+      storeSeconds.observe(durationMs / 1_000);
     },
     gateRan(passed: boolean, durationMs: number): void {
       gateSeconds.observe({ outcome: passed ? "passed" : "failed" }, durationMs / 1_000);

@@ -13,6 +13,7 @@ import type { LiveCheck } from "./live-check.ts";
 import { memoryForPrompt } from "./memory.ts";
 import { gateEgress } from "./network-egress.ts";
 import { pendingGateFailure } from "./pending-gate-failure.ts";
+import { prepareWorktree } from "./prepare-worktree.ts";
 import { blockOnRepeat, gateFailure, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
 import { type GateResult, runGates } from "./run-gates.ts";
 import { StepGuidance } from "./step-guidance.ts";
@@ -52,6 +53,8 @@ export async function buildStep(
   const guidance = new StepGuidance(ctx, initial);
   // The last session was stopped for guidance written meanwhile, or ended just as it came.
   let steered = false;
+  // Dependencies installed (or restored from the cache) before any session or gate runs.
+  await prepareWorktree(ctx, stepId, checkout);
 
   for (;;) {
     await assertStillRunning(ctx);

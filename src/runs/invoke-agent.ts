@@ -47,6 +47,8 @@ export async function chooseNativeWorktree(ctx: RunContext, step: StepRow): Prom
   const [first] = ctx.config.providers;
   const provider = first ? providers[first.name] : undefined;
   if (!first || !provider?.nativeWorktree) return undefined;
+  // Set-up prepares Lisa's worktree before the first session; a CLI's own worktree would start without it.
+  if (ctx.config.setup.length > 0) return undefined;
   // A CLI makes its worktree from the repository's default branch, not from the step's branch: once
   // the branch holds earlier passes (or human commits), only Lisa's checkout starts from them.
   if (ctx.pass.number > 1 || step.pr_number !== null) return undefined;

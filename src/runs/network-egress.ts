@@ -46,7 +46,7 @@ export function agentEgress(
   const { sandbox, agentEnvSource } = ctx.deps;
   const direct = session ? session.access.direct : modelApiUrls(provider, agentEnvSource, sandbox.homeTemplate);
   const models = direct.flatMap((url) => ruleOfUrl(url, sandbox.privateModelApi === true) ?? []);
-  const rules = [...models, ...ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost)];
+  const rules = [...models, ...repositoryHosts(ctx)];
   const routes = session?.access.routes ?? [];
   return {
     ...egress(ctx, stepId, rules, provider),
@@ -54,8 +54,26 @@ export function agentEgress(
   };
 }
 
-/** Where gates may connect: `sandbox.allow_hosts` when the config sets `gate_network`, else nowhere (no proxy at all). */
+/**
+ * The operator's hosts (LISA_EGRESS_ALLOW, which may be private) first, then the repository's
+ * `allow_hosts` (public only): a repository naming the operator's host gains nothing private of its own.
+ */
+function repositoryHosts(ctx: RunContext): HostRule[] {
+  return sandboxHostRules(ctx.deps.sandbox.operatorHosts ?? [], ctx.config.sandbox.allow_hosts);
+}
+
+/** The rules for the operator's hosts (which may be private) and a repository's `allow_hosts` (which may not), in that order. */
+export function sandboxHostRules(operatorHosts: readonly HostRule[], allowHosts: readonly string[]): HostRule[] {
+  return [...operatorHosts, ...allowHosts.flatMap(rulesOfAllowedHost)];
+}
+
+/** Where gates may connect: `sandbox.allow_hosts` and the operator's hosts when the config sets `gate_network`, else nowhere (no proxy at all). */
 export function gateEgress(ctx: RunContext, stepId: number): Egress | undefined {
   if (!ctx.config.sandbox.gate_network) return undefined;
-  return egress(ctx, stepId, ctx.config.sandbox.allow_hosts.flatMap(rulesOfAllowedHost), "gate");
+  return egress(ctx, stepId, repositoryHosts(ctx), "gate");
+}
+
+/** Where set-up commands may connect: `sandbox.allow_hosts` and the operator's hosts, always (installing is what they are for). */
+export function setupEgress(ctx: RunContext, stepId: number): Egress {
+  return egress(ctx, stepId, repositoryHosts(ctx), "setup");
 }

@@ -55,3 +55,22 @@ export function matchRule(rules: readonly HostRule[], host: string, port: number
     return rule.host.startsWith("*.") && isIP(name) === 0 && name.endsWith(rule.host.slice(1));
   });
 }
+
+/** One `LISA_EGRESS_ALLOW` entry: a host name or IP literal (IPv6 in brackets) and a port, which it must name. */
+const OPERATOR_HOST = /^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?):([1-9]\d{0,4})$/i;
+
+/**
+ * The operator's hosts from `LISA_EGRESS_ALLOW` (comma- or space-separated `host:port`): each a
+ * rule that may resolve to a private or reserved address, as an internal registry does.
+ * @returns the rules, or the first entry that is not `host:port`
+ */
+export function parseOperatorHosts(text: string): { rules: HostRule[] } | { bad: string } {
+  const rules: HostRule[] = [];
+  for (const entry of text.split(/[\s,]+/).filter(Boolean)) {
+    const match = OPERATOR_HOST.exec(entry);
+    const port = Number(match?.[3]);
+    if (!match || port > 65_535) return { bad: entry };
+    rules.push({ host: normalizeHost(match[1] as string), port, private: true });
+  }
+  return { rules };
+}

@@ -18,6 +18,11 @@ export interface SandboxSettings {
    * (`LISA_ALLOW_PRIVATE_MODEL_API`): that exact host and port, nothing else private.
    */
   privateModelApi?: boolean | undefined;
+  /**
+   * Hosts the operator lets every sandbox with a network reach even at a private or reserved address
+   * (`LISA_EGRESS_ALLOW`: an internal registry or mirror), each exactly `host:port`.
+   */
+  operatorHosts?: HostRule[] | undefined;
 }
 
 /** Where one sandboxed process may connect through Lisa's egress proxy, and where its refusals are counted. */

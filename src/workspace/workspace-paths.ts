@@ -13,6 +13,8 @@ export interface WorkspaceOptions {
   gitBaseUrl: string;
   /** Identity of the commits Lisa makes. */
   author: { name: string; email: string };
+  /** Disk the set-up cache may hold (LISA_CACHE_MAX_BYTES); 20 GiB when unset. */
+  cacheMaxBytes?: number | undefined;
 }
 
 /** Files the agent writes for Lisa that must never be committed. */

@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { cpSync, existsSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import type { AddressInfo } from "node:net";
+import { createServer } from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
@@ -8,6 +10,8 @@ import { freshSchemaUrl, requirePostgres } from "../../dev/test-postgres.ts";
 import { grantedPermissions } from "../../emulator/app-events.ts";
 import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { parseConfigYaml } from "../../src/config/parse-config.ts";
+import { Store } from "../../src/store/store.ts";
+import { recordCacheOutcome, setupCacheRoot, storeSetup } from "../../src/workspace/setup-cache.ts";
 import { AGENT_BIN } from "../support/agent-clis.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { runLisaCommand } from "../support/lisa-command.ts";
@@ -89,8 +93,16 @@ describe("lisa doctor", () => {
       ANTHROPIC_API_KEY: "sk-ant-test",
       LISA_DATA_DIR: path.join(tempDir("doctor-data"), "data"),
     };
-    const ok = lisa(["doctor"], configured);
+    const registry = createServer();
+    await new Promise<void>((resolve) => registry.listen(0, "127.0.0.1", resolve));
+    const open = (registry.address() as AddressInfo).port;
+    const ok = lisa(["doctor"], { ...configured, LISA_EGRESS_ALLOW: `127.0.0.1:${open}` });
+    registry.close();
     expect(ok.stdout).toMatch(/^ok {4}private key +RSA key, 2048 bits$/m);
+    // The toolchains set-up and gates find on the PATH, with their versions; the operator's hosts, tried.
+    expect(ok.stdout).toMatch(new RegExp(`^ok {4}toolchain node +${process.version}$`, "m"));
+    expect(ok.stdout).toMatch(/^(ok {4}toolchain go +go version go\S+ .*|warn {2}toolchain go +not found on PATH)$/m);
+    expect(ok.stdout).toMatch(new RegExp(`^ok {4}egress 127\\.0\\.0\\.1:${open} +LISA_EGRESS_ALLOW names it; it answers`, "m"));
     expect(ok.stdout).toMatch(/^ok {4}claude credentials +ANTHROPIC_API_KEY$/m);
     expect(ok.status).toBe(0);
     // A PostgreSQL store that answers, and one that does not; the password is never shown.
@@ -215,6 +227,36 @@ describe("lisa status", () => {
       `lisa status: no store at ${path.join(cwd, "data", "lisa.db")}; run it where Lisa runs, or set LISA_DATA_DIR or DATABASE_URL as Lisa has them\n`,
     );
     expect(existsSync(path.join(cwd, "data"))).toBe(false);
+  });
+});
+
+describe("lisa status and lisa cache clear", () => {
+  it("show the set-up cache's size, entries, hits and misses, and clear one repository's entries or all", async () => {
+    const cwd = tempDir("lisa-cache");
+    const dataDir = path.join(cwd, "data");
+    const store = new Store(path.join(dataDir, "lisa.db"));
+    await store.close();
+    const root = setupCacheRoot(dataDir);
+    for (const repo of ["shop", "blog"]) {
+      const worktree = tempDir("lisa-cache-worktree");
+      spawnSync("git", ["init", "--quiet"], { cwd: worktree });
+      writeFileSync(path.join(worktree, ".gitignore"), "node_modules/\n");
+      mkdirSync(path.join(worktree, "node_modules"));
+      writeFileSync(path.join(worktree, "node_modules", "a.js"), "x".repeat(100_000));
+      await storeSetup(root, { owner: "acme", repo }, "k1", worktree);
+    }
+    await recordCacheOutcome(root, "miss");
+    await recordCacheOutcome(root, "hit");
+
+    const before = lisa(["status"], { LISA_DATA_DIR: dataDir }, cwd);
+    expect(before.status).toBe(0);
+    expect(before.stdout).toMatch(new RegExp(`set-up cache: 0\\.2 MiB in 2 entries, 1 hit\\(s\\), 1 miss\\(es\\) \\(${root}\\)`));
+    expect(lisa(["cache", "clear", "acme/shop"], { LISA_DATA_DIR: dataDir }, cwd).stdout).toBe(
+      "lisa cache clear: removed 1 entry of acme/shop\n",
+    );
+    expect(lisa(["status"], { LISA_DATA_DIR: dataDir }, cwd).stdout).toContain("in 1 entry,");
+    expect(lisa(["cache", "clear"], { LISA_DATA_DIR: dataDir }, cwd).stdout).toBe("lisa cache clear: removed 1 entry\n");
+    expect(lisa(["cache", "clear", "../etc"], { LISA_DATA_DIR: dataDir }, cwd).status).toBe(2);
   });
 });
 

@@ -10,11 +10,25 @@ describe("parseConfig", () => {
         label: "lisa",
         providers: [{ name: "claude", model: undefined }],
         gates: [],
+        setup: [],
+        setup_cache: {
+          enabled: true,
+          key: expect.arrayContaining([
+            "package-lock.json",
+            "pnpm-lock.yaml",
+            "yarn.lock",
+            "uv.lock",
+            "go.sum",
+            "Cargo.lock",
+            "Gemfile.lock",
+          ]),
+        },
         ci: { wait: true, timeout: 1_800_000, ignore: [] },
         limits: {
           max_iterations: 8,
           session_timeout: 45 * 60_000,
           stall_timeout: 10 * 60_000,
+          setup_timeout: 15 * 60_000,
           gate_timeout: 15 * 60_000,
           max_cost_usd: 20,
           max_passes: 5,
@@ -35,6 +49,16 @@ describe("parseConfig", () => {
         memory: { propose: "off", file: ".github/lisa/memory.md", max_lines: 40 },
       });
     }
+  });
+
+  it("keeps set-up cache key files inside the repository, and bounds set-up commands as gates are", () => {
+    expect(
+      parseConfigYaml("setup: [npm ci]\nsetup_cache:\n  key: [package-lock.json, web/pnpm-lock.yaml]\n").setup_cache.key,
+    ).toEqual(["package-lock.json", "web/pnpm-lock.yaml"]);
+    for (const file of ["/etc/passwd", "../package-lock.json", "a/../../b.lock"])
+      expect(() => parseConfigYaml(`setup_cache:\n  key: [${file}]\n`)).toThrow(/setup_cache/);
+    expect(() => parseConfigYaml(`setup:\n${"  - npm ci\n".repeat(11)}`)).toThrow(/at most 10 set-up commands/);
+    expect(parseConfigYaml("limits:\n  setup_timeout: 30m\n").limits.setup_timeout).toBe(30 * 60_000);
   });
 
   it("keeps the memory file inside the repository", () => {

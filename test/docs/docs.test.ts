@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { DOCKER_SECURITY_OPTIONS } from "../../scripts/image/run-options.ts";
 import { configSchema } from "../../src/config/config-schema.ts";
 import { envSchema } from "../../src/config/env-schema.ts";
+import { parseConfigYaml } from "../../src/config/parse-config.ts";
 import { providers } from "../../src/providers/registry.ts";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
@@ -124,6 +125,18 @@ describe(`the configuration reference (${REFERENCE})`, () => {
         .filter((name) => !rows.has(name))
         .map((name) => `\`${name}\` (src/config/env-schema.ts): add a row for it to "## Environment variables" in ${REFERENCE}`),
     ).toEqual([]);
+  });
+});
+
+describe("docs/setup-and-cache.md", () => {
+  it("gives set-up examples (npm, pnpm, pip/uv, Go) that are valid configurations", () => {
+    const examples = [...read("docs/setup-and-cache.md").matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] ?? "");
+    expect(examples.map((example) => parseConfigYaml(example).setup[0]?.split(" ")[0])).toEqual([
+      "npm",
+      "corepack",
+      "python3",
+      'GOMODCACHE="$PWD/.gomodcache"',
+    ]);
   });
 });
 

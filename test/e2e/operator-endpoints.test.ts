@@ -54,6 +54,11 @@ describe("/healthz and /metrics", () => {
       lisa_webhook_duration_seconds: "histogram",
       lisa_webhooks_dropped_total: "counter",
       lisa_forged_commands_total: "counter",
+      lisa_setup_cache_total: "counter",
+      lisa_setup_duration_seconds: "histogram",
+      lisa_setup_restore_duration_seconds: "histogram",
+      lisa_setup_store_duration_seconds: "histogram",
+      lisa_setup_cache_bytes: "gauge",
       lisa_database_connection_losses_total: "counter",
       lisa_database_reconnects_total: "counter",
     });
@@ -65,6 +70,8 @@ describe("/healthz and /metrics", () => {
     expect(value("lisa_gate_duration_seconds_count", { outcome: "passed" })).toBe(1);
     expect(value("lisa_github_requests_total", { method: "POST", status: "201" })).toBeGreaterThan(0);
     expect(value("lisa_webhook_duration_seconds_count")).toBeGreaterThanOrEqual(1);
+    // A repository without `setup` leaves the set-up cache alone.
+    expect(value("lisa_setup_cache_bytes")).toBe(0);
   });
 
   it("says the worker is stopped once Lisa stops taking work", async () => {

@@ -3,14 +3,17 @@ import { agentChecks } from "./agent-checks.ts";
 import { agentHomeCheck } from "./agent-home-check.ts";
 import { appChecks } from "./app-checks.ts";
 import type { Check } from "./check.ts";
+import { egressAllowChecks } from "./egress-allow-checks.ts";
 import { environmentChecks } from "./environment-checks.ts";
 import { liveAppChecks } from "./live-app-checks.ts";
 import { runtimeChecks } from "./runtime-checks.ts";
+import { toolchainChecks } from "./toolchain-checks.ts";
 
 /**
  * `lisa doctor`: checks what a deployment needs before the first issue is labeled (Node.js, git,
  * the sandbox, the data directory, the environment, the App's credentials and webhook secret, each
- * agent CLI and its credentials, no credential in the agents' home template) and prints a table with a fix for each problem. `--live` also asks
+ * agent CLI and its credentials, no credential in the agents' home template, the toolchains set-up
+ * and gates find, each host of LISA_EGRESS_ALLOW) and prints a table with a fix for each problem. `--live` also asks
  * GitHub, as the App, for itself and its installations. Exit status 0 when nothing failed
  * (warnings allowed), 1 otherwise.
  */
@@ -34,6 +37,7 @@ export async function doctor(args: string[] = [], env: NodeJS.ProcessEnv = proce
   }
   for (const name of Object.keys(providers) as ProviderName[]) checks.push(...(await agentChecks(name, env)));
   checks.push(...agentHomeCheck(env));
+  checks.push(...(await toolchainChecks(env)), ...(await egressAllowChecks(env)));
 
   printTable(checks);
   return checks.some((check) => check.status === "FAIL") ? 1 : 0;
