@@ -26,6 +26,7 @@ import {
   type AccountType,
   type CheckRun,
   type CiCheck,
+  type CommitStatus,
   EmulatorState,
   type Issue,
   isPull,
@@ -762,6 +763,19 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       };
       repo.checkRuns.set(run.id, run);
       return checkRunJson(repo, run, context.links());
+    },
+
+    /** An external CI reports commit status `context` on `sha`, as `POST /statuses/{sha}` would. */
+    addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): void {
+      const at = now();
+      repoNamed(fullName).statuses.push({
+        id: state.nextId(),
+        description: null,
+        targetUrl: null,
+        createdAt: at,
+        updatedAt: at,
+        ...status,
+      });
     },
 
     /** The repository's CI from now on (see CreateRepoOptions.ci): what it declares runs on the next push. */

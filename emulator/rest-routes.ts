@@ -15,6 +15,7 @@ import {
 } from "./context.ts";
 import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
+import { paginate } from "./paginate.ts";
 import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import {
   HttpError,
@@ -85,7 +86,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
-    ...branchRuleRoutes(repoRoute),
+    ...branchRuleRoutes(repoRoute, () => context.links().base),
     ...ciRoutes(context, repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
@@ -103,14 +104,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
         (repo) => !context.selectedRepos || context.selectedRepos.includes(repo.fullName),
       );
       const repositories = repos.map((repo) => repoJson(repo, context.links()));
-      return {
-        status: 200,
-        body: {
+      return paginate(repositories, request, context.links().base, {
+        wrap: (page) => ({
           total_count: repositories.length,
           repository_selection: installationJson(context).repository_selection,
-          repositories,
-        },
-      };
+          repositories: page,
+        }),
+      });
     }),
 
     appRoute("GET", "/app", () => ({
@@ -296,10 +296,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
       };
     }),
 
-    repoRoute("GET", "/issues/:number/labels", (request, repo) => ({
-      status: 200,
-      body: labelsOf(repo, issueOf(repo, request)),
-    })),
+    repoRoute("GET", "/issues/:number/labels", (request, repo) =>
+      paginate(labelsOf(repo, issueOf(repo, request)), request, context.links().base),
+    ),
 
     /** Accepts `{labels: [...]}` or a bare array, of names or `{name}` objects; unknown labels are created. */
     repoRoute("POST", "/issues/:number/labels", (request, repo) => {
@@ -711,31 +710,6 @@ function openPullFor(repo: Repo, head: string, base: string): PullRequest | unde
   return [...repo.issues.values()]
     .filter(isPull)
     .find((pull) => pull.state === "open" && pull.pull.head === head && pull.pull.base === base);
-}
-
-/**
- * One page of `items`, with the `link` header GitHub sends when there are other pages
- * (`per_page` defaults to 30 and stops at 100); Octokit's paginate follows its `next`.
- */
-function paginate(items: unknown[], request: RouteRequest, base: string): RouteResponse {
-  const perPage = Math.min(Math.max(Number.parseInt(request.query.get("per_page") ?? "30", 10) || 30, 1), 100);
-  const page = Math.max(Number.parseInt(request.query.get("page") ?? "1", 10) || 1, 1);
-  const lastPage = Math.max(Math.ceil(items.length / perPage), 1);
-  const pageUrl = (n: number) => {
-    const query = new URLSearchParams(request.query);
-    query.set("per_page", String(perPage));
-    query.set("page", String(n));
-    return `<${base}${request.path}?${query}>`;
-  };
-  const links = [
-    ...(page < lastPage ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(lastPage)}; rel="last"`] : []),
-    ...(page > 1 ? [`${pageUrl(1)}; rel="first"`, `${pageUrl(Math.min(page - 1, lastPage))}; rel="prev"`] : []),
-  ];
-  return {
-    status: 200,
-    body: items.slice((page - 1) * perPage, page * perPage),
-    headers: links.length > 0 ? { link: links.join(", ") } : {},
-  };
 }
 
 function numberParam(value: string | undefined): number {

@@ -2,6 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { fitBody } from "./fit-body.ts";
 import { statusOf } from "./github-error.ts";
 import type { GitHubPort, PullRequestState } from "./github-port.ts";
+import { readAllPages } from "./read-all-pages.ts";
 
 type PullMethods = "ensurePullRequest" | "updatePullRequest" | "getPullRequest" | "setDraft" | "mergePullRequest";
 
@@ -10,14 +11,12 @@ export function octokitPulls(octokit: Octokit): Pick<GitHubPort, PullMethods> {
   return {
     async ensurePullRequest({ owner, repo }, pr) {
       // Looked for first: the PR may exist from before a crash.
-      const { data: found } = await octokit.rest.pulls.list({
-        owner,
-        repo,
-        head: `${owner}:${pr.head}`,
-        base: pr.base,
-        state: "all",
-        per_page: 10,
-      });
+      const found = await readAllPages(
+        octokit,
+        octokit.rest.pulls.list,
+        { owner, repo, head: `${owner}:${pr.head}`, base: pr.base, state: "all" },
+        (page) => page,
+      );
       const newest = found.sort((a, b) => b.number - a.number)[0];
       if (newest) return { ...pullState(newest), created: false };
       const opened = { state: "open" as const, merged: false, created: true };

@@ -457,6 +457,29 @@ describe("the GitHub emulator", () => {
       expect(await listed(999)).toEqual([[theirs.id, 999]]);
     });
 
+    it("pages a commit's check runs, suites and statuses as GitHub does: at most 100 a page, with Link headers", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      for (let i = 0; i < 105; i += 1) {
+        await emulator.addCheckRun(FULL_NAME, { sha, name: `paged ${i}`, appId: 55, conclusion: "success" });
+        emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
+      }
+      const ref = { owner: OWNER, repo: REPO, ref: sha };
+      const first = await octokit.rest.checks.listForRef({ ...ref, per_page: 500 });
+      expect(first.data.check_runs).toHaveLength(100);
+      expect(first.data.total_count).toBeGreaterThanOrEqual(105);
+      expect(first.headers.link).toMatch(/[?&]page=2[^>]*>; rel="next"/);
+      const second = await octokit.rest.checks.listForRef({ ...ref, per_page: 100, page: 2 });
+      expect(second.data.check_runs.length).toBe(first.data.total_count - 100);
+      expect(second.headers.link).not.toMatch(/rel="next"/);
+      expect((await octokit.rest.checks.listForRef(ref)).data.check_runs).toHaveLength(30);
+      const combined = await octokit.rest.repos.getCombinedStatusForRef(ref);
+      expect(combined.data.statuses).toHaveLength(100);
+      expect(combined.data.total_count).toBe(105);
+      expect(combined.headers.link).toMatch(/rel="next"/);
+      const suites = await octokit.rest.checks.listSuitesForRef({ ...ref, per_page: 1 });
+      expect(suites.data.check_suites.length).toBeLessThanOrEqual(1);
+    });
+
     it("refuses a commit it does not have, and a completed run without a conclusion", async () => {
       const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
       // Bodies Octokit's types would refuse: the point is what the emulator answers to them.
