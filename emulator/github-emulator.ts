@@ -160,6 +160,8 @@ export interface CreateRepoOptions {
   requiredChecks?: string[];
   /** Checks a ruleset requires on the default branch (a `required_status_checks` rule). Default: no rule. */
   rulesetChecks?: string[];
+  /** The merge methods the repository allows; `PUT .../merge` with another answers 405. Default: all three. */
+  mergeMethods?: ("merge" | "squash" | "rebase")[];
 }
 
 /**
@@ -484,6 +486,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         rulesetChecks: repoOptions.rulesetChecks,
         draftPullRequests: repoOptions.draftPullRequests ?? true,
         requiredApprovals: repoOptions.requiredApprovals,
+        mergeMethods: repoOptions.mergeMethods ?? ["merge", "squash", "rebase"],
         nextNumber: 1,
         createdAt: now(),
       };

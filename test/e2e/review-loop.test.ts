@@ -605,6 +605,65 @@ describe("the review loop", () => {
     expect(report).toContain("Accepted by @ann's approval, the last one the gate needed.");
   });
 
+  it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
+    const {
+      github,
+      pull,
+      env: e,
+    } = await startPassOne(
+      [change("health.ts", "Add GET /health")],
+      `${CONFIG}review:\n  on_accept: merge\n`,
+      (started) => {
+        env = started;
+      },
+      { repo: { mergeMethods: ["squash"] } },
+    );
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
+    expect((await runOf(e)).state).toBe("merged");
+  });
+
+  it("review.on_accept: merge: a merge GitHub refuses (403, a workflow a person added) is told once, the run says so, nothing retries it", async () => {
+    const {
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await startPassOne(
+      [change("health.ts", "Add GET /health")],
+      `${CONFIG}review:\n  on_accept: merge\n`,
+      (started) => {
+        env = started;
+      },
+      { publishRetryMs: 100 },
+    );
+    await github.pushCommit(REPO, pull.head.ref, {
+      files: { ".github/workflows/ci.yml": "on: push\n" },
+      message: "Add CI",
+      user: "bob",
+    });
+    await e.settle();
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    // Rounds of the publication retry (every 100 ms here) come and go; none may merge again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await e.settle();
+    const merges = github.requests().filter((r) => r.method === "PUT" && r.path.endsWith(`/pulls/${pull.number}/merge`));
+    expect(merges.map((r) => r.status)).toEqual([403]);
+    expect(github.pulls(REPO)[0]).toMatchObject({ merged: false, state: "open" });
+    const refusals = github.comments(REPO, issue.number).filter((c) => c.body.includes("<!-- lisa:merge-refused"));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.body).toContain("GitHub refused (403)");
+    expect(refusals[0]?.body).toContain("`workflows` permission");
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(github.labels(REPO, issue.number)).toContain("lisa:accepted");
+    // The tracking comment breaks `#` references with an invisible joiner, so GitHub links no issue.
+    expect(tracking(e, issue.number)).toMatch(
+      /\*\*Waiting for:\*\* a person to merge acme\/api#\u200B?\d+: GitHub refused Lisa's merge \(403: /,
+    );
+  });
+
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {
     const {
       agent,

@@ -46,9 +46,9 @@ async function startReceiver() {
 /** Pushes a commit writing `files` on a new branch of the emulated repository, as Lisa would. */
 const mainSha = async (gitDir: string) => (await execa("git", ["-C", gitDir, "rev-parse", "main"])).stdout.trim();
 
-function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>) {
+function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>, fullName = FULL_NAME) {
   const work = tempDir("emulator-work");
-  gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${FULL_NAME}.git`), ".");
+  gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${fullName}.git`), ".");
   gitIn(work, "checkout", "--quiet", "-b", branch);
   for (const [file, content] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(work, file)), { recursive: true });
@@ -403,6 +403,44 @@ describe("the GitHub emulator", () => {
       expect(await head()).toBe(pull.head.sha);
       emulator.lagPullHeads(0);
       expect(await head()).toBe(sha);
+    });
+
+    it("refuses a merge as GitHub does: a disallowed method, a missing check or approval (405), a workflow (403), a stale head (409)", async () => {
+      const strict = `${OWNER}/strict`;
+      await emulator.createRepo(strict, { mergeMethods: ["squash"], requiredChecks: ["ci"], requiredApprovals: 1 });
+      emulator.addCollaborator(strict, "mona", "maintain");
+      pushBranch(reposRoot, "feature", { "a.txt": "a\n" }, strict);
+      const sha = gitIn(path.join(reposRoot, `${strict}.git`), "rev-parse", "feature").trim();
+      const { data: pr } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: "strict",
+        head: "feature",
+        base: "main",
+        title: "A",
+      });
+      const merge = (method: "merge" | "squash" | "rebase", at = sha, as = octokit) =>
+        as.rest.pulls.merge({ owner: OWNER, repo: "strict", pull_number: pr.number, sha: at, merge_method: method }).then(
+          () => [200, ""],
+          (error: { status: number; response: { data: { message: string } } }) => [error.status, error.response.data.message],
+        );
+      expect(await merge("merge")).toEqual([405, "Merge commits are not allowed on this repository."]);
+      expect(await merge("squash")).toEqual([405, 'Required status check "ci" is expected.']);
+      emulator.addStatus(strict, { sha, context: "ci", state: "success" });
+      expect(await merge("squash")).toEqual([405, "At least 1 approving review is required by reviewers with write access."]);
+      expect(await merge("squash", "0".repeat(40))).toEqual([409, "Head branch was modified. Review and try the merge again."]);
+      const { sha: head } = await emulator.pushCommit(strict, "feature", {
+        files: { ".github/workflows/ci.yml": "on: push\n" },
+        message: "CI",
+        user: "mona",
+      });
+      emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
+      await emulator.submitReview(strict, pr.number, { state: "APPROVED", user: "mona" });
+      const [status, message] = await merge("squash", head);
+      expect([status, message]).toEqual([403, expect.stringContaining("without `workflows` permission")]);
+      const person = new Octokit({ baseUrl: emulator.url, auth: emulator.createPersonalToken("mona"), log: quiet });
+      expect(await merge("squash", head, person)).toEqual([200, ""]);
+      const { data: repo } = await octokit.rest.repos.get({ owner: OWNER, repo: "strict" });
+      expect([repo.allow_merge_commit, repo.allow_squash_merge, repo.allow_rebase_merge]).toEqual([false, true, false]);
     });
 
     it("answers 404 for a pull request number that is an issue", async () => {

@@ -102,7 +102,9 @@ describe("the GitHub port's failures", () => {
       })
       .post("/repos/acme/api/pulls", (body: { draft?: boolean }) => body.draft === false)
       .reply(201, { number: 4, html_url: "https://github.com/acme/api/pull/4", draft: false });
-    nock(API).put("/repos/acme/api/pulls/4/merge").reply(405, { message: "Pull Request is not mergeable" });
+    nock(API)
+      .put("/repos/acme/api/pulls/4/merge", { sha: "abc", merge_method: "merge" })
+      .reply(405, { message: "Pull Request is not mergeable" });
     nock(API)
       .get("/repos/acme/api/pulls")
       .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 100 })
@@ -118,7 +120,7 @@ describe("the GitHub port's failures", () => {
       merged: false,
       created: true,
     });
-    expect(await gh.mergePullRequest(REF, 4, "abc")).toMatchObject({
+    expect(await gh.mergePullRequest(REF, 4, "abc", "merge")).toMatchObject({
       merged: false,
       message: expect.stringMatching(/^Pull Request is not mergeable/),
     });
