@@ -13,6 +13,7 @@ import {
   pullView,
   tokenOf,
 } from "./context.ts";
+import { deliveryLog, redeliverAttempt } from "./delivery-log.ts";
 import {
   branchSha,
   changedPaths,
@@ -128,6 +129,14 @@ export function restRoutes(context: EmulatorContext): Route[] {
     })),
 
     appRoute("GET", "/app/installations", () => ({ status: 200, body: [installationJson(context)] })),
+
+    appRoute("GET", "/app/hook/deliveries", (request) => deliveryLog(context, request, context.links().base)),
+
+    appRoute("POST", "/app/hook/deliveries/:id/attempts", (request) => {
+      const answer = redeliverAttempt(context, numberParam(request.params.id));
+      if (!answer) throw notFound();
+      return answer;
+    }),
 
     appRoute("GET", "/app/installations/:id", (request) => {
       if (numberParam(request.params.id) !== context.installationId) throw notFound();

@@ -699,6 +699,30 @@ describe("the GitHub emulator", () => {
       expect(again).toMatchObject({ id: first.id, event: first.event, status: 200 });
       expect(lastReceived().headers["x-github-delivery"]).toBe(first.id);
     });
+
+    it("keeps the App's delivery log, newest first and cursor-paged, and redelivers an attempt asked for", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Logged", user: "mona" });
+      for (const label of ["a", "b", "c"]) await emulator.labelIssue(FULL_NAME, issue.number, label, "mona");
+      const jwt = `e30.${Buffer.from(JSON.stringify({ iss: 1 })).toString("base64url")}.sig`;
+      const asApp = new Octokit({ baseUrl: emulator.url, auth: jwt, log: quiet });
+      const first = await asApp.rest.apps.listWebhookDeliveries({ per_page: 2 });
+      expect(first.data).toHaveLength(2);
+      const [newest, older] = first.data;
+      expect((newest?.id ?? 0) > (older?.id ?? 0)).toBe(true);
+      expect(newest).toMatchObject({ guid: expect.any(String), status_code: 200, redelivery: expect.any(Boolean) });
+      const next = /<([^>]+)>; rel="next"/.exec(first.headers.link ?? "")?.[1] ?? "";
+      expect(next).toMatch(/cursor=\d+/);
+      expect(next).not.toMatch(/[?&]page=/);
+      const second = await asApp.request(`GET ${next}`);
+      expect((second.data as { id: number }[])[0]?.id).toBeLessThan(older?.id ?? 0);
+      const before = emulator.deliveries().length;
+      const asked = await asApp.rest.apps.redeliverWebhookDelivery({ delivery_id: older?.id ?? 0 });
+      expect(asked.status).toBe(202);
+      await emulator.waitForWebhooks();
+      expect(emulator.deliveries().slice(before)).toEqual([
+        expect.objectContaining({ id: older?.guid, redelivery: true, status: 200 }),
+      ]);
+    });
   });
 
   describe("keeps a log of requests", () => {
