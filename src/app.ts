@@ -29,6 +29,8 @@ import { Store } from "./store/store.ts";
 export type LisaRole = "all" | "web" | "worker";
 
 export interface LisaOptions {
+  /** The App's id (APP_ID): its check runs are found by it, and GitHub is not asked for it. */
+  appId?: number;
   /**
    * What command rows are signed with (LISA_STORE_KEY, else the webhook secret); without it, a key
    * Lisa keeps in `dataDir`, which serves one machine only.
@@ -137,7 +139,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     store,
     github: options.githubPort
       ? options.githubPort
-      : installationPorts(app, { store, metrics, now, pace: options.paceWrites !== false }),
+      : installationPorts(app, { store, metrics, now, pace: options.paceWrites !== false, appId: options.appId }),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,

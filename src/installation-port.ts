@@ -15,10 +15,16 @@ type Hooked = { hook: InstanceType<typeof ProbotOctokit>["hook"] };
  */
 export function installationPorts(
   app: Probot,
-  { store, metrics, now, pace }: { store: Store; metrics: LisaMetrics; now: () => number; pace: boolean },
+  {
+    store,
+    metrics,
+    now,
+    pace,
+    appId: knownAppId,
+  }: { store: Store; metrics: LisaMetrics; now: () => number; pace: boolean; appId?: number | undefined },
 ): (installationId: number) => Promise<GitHubPort> {
-  // The App's id, asked of GitHub once: its check runs are found by it, not by their name alone.
-  let appId: Promise<number> | undefined;
+  // The App's id (APP_ID), else asked of GitHub once: its check runs are found by it, not by their name alone.
+  let appId: Promise<number> | undefined = knownAppId === undefined ? undefined : Promise.resolve(knownAppId);
   const ownId = () => {
     appId ??= app
       .auth()

@@ -605,6 +605,12 @@ describe("the review loop", () => {
     expect(report).toContain("Accepted by @ann's approval, the last one the gate needed.");
   });
 
+  it("finds its check runs by APP_ID: GitHub is never asked which App Lisa is", async () => {
+    const { github, pull } = await passOne([change("health.ts", "Add GET /health")]);
+    expect(github.checkRuns(REPO).filter((run) => run.head_sha === pull.head.sha && run.name === "Lisa")).not.toEqual([]);
+    expect(github.requests().filter((r) => r.method === "GET" && /^\/app(\?|$)/.test(r.path))).toEqual([]);
+  });
+
   it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
     const {
       github,
