@@ -611,6 +611,15 @@ describe("the review loop", () => {
     expect(github.requests().filter((r) => r.method === "GET" && /^\/app(\?|$)/.test(r.path))).toEqual([]);
   });
 
+  it("mints an installation token once for a pass's git operations and reuses it, and the API client's once", async () => {
+    const { github } = await passOne([change("health.ts", "Add GET /health")]);
+    const minted = github
+      .requests()
+      .filter((r) => r.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(r.path));
+    // One for Probot's API client (cached by Probot), one for git (cached by Lisa until 5 minutes before it expires).
+    expect(minted).toHaveLength(2);
+  });
+
   it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
     const {
       github,
