@@ -105,6 +105,9 @@ describe("the review loop", () => {
     // Pass 2's commit sits on top of pass 1's: nothing was rewritten.
     expect(gitIn(remote(e), "merge-base", "--is-ancestor", firstHead, secondHead)).toBe("");
     expect(packages(e, pull.number)).toHaveLength(2);
+    // The PR body's Passes table shows what pass 2 was asked.
+    const body = github.pulls(REPO)[0]?.body ?? "";
+    expect(body).toMatch(/^\| 2 \| redirect by @ann \| use the v2 path \|/m);
     expect((await runOf(e)).current_pass).toBe(2);
 
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann", commitId: firstHead });
