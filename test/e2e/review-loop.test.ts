@@ -550,6 +550,11 @@ describe("the review loop", () => {
     await github.dismissReview(REPO, pull.number, reviewId, { user: "bob", message: "not yet" });
     await e.settle();
     expect((await runOf(e)).state).toBe("review");
+    // Rule 18: the withdrawal says whose approval was dismissed, not only who dismissed a review.
+    const issueNumber = (await runOf(e)).issue_number;
+    const report = github.comments(REPO, issueNumber).find((c) => c.body.includes("<!-- lisa:report run="))?.body ?? "";
+    // Mentions and references carry an invisible joiner, so GitHub pings no one and links nothing.
+    expect(report).toMatch(/@\u200B?bob dismissed @\u200B?ann's approval on acme\/api#\u200B?\d+/);
   });
 
   it("review.accept: github waits for GitHub's own rule (two approvals) as well as Lisa's", async () => {
