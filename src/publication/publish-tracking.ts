@@ -69,6 +69,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
             ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
               ? { blockReason: lastPass.block_reason }
               : {}),
+            ...(step.state === "blocked" && lastPass?.wip_sha ? { wip: wipOf(step) } : {}),
             sessions: (await store.sessions.of(step.id))
               .filter((s) => s.pass === run.current_pass)
               .map((s) => ({
@@ -289,4 +290,11 @@ export function trackingPublisher(
       if (dirty) await write();
     },
   };
+}
+
+/** A blocked step's WIP branch (push-step.ts's `wipBranch`), linked beside its pull request when it has one. */
+function wipOf(step: StepRow): { ref: string; url?: string } {
+  const ref = `${step.branch}--wip`;
+  const repoUrl = step.pr_url?.replace(/\/pull\/\d+$/, "");
+  return repoUrl && repoUrl !== step.pr_url ? { ref, url: `${repoUrl}/tree/${encodeURI(ref)}` } : { ref };
 }

@@ -422,6 +422,8 @@ describe("the review loop", () => {
     expect(tracking(e, issue.number)).toContain("The gates still fail after 2 agent sessions");
     const wip = `${(await e.lisa.store.steps.of((await runOf(e)).id))[0]?.branch}--wip`;
     expect(await github.readFile(REPO, "other.ts", wip)).toBe("x\n");
+    // The tracking comment says where the blocked attempt is.
+    expect(tracking(e, issue.number)).toContain(`its attempt: \`${wip}\``);
 
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
     await e.settle();
