@@ -1,4 +1,5 @@
 import { readConfigOf } from "../config/run-config.ts";
+import { replyOnce } from "../github/ensure-comment.ts";
 import { isWriter } from "../github/permissions.ts";
 import type { PrGate } from "../reporting/views.ts";
 import { recordChangeRequest } from "../review/record-change-request.ts";
@@ -29,7 +30,18 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
       );
       return "approval of an older head";
     }
-    if (run.state === "running" || run.state === "queued" || run.state === "blocked") return "approval recorded for the gate";
+    if (run.state === "blocked") {
+      // Said on the issue, where the blocked run's commands are: the approval is not lost, nor acted on yet.
+      await replyOnce(
+        gh,
+        { owner: run.owner, repo: run.repo },
+        run.issue_number,
+        scene.deliveryId,
+        `@${gesture.sender} approved ${gesture.owner}/${gesture.repo}#${gesture.number} at \`${pr.headSha.slice(0, 7)}\` while the run is blocked. It counts at the gate once the blocked steps are fixed (\`/lisa fix\`) or skipped (\`/lisa skip\`), if the pull request is still at that head.`,
+      );
+      return "approval while blocked: told on the issue";
+    }
+    if (run.state === "running" || run.state === "queued") return "approval recorded for the gate";
     const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note: "approved" });
     return `approved: gate ${verdict}`;
   }

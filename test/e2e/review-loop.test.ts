@@ -431,6 +431,27 @@ describe("the review loop", () => {
     expect(agent.calls()).toHaveLength(2);
   });
 
+  it("an approval given while the run is blocked is told on the issue, and waits for the gate", async () => {
+    const {
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await passOne(
+      [change("health.ts", "v1"), change("health.ts", "v2")],
+      "label: lisa\ngates:\n  - grep -q v1 health.ts\nlimits:\n  max_iterations: 1\n",
+    );
+    await github.commentOnIssue(REPO, issue.number, "/lisa redirect try v2", "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+    const told = github.comments(REPO, issue.number).filter((c) => c.body.includes("while the run is blocked"));
+    expect(told).toHaveLength(1);
+    expect(told[0]?.body).toMatch(/approved acme\/api#\u200B?\d+ at `[0-9a-f]{7}` while the run is blocked/);
+  });
+
   it("E2E-12c: /lisa skip leaves the blocked step as it is and goes on to review", async () => {
     const red = { write: { "other.ts": "x\n" }, result: "tried" };
     const {
