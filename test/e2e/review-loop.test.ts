@@ -197,6 +197,33 @@ describe("the review loop", () => {
     expect(replies[0]?.body).toContain("addressed: JSON now");
   });
 
+  it("rule 9c: /lisa redirect as a reply in an inline thread reaches the agent with the thread it answers", async () => {
+    const {
+      agent,
+      github,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health"), change("health.ts", "Returns 503 when down")]);
+    const question = await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "Should this answer 503 while the database is down?",
+      user: "bob",
+    });
+    await e.settle();
+    await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "/lisa redirect yes, do that",
+      user: "ann",
+      inReplyTo: (question.payload.comment as { id: number }).id,
+    });
+    await e.settle();
+    const prompt = agent.calls()[1]?.prompt ?? "";
+    expect(prompt).toContain("yes, do that");
+    expect(prompt).toContain("Should this answer 503 while the database is down?");
+  });
+
   it("rule 1: labeling an issue whose run is open starts nothing and says how to steer it", async () => {
     const { agent, github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
     await github.unlabelIssue(REPO, issue.number, "lisa", "ann");
