@@ -7,7 +7,7 @@ import { GITHUB_MAX_PAYLOAD, refuseUnboundedBody } from "../src/http/body-limit.
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";
 import { testDatabaseUrl } from "./test-database.ts";
-import { createTestProbot } from "./test-probot.ts";
+import { createTestProbot, TEST_APP_ID } from "./test-probot.ts";
 
 /** The webhook secret the emulator signs with and Lisa checks; tests that forge webhooks need it. */
 export const EMULATED_WEBHOOK_SECRET = "emulated-webhook-secret-of-at-least-32-bytes";
@@ -85,6 +85,7 @@ export async function startEmulatedLisa(options: {
     (options.lisa ?? true)
       ? createLisa(probot, {
           dataDir,
+          appId: TEST_APP_ID,
           // As deployed: command rows are signed with a key from the webhook secret.
           storeKey: EMULATED_WEBHOOK_SECRET,
           ...(options.metricsAddress ? { metricsAddress: options.metricsAddress } : {}),

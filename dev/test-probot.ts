@@ -15,9 +15,12 @@ const { privateKey } = generateKeyPairSync("rsa", {
  * its one write a second would only make each test slower. `deployed` is Octokit as `npm start` has
  * it, throttling and all, for the benchmark's figures "as deployed".
  */
+/** The App id of every test Probot, as APP_ID would give it. */
+export const TEST_APP_ID = 123;
+
 export function createTestProbot(options: { secret: string; baseUrl?: string; retries?: boolean; deployed?: boolean }): Probot {
   return new Probot({
-    appId: 123,
+    appId: TEST_APP_ID,
     privateKey,
     secret: options.secret,
     ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),

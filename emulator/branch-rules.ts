@@ -1,3 +1,4 @@
+import { paginate } from "./paginate.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
 import type { Repo } from "./state.ts";
 
@@ -14,10 +15,10 @@ type RepoRoute = (
  * `required_status_checks` rule naming those checks; any other branch (one that does not exist
  * included, as on GitHub) has none: an empty list.
  */
-export function branchRuleRoutes(repoRoute: RepoRoute): Route[] {
+export function branchRuleRoutes(repoRoute: RepoRoute, base: () => string): Route[] {
   return [
     repoRoute("GET", "/rules/branches/*branch", (request, repo) => {
-      if (request.params.branch !== repo.defaultBranch) return { status: 200, body: [] };
+      if (request.params.branch !== repo.defaultBranch) return paginate([], request, base());
       const source = { ruleset_source_type: "Repository", ruleset_source: repo.fullName, ruleset_id: 1 };
       const rules: object[] = [];
       if (repo.requiredApprovals)
@@ -43,7 +44,7 @@ export function branchRuleRoutes(repoRoute: RepoRoute): Route[] {
             strict_required_status_checks_policy: false,
           },
         });
-      return { status: 200, body: rules };
+      return paginate(rules, request, base());
     }),
   ];
 }

@@ -1,5 +1,6 @@
 import { type EmulatorContext, tokenOf } from "./context.ts";
 import { commitExists } from "./git-repos.ts";
+import { paginate } from "./paginate.ts";
 import type { Links } from "./representations.ts";
 import {
   HttpError,
@@ -139,7 +140,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
         )
         .sort((a, b) => b.id - a.id)
         .map((run) => checkRunJson(repo, run, context.links()));
-      return { status: 200, body: { total_count: runs.length, check_runs: runs } };
+      return paginate(runs, request, context.links().base, { wrap: (page) => ({ total_count: runs.length, check_runs: page }) });
     }),
   ];
 }

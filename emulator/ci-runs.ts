@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
 import { type EmulatorContext, emit } from "./context.ts";
 import { gitEnv, readPath } from "./git-repos.ts";
+import { paginate } from "./paginate.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
 import { HttpError, notFound } from "./router.ts";
 import {
@@ -227,7 +228,9 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
       const suites = [...repo.checkSuites.values()]
         .filter((suite) => suite.headSha === request.params.ref)
         .map((suite) => suiteJson(repo, suite, context));
-      return { status: 200, body: { total_count: suites.length, check_suites: suites } };
+      return paginate(suites, request, context.links().base, {
+        wrap: (page) => ({ total_count: suites.length, check_suites: page }),
+      });
     }),
     repoRoute("GET", "/commits/:ref/status", (request, repo) => {
       needs("statuses");
@@ -240,10 +243,11 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
         : statuses.every((s) => s.state === "success")
           ? "success"
           : "pending";
-      return {
-        status: 200,
-        body: { state, sha: request.params.ref, total_count: statuses.length, statuses: statuses.map(statusJson) },
-      };
+      // The combined state is of every context; `statuses` is one page of them, 100 unless asked otherwise.
+      return paginate(statuses.map(statusJson), request, context.links().base, {
+        defaultPerPage: 100,
+        wrap: (page) => ({ state, sha: request.params.ref, total_count: statuses.length, statuses: page }),
+      });
     }),
     repoRoute("GET", "/check-runs/:id/annotations", (request, repo) => {
       const checkRun = repo.checkRuns.get(Number(request.params.id));
@@ -257,7 +261,7 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
         message: a.message,
         raw_details: null,
       }));
-      return { status: 200, body };
+      return paginate(body, request, context.links().base);
     }),
     // GitHub answers a redirect to the log's download, which Octokit follows; the emulator answers the log itself.
     repoRoute("GET", "/actions/jobs/:id/logs", (request, repo) => {

@@ -36,6 +36,10 @@ export function gitEnv(): NodeJS.ProcessEnv {
   };
 }
 
+/** How a pull request is merged: a merge commit, one squashed commit, or its commits rebased. */
+export type MergeMethod = "merge" | "squash" | "rebase";
+export const MERGE_METHODS: readonly MergeMethod[] = ["merge", "squash", "rebase"];
+
 async function git(cwd: string, args: string[]): Promise<string> {
   const { stdout } = await execFileAsync("git", args, { cwd, env: gitEnv(), maxBuffer: 64 * 1024 * 1024 });
   return stdout;
@@ -200,13 +204,29 @@ export async function commitOnBranch(
 }
 
 /** Merges `head` into `base` with a merge commit, as GitHub's merge button does; undefined when it conflicts. */
-export async function mergeBranches(gitDir: string, base: string, head: string, title: string): Promise<string | undefined> {
+export async function mergeBranches(
+  gitDir: string,
+  base: string,
+  head: string,
+  title: string,
+  method: MergeMethod = "merge",
+): Promise<string | undefined> {
   const work = await mkdtemp(path.join(tmpdir(), "emulator-merge-"));
   try {
     await git(work, ["clone", "--quiet", gitDir, "."]);
     await git(work, ["checkout", "--quiet", "-B", base, `origin/${base}`]);
     try {
-      await git(work, ["merge", "--quiet", "--no-ff", "-m", title, `origin/${head}`]);
+      if (method === "merge") await git(work, ["merge", "--quiet", "--no-ff", "-m", title, `origin/${head}`]);
+      else if (method === "squash") {
+        await git(work, ["merge", "--quiet", "--squash", `origin/${head}`]);
+        await git(work, ["commit", "--quiet", "--allow-empty", "-m", title]);
+      } else {
+        // The head's commits replayed on the base, which then fast-forwards to them.
+        await git(work, ["checkout", "--quiet", "-B", "rebased", `origin/${head}`]);
+        await git(work, ["rebase", "--quiet", `origin/${base}`]);
+        await git(work, ["checkout", "--quiet", base]);
+        await git(work, ["merge", "--quiet", "--ff-only", "rebased"]);
+      }
     } catch {
       return undefined;
     }
@@ -215,6 +235,12 @@ export async function mergeBranches(gitDir: string, base: string, head: string, 
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The paths `base...head` changes: what a merge of head into base would write. */
+export async function changedPaths(gitDir: string, base: string, head: string): Promise<string[]> {
+  const names = await git(gitDir, ["diff", "--name-only", `${base}...${head}`]);
+  return names.split("\n").filter(Boolean);
 }
 
 /** The hunk of `base...head` for `file` that holds `line` of the new side, or a minimal one. */

@@ -26,6 +26,7 @@ import {
   type AccountType,
   type CheckRun,
   type CiCheck,
+  type CommitStatus,
   EmulatorState,
   type Issue,
   isPull,
@@ -159,6 +160,8 @@ export interface CreateRepoOptions {
   requiredChecks?: string[];
   /** Checks a ruleset requires on the default branch (a `required_status_checks` rule). Default: no rule. */
   rulesetChecks?: string[];
+  /** The merge methods the repository allows; `PUT .../merge` with another answers 405. Default: all three. */
+  mergeMethods?: ("merge" | "squash" | "rebase")[];
 }
 
 /**
@@ -483,6 +486,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         rulesetChecks: repoOptions.rulesetChecks,
         draftPullRequests: repoOptions.draftPullRequests ?? true,
         requiredApprovals: repoOptions.requiredApprovals,
+        mergeMethods: repoOptions.mergeMethods ?? ["merge", "squash", "rebase"],
         nextNumber: 1,
         createdAt: now(),
       };
@@ -762,6 +766,19 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       };
       repo.checkRuns.set(run.id, run);
       return checkRunJson(repo, run, context.links());
+    },
+
+    /** An external CI reports commit status `context` on `sha`, as `POST /statuses/{sha}` would. */
+    addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): void {
+      const at = now();
+      repoNamed(fullName).statuses.push({
+        id: state.nextId(),
+        description: null,
+        targetUrl: null,
+        createdAt: at,
+        updatedAt: at,
+        ...status,
+      });
     },
 
     /** The repository's CI from now on (see CreateRepoOptions.ci): what it declares runs on the next push. */

@@ -13,8 +13,19 @@ import {
   pullView,
   tokenOf,
 } from "./context.ts";
-import { branchSha, commitsAhead, mergeBranches, readPath, type TreeEntry } from "./git-repos.ts";
+import { deliveryLog, redeliverAttempt } from "./delivery-log.ts";
+import {
+  branchSha,
+  changedPaths,
+  commitsAhead,
+  MERGE_METHODS,
+  type MergeMethod,
+  mergeBranches,
+  readPath,
+  type TreeEntry,
+} from "./git-repos.ts";
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
+import { paginate } from "./paginate.ts";
 import { accountJson, commentJson, issueJson, labelJson, repoJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import {
   HttpError,
@@ -85,7 +96,7 @@ export function restRoutes(context: EmulatorContext): Route[] {
 
   return [
     ...checkRunRoutes(context, repoRoute),
-    ...branchRuleRoutes(repoRoute),
+    ...branchRuleRoutes(repoRoute, () => context.links().base),
     ...ciRoutes(context, repoRoute),
 
     /** The token's person; an installation token is not one (GitHub answers it 403). */
@@ -103,14 +114,13 @@ export function restRoutes(context: EmulatorContext): Route[] {
         (repo) => !context.selectedRepos || context.selectedRepos.includes(repo.fullName),
       );
       const repositories = repos.map((repo) => repoJson(repo, context.links()));
-      return {
-        status: 200,
-        body: {
+      return paginate(repositories, request, context.links().base, {
+        wrap: (page) => ({
           total_count: repositories.length,
           repository_selection: installationJson(context).repository_selection,
-          repositories,
-        },
-      };
+          repositories: page,
+        }),
+      });
     }),
 
     appRoute("GET", "/app", () => ({
@@ -119,6 +129,14 @@ export function restRoutes(context: EmulatorContext): Route[] {
     })),
 
     appRoute("GET", "/app/installations", () => ({ status: 200, body: [installationJson(context)] })),
+
+    appRoute("GET", "/app/hook/deliveries", (request) => deliveryLog(context, request, context.links().base)),
+
+    appRoute("POST", "/app/hook/deliveries/:id/attempts", (request) => {
+      const answer = redeliverAttempt(context, numberParam(request.params.id));
+      if (!answer) throw notFound();
+      return answer;
+    }),
 
     appRoute("GET", "/app/installations/:id", (request) => {
       if (numberParam(request.params.id) !== context.installationId) throw notFound();
@@ -296,10 +314,9 @@ export function restRoutes(context: EmulatorContext): Route[] {
       };
     }),
 
-    repoRoute("GET", "/issues/:number/labels", (request, repo) => ({
-      status: 200,
-      body: labelsOf(repo, issueOf(repo, request)),
-    })),
+    repoRoute("GET", "/issues/:number/labels", (request, repo) =>
+      paginate(labelsOf(repo, issueOf(repo, request)), request, context.links().base),
+    ),
 
     /** Accepts `{labels: [...]}` or a bare array, of names or `{name}` objects; unknown labels are created. */
     repoRoute("POST", "/issues/:number/labels", (request, repo) => {
@@ -628,18 +645,43 @@ export function restRoutes(context: EmulatorContext): Route[] {
     }),
 
     /**
-     * Merges with a merge commit. Like GitHub: 409 when `sha` is not the head (it moved since it was
-     * approved), 405 when the PR is closed, a draft, or conflicts with its base.
+     * Merges as `merge_method` says (a merge commit unless told). Like GitHub: 409 when `sha` is not
+     * the head (it moved since it was approved); 405 when the PR is closed, a draft, conflicts with
+     * its base, asks for a method the repository disallows, or lacks the checks or approvals the
+     * base branch's rules require; 403 when an App without `workflows: write` would write a workflow.
      */
     repoRoute("PUT", "/pulls/:number/merge", async (request, repo) => {
       const pull = pullOf(repo, request);
-      const sha = (request.body as { sha?: unknown } | undefined)?.sha;
+      const input = (request.body ?? {}) as { sha?: unknown; merge_method?: unknown };
+      const method = input.merge_method ?? "merge";
+      if (!MERGE_METHODS.includes(method as MergeMethod))
+        throw validationFailed("PullRequest", { field: "merge_method", code: "invalid" });
       const view = await pullView(context, repo, pull);
-      if (typeof sha === "string" && sha !== view.head.sha) {
+      if (typeof input.sha === "string" && input.sha !== view.head.sha) {
         throw new HttpError(409, "Head branch was modified. Review and try the merge again.");
       }
       if (pull.state !== "open" || pull.pull.draft) throw new HttpError(405, "Pull Request is not mergeable");
-      const merged = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${pull.number}`);
+      if (!repo.mergeMethods.includes(method as MergeMethod)) throw new HttpError(405, DISALLOWED_METHOD[method as MergeMethod]);
+      const unmet = protectionUnmet(repo, pull, view.head.sha);
+      if (unmet) throw new HttpError(405, unmet);
+      const person = context.tokenUsers.has(tokenOf(request.headers));
+      if (!person && context.permissions.workflows !== "write") {
+        const workflow = (await changedPaths(repo.gitDir, pull.pull.base, pull.pull.head)).find((file) =>
+          file.startsWith(".github/workflows/"),
+        );
+        if (workflow)
+          throw new HttpError(
+            403,
+            `refusing to allow a GitHub App to create or update workflow \`${workflow}\` without \`workflows\` permission`,
+          );
+      }
+      const merged = await mergeBranches(
+        repo.gitDir,
+        pull.pull.base,
+        pull.pull.head,
+        `Merge pull request #${pull.number}`,
+        method as MergeMethod,
+      );
       if (!merged) throw new HttpError(405, "Pull Request is not mergeable");
       markMerged(pull, merged);
       const merger = actorOf(context, request.headers);
@@ -665,6 +707,36 @@ export function restRoutes(context: EmulatorContext): Route[] {
       body: { id: reaction.id, content, user: accountJson(reaction.user, context.links()), created_at: reaction.createdAt },
     };
   }
+}
+
+/** What GitHub answers a merge method the repository's settings disallow. */
+const DISALLOWED_METHOD: Record<MergeMethod, string> = {
+  merge: "Merge commits are not allowed on this repository.",
+  squash: "Squash merges are not allowed on this repository.",
+  rebase: "Rebase merges are not allowed on this repository.",
+};
+
+/** Conclusions and states that satisfy a required check, as branch protection reads them. */
+const PASSING_CHECK = new Set(["success", "neutral", "skipped"]);
+
+/**
+ * What the base branch's protection or ruleset still asks of `pull` at `head` before a merge, in
+ * GitHub's words; undefined when nothing. Rules are kept on the default branch only (as the
+ * emulator keeps them).
+ */
+function protectionUnmet(repo: Repo, pull: PullRequest, head: string): string | undefined {
+  if (pull.pull.base !== repo.defaultBranch) return undefined;
+  for (const name of new Set([...(repo.requiredChecks ?? []), ...(repo.rulesetChecks ?? [])])) {
+    const run = [...repo.checkRuns.values()].filter((r) => r.headSha === head && r.name === name).sort((a, b) => b.id - a.id)[0];
+    const status = repo.statuses.filter((s) => s.sha === head && s.context === name).at(-1);
+    const passed = (run?.status === "completed" && PASSING_CHECK.has(run.conclusion ?? "")) || status?.state === "success";
+    if (!passed) return `Required status check "${name}" is ${run || status ? "failing" : "expected"}.`;
+  }
+  const required = repo.requiredApprovals;
+  if (required && reviewDecision(repo, pull, head) !== "APPROVED") {
+    return `At least ${required} approving review${required === 1 ? " is" : "s are"} required by reviewers with write access.`;
+  }
+  return undefined;
 }
 
 /**
@@ -711,31 +783,6 @@ function openPullFor(repo: Repo, head: string, base: string): PullRequest | unde
   return [...repo.issues.values()]
     .filter(isPull)
     .find((pull) => pull.state === "open" && pull.pull.head === head && pull.pull.base === base);
-}
-
-/**
- * One page of `items`, with the `link` header GitHub sends when there are other pages
- * (`per_page` defaults to 30 and stops at 100); Octokit's paginate follows its `next`.
- */
-function paginate(items: unknown[], request: RouteRequest, base: string): RouteResponse {
-  const perPage = Math.min(Math.max(Number.parseInt(request.query.get("per_page") ?? "30", 10) || 30, 1), 100);
-  const page = Math.max(Number.parseInt(request.query.get("page") ?? "1", 10) || 1, 1);
-  const lastPage = Math.max(Math.ceil(items.length / perPage), 1);
-  const pageUrl = (n: number) => {
-    const query = new URLSearchParams(request.query);
-    query.set("per_page", String(perPage));
-    query.set("page", String(n));
-    return `<${base}${request.path}?${query}>`;
-  };
-  const links = [
-    ...(page < lastPage ? [`${pageUrl(page + 1)}; rel="next"`, `${pageUrl(lastPage)}; rel="last"`] : []),
-    ...(page > 1 ? [`${pageUrl(1)}; rel="first"`, `${pageUrl(Math.min(page - 1, lastPage))}; rel="prev"`] : []),
-  ];
-  return {
-    status: 200,
-    body: items.slice((page - 1) * perPage, page * perPage),
-    headers: links.length > 0 ? { link: links.join(", ") } : {},
-  };
 }
 
 function numberParam(value: string | undefined): number {

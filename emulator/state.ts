@@ -203,6 +203,8 @@ export interface Repo {
   draftPullRequests: boolean;
   /** A branch rule on the default branch requiring this many approvals, for GraphQL's `reviewDecision`. */
   requiredApprovals: number | undefined;
+  /** The merge methods the repository allows (its settings' "Allow merge commits", squash, rebase). */
+  mergeMethods: readonly ("merge" | "squash" | "rebase")[];
   nextNumber: number;
   createdAt: string;
 }

@@ -10,6 +10,11 @@ export interface Delivery {
   /** The receiver's HTTP status; null when nothing answered (no URL, refused, timed out). */
   status: number | null;
   error?: string;
+  /** This attempt's id in the App's delivery log (`GET /app/hook/deliveries`): each redelivery has its own. */
+  attempt?: number;
+  /** When it was sent, as the delivery log shows it. */
+  deliveredAt?: string;
+  redelivery?: boolean;
 }
 
 /** `sha256=<hex>`: the HMAC GitHub puts in `x-hub-signature-256`. */
@@ -33,8 +38,12 @@ export function createWebhookSender(options: {
 }) {
   const log: Delivery[] = [];
   const pending = new Set<Promise<void>>();
+  let attempts = 0;
 
   async function deliver(delivery: Delivery): Promise<Delivery> {
+    attempts += 1;
+    delivery.attempt = attempts;
+    delivery.deliveredAt = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
     log.push(delivery);
     const url = options.url();
     if (!url) {
@@ -90,7 +99,7 @@ export function createWebhookSender(options: {
       const original = log.find((delivery) => delivery.id === id);
       if (!original) throw new Error(`no webhook delivery ${id}`);
       const { event, action, payload } = original;
-      return track(deliver({ id, event, action, payload, status: null }));
+      return track(deliver({ id, event, action, payload, status: null, redelivery: true }));
     },
     track,
     deliveries: (): Delivery[] => log.map((delivery) => ({ ...delivery })),

@@ -10,6 +10,7 @@ import { MIN_STORE_KEY_BYTES } from "./config/env-schema.ts";
 import type { CoreDeps } from "./deps.ts";
 import type { GitHubPort } from "./github/github-port.ts";
 import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
+import { redeliverMissed } from "./http/redeliver-missed.ts";
 import { listenForWebhooks } from "./http/webhook-intake.ts";
 import { installationPorts } from "./installation-port.ts";
 import { createLisaMetrics } from "./metrics/lisa-metrics.ts";
@@ -29,6 +30,8 @@ import { setupCacheRoot, spareCopies } from "./workspace/setup-cache.ts";
 export type LisaRole = "all" | "web" | "worker";
 
 export interface LisaOptions {
+  /** The App's id (APP_ID): its check runs are found by it, and GitHub is not asked for it. */
+  appId?: number;
   /**
    * What command rows are signed with (LISA_STORE_KEY, else the webhook secret); without it, a key
    * Lisa keeps in `dataDir`, which serves one machine only.
@@ -139,7 +142,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     store,
     github: options.githubPort
       ? options.githubPort
-      : installationPorts(app, { store, metrics, now, pace: options.paceWrites !== false }),
+      : installationPorts(app, { store, metrics, now, pace: options.paceWrites !== false, appId: options.appId }),
     workspace: {
       dataDir: options.dataDir,
       gitBaseUrl: options.gitBaseUrl,
@@ -169,13 +172,24 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     ciSignals: new CiSignals(),
   };
   // Each loss and each return said once: statements in between fail fast as unavailable.
+  let lostAt: number | undefined;
   store.onConnection((event) => {
     if (event.kind === "lost") {
+      lostAt ??= now();
       metrics.databaseLost("store");
       deps.log.error({ reason: event.error }, "lost the connection to PostgreSQL; reconnecting");
     } else {
       metrics.databaseReconnected();
       deps.log.info({ downMs: event.downMs, attempts: event.attempts }, "reconnected to PostgreSQL");
+      const since = lostAt ?? now() - event.downMs;
+      lostAt = undefined;
+      // Webhooks answered 503 meanwhile are delivered again: GitHub never does so on its own.
+      if (role !== "worker")
+        void redeliverMissed(app, store, since).then(
+          (asked) =>
+            asked > 0 && deps.log.info({ asked }, "asked GitHub to redeliver the webhooks missed while PostgreSQL was away"),
+          (error: unknown) => deps.log.warn({ err: error }, "could not ask GitHub to redeliver the webhooks missed meanwhile"),
+        );
     }
   });
   const takesWork = role !== "web";

@@ -3,6 +3,7 @@ import { storeConfigCache } from "./config/config-cache.ts";
 import { createGitHubPort } from "./github/create-github-port.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import type { GitHubPort } from "./github/github-port.ts";
+import { cachedTokens } from "./github/token-cache.ts";
 import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
 import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
 import type { Store } from "./store/store.ts";
@@ -15,10 +16,16 @@ type Hooked = { hook: InstanceType<typeof ProbotOctokit>["hook"] };
  */
 export function installationPorts(
   app: Probot,
-  { store, metrics, now, pace }: { store: Store; metrics: LisaMetrics; now: () => number; pace: boolean },
+  {
+    store,
+    metrics,
+    now,
+    pace,
+    appId: knownAppId,
+  }: { store: Store; metrics: LisaMetrics; now: () => number; pace: boolean; appId?: number | undefined },
 ): (installationId: number) => Promise<GitHubPort> {
-  // The App's id, asked of GitHub once: its check runs are found by it, not by their name alone.
-  let appId: Promise<number> | undefined;
+  // The App's id (APP_ID), else asked of GitHub once: its check runs are found by it, not by their name alone.
+  let appId: Promise<number> | undefined = knownAppId === undefined ? undefined : Promise.resolve(knownAppId);
   const ownId = () => {
     appId ??= app
       .auth()
@@ -33,21 +40,29 @@ export function installationPorts(
       });
     return appId;
   };
-  return async (installationId) => {
-    const waits = new Set<(wait: LongWait) => void>();
-    let octokit: Hooked = counted(await app.auth(installationId), metrics);
-    if (pace) octokit = paced(octokit, { store, installationId, app, waits });
-    const port = createGitHubPort(
-      octokit as never,
-      async () => {
+  // One token cache per installation, for every port made for it: git operations reuse the token.
+  const tokens = new Map<number, () => Promise<string>>();
+  const tokenOf = (installationId: number) => {
+    const cached =
+      tokens.get(installationId) ??
+      cachedTokens(async () => {
         // Asked as the App, not through the installation client's auth hook, which ignores a
         // custom baseUrl (GHES, the emulator) whenever its token cache is empty.
         const appClient = await app.auth();
         const { data } = await appClient.rest.apps.createInstallationAccessToken({ installation_id: installationId });
-        return data.token;
-      },
-      { configCache: storeConfigCache(store, installationId, now), appId: ownId },
-    );
+        return { token: data.token, expiresAt: Date.parse(data.expires_at) };
+      }, Date.now);
+    tokens.set(installationId, cached);
+    return cached;
+  };
+  return async (installationId) => {
+    const waits = new Set<(wait: LongWait) => void>();
+    let octokit: Hooked = counted(await app.auth(installationId), metrics);
+    if (pace) octokit = paced(octokit, { store, installationId, app, waits });
+    const port = createGitHubPort(octokit as never, tokenOf(installationId), {
+      configCache: storeConfigCache(store, installationId, now),
+      appId: ownId,
+    });
     return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
   };
 }

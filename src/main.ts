@@ -47,6 +47,7 @@ if (!credentials) {
       async (app, { addHandler }) => {
         lisa = createLisa(app, {
           ...settings,
+          appId: credentials.appId,
           // A worker whose claim lapsed (it froze past its lease) may be running a run another worker
           // now resumes: it stops at once, agents and all, and its supervisor starts it afresh.
           onClaimLost: () => {

@@ -38,6 +38,8 @@ export interface ReviewGesture extends GestureOrigin {
   commitId: string | null;
   body: string;
   url: string | null;
+  /** A dismissed review's author (the sender is who dismissed it). */
+  reviewer?: string;
 }
 
 /** A pull request closed, merged, reopened, or pushed to by a human. */

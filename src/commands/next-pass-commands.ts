@@ -12,7 +12,8 @@ export async function redirect(scene: Scene, gesture: CommandGesture): Promise<s
     await scene.reply("Say what to change: `/lisa redirect <what to change>`.");
     return "redirect without guidance";
   }
-  const items = [guidanceItem(scene, "command", command.text, { url: gesture.url, ...inlinePlace(gesture) })];
+  const text = command.text + (await threadAnswered(scene, gesture));
+  const items = [guidanceItem(scene, "command", text, { url: gesture.url, ...inlinePlace(gesture) })];
   if (gesture.where !== "inline" && scene.step) items.push(...(await inlineCommentsSinceLastPackage(scene, gesture)));
   return requestPass(scene, { trigger: "redirect", by: gesture.sender, items, what: `@${gesture.sender}'s redirect` });
 }
@@ -31,6 +32,23 @@ export async function continueRun(scene: Scene, gesture: CommandGesture): Promis
   }
   const items = refinements.map((text) => guidanceItem(scene, "continue", text, { url: gesture.url }));
   return requestPass(scene, { trigger: "continue", by: gesture.sender, items, what: `@${gesture.sender}'s continue` });
+}
+
+/**
+ * Rule 9c: a redirect written as a reply in an inline thread answers that thread; the agent gets
+ * the thread's comments before it (as they were when the command was written), quoted after the
+ * redirect's own text. Empty for any other redirect.
+ */
+async function threadAnswered(scene: Scene, gesture: CommandGesture): Promise<string> {
+  const root = gesture.inline?.inReplyTo;
+  if (!root || !scene.step?.pr_number) return "";
+  const comments = await scene.gh.listPullComments(scene.ref, scene.step.pr_number);
+  const thread = comments
+    .filter((c) => (c.id === root || c.inReplyTo === root) && c.id !== gesture.commentId && c.createdAt <= gesture.createdAt)
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id - b.id);
+  if (thread.length === 0) return "";
+  const quoted = thread.map((c) => `@${c.user}: ${c.body}`.replace(/\n/g, "\n> "));
+  return `\n\nThis answers the review thread on \`${thread[0]?.path}\`:\n${quoted.map((line) => `> ${line}`).join("\n>\n")}`;
 }
 
 /** Where an inline command was said, so the agent sees the line it is about. */

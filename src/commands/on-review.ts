@@ -1,5 +1,7 @@
 import { readConfigOf } from "../config/run-config.ts";
+import { replyOnce } from "../github/ensure-comment.ts";
 import { isWriter } from "../github/permissions.ts";
+import type { PrGate } from "../reporting/views.ts";
 import { recordChangeRequest } from "../review/record-change-request.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import type { NewGuidance } from "../store/store.ts";
@@ -14,7 +16,7 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
   const { deps, gh, run, ref } = scene;
   if (!run) return "ignored: not one of Lisa's pull requests";
   if (gesture.action === "dismissed") {
-    const note = `dismissed a review on ${gesture.owner}/${gesture.repo}#${gesture.number}`;
+    const note = `dismissed ${await dismissedReview(scene, gesture)} on ${gesture.owner}/${gesture.repo}#${gesture.number}`;
     const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note });
     return `review dismissed: gate ${verdict}`;
   }
@@ -28,7 +30,18 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
       );
       return "approval of an older head";
     }
-    if (run.state === "running" || run.state === "queued" || run.state === "blocked") return "approval recorded for the gate";
+    if (run.state === "blocked") {
+      // Said on the issue, where the blocked run's commands are: the approval is not lost, nor acted on yet.
+      await replyOnce(
+        gh,
+        { owner: run.owner, repo: run.repo },
+        run.issue_number,
+        scene.deliveryId,
+        `@${gesture.sender} approved ${gesture.owner}/${gesture.repo}#${gesture.number} at \`${pr.headSha.slice(0, 7)}\` while the run is blocked. It counts at the gate once the blocked steps are fixed (\`/lisa fix\`) or skipped (\`/lisa skip\`), if the pull request is still at that head.`,
+      );
+      return "approval while blocked: told on the issue";
+    }
+    if (run.state === "running" || run.state === "queued") return "approval recorded for the gate";
     const verdict = await refreshGate(deps, gh, run.id, { actor: gesture.sender, note: "approved" });
     return `approved: gate ${verdict}`;
   }
@@ -54,4 +67,19 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
   const comments = inline.length ? ` (${inline.length} inline comment${inline.length === 1 ? "" : "s"})` : "";
   if (scene.step) await recordChangeRequest(deps.store, scene.step, gesture.sender);
   return requestPass(scene, { trigger: "review", by: gesture.sender, items, what: `@${gesture.sender}'s review${comments}` });
+}
+
+/** Whose review was dismissed, and whether it was an approval the gate counted (rule 18 names it). */
+async function dismissedReview(scene: Scene, gesture: ReviewGesture): Promise<string> {
+  if (!gesture.reviewer) return "a review";
+  const steps = scene.run ? await scene.deps.store.steps.of(scene.run.id) : [];
+  const step = steps.find(
+    (s) =>
+      s.pr_number === gesture.number &&
+      s.owner.toLowerCase() === gesture.owner.toLowerCase() &&
+      s.repo.toLowerCase() === gesture.repo.toLowerCase(),
+  );
+  const gate = step?.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
+  const approved = gate?.approvers.some((login) => login.toLowerCase() === gesture.reviewer?.toLowerCase());
+  return `@${gesture.reviewer}'s ${approved ? "approval" : "review"}`;
 }

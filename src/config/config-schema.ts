@@ -223,6 +223,8 @@ export const configSchema = z.strictObject({
       exclude_requester: z.boolean().default(false),
       /** `ready`: mark the PRs ready and leave merging to people. `merge`: Lisa merges the approved heads in plan order. */
       on_accept: z.enum(["ready", "merge"]).default("ready"),
+      /** How `on_accept: merge` merges: `merge`, `squash` or `rebase`; unset, the first the repository allows, in that order. */
+      merge_method: z.enum(["merge", "squash", "rebase"]).optional(),
       /** Keep pull requests as drafts while Lisa works on them; ready for review at the gate. */
       draft_until_review: z.boolean().default(true),
       /** `redirect`: a writer's "Request changes" review starts the next pass. `ignore`: it only blocks accepting. */

@@ -2,6 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { z } from "zod";
 import { statusOf } from "./github-error.ts";
 import type { RepoRef } from "./github-port.ts";
+import { readAllPages } from "./read-all-pages.ts";
 
 /** The rules in force on a branch; Lisa reads two kinds: approvals asked for, and checks required. */
 const rulesSchema = z.array(
@@ -24,8 +25,7 @@ export type BranchRule = z.infer<typeof rulesSchema>[number];
  */
 export async function branchRules(octokit: Octokit, ref: RepoRef, branch: string): Promise<BranchRule[] | undefined> {
   try {
-    const { data } = await octokit.rest.repos.getBranchRules({ ...ref, branch, per_page: 100 });
-    return rulesSchema.parse(data);
+    return rulesSchema.parse(await readAllPages(octokit, octokit.rest.repos.getBranchRules, { ...ref, branch }, (page) => page));
   } catch (error) {
     const status = statusOf(error);
     if (status === 404 || status === 403) return undefined;

@@ -33,6 +33,12 @@ export interface PullRequestState extends PullRequestRef {
   body: string;
 }
 
+/** How a pull request is merged: a merge commit, one squashed commit, or its commits rebased onto the base. */
+export type MergeMethod = "merge" | "squash" | "rebase";
+
+/** What came of a merge: merged, or GitHub's refusal (its status and message). */
+export type MergeResult = { merged: true; message: string } | { merged: false; status: number; message: string };
+
 /** A submitted review, as the gate needs it. */
 export interface ReviewRecord {
   id: number;
@@ -183,8 +189,14 @@ export interface GitHubPort {
   jobLog(ref: RepoRef, checkRunId: number): Promise<string | undefined>;
   /** The checks branch protection requires on `branch`; empty when it names none. */
   requiredChecks(ref: RepoRef, branch: string): Promise<string[]>;
-  /** Merges exactly `sha`; GitHub refuses (405, 409) when it is not mergeable or the head moved. */
-  mergePullRequest(ref: RepoRef, number: number, sha: string): Promise<{ merged: boolean; message: string }>;
+  /** The merge methods the repository allows, in GitHub's order of them (merge commit, squash, rebase). */
+  mergeMethods(ref: RepoRef): Promise<MergeMethod[]>;
+  /**
+   * Merges exactly `sha` by `method`. A refusal that asking again will not change is a result, not
+   * an error: 405 (not mergeable, method disallowed, checks or reviews missing), 409 (the head
+   * moved), 403 (a permission Lisa lacks, e.g. `workflows`), 422; it carries GitHub's status and words.
+   */
+  mergePullRequest(ref: RepoRef, number: number, sha: string, method: MergeMethod): Promise<MergeResult>;
   /** Told when one of this port's writes waits long on GitHub's content limits; absent where writes are not paced. */
   onWriteWait?(listener: (wait: LongWait) => void): void;
 }

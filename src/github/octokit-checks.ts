@@ -1,6 +1,7 @@
 import type { Octokit } from "@octokit/rest";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
 import type { CheckReport, GitHubPort } from "./github-port.ts";
+import { readAllPages } from "./read-all-pages.ts";
 
 /** The checks API bounds a summary one character below a comment's body. */
 const CHECK_SUMMARY_LIMIT = 65_535;
@@ -17,8 +18,14 @@ export function octokitChecks(
   const findCheckRun: GitHubPort["findCheckRun"] = async ({ owner, repo }, sha, name) => {
     if (person) return undefined;
     const app = appId ? { app_id: await appId() } : {};
-    const { data } = await octokit.rest.checks.listForRef({ owner, repo, ref: sha, check_name: name, ...app, per_page: 1 });
-    const [found] = data.check_runs;
+    // The newest by id: GitHub promises no order, and a head re-run often enough has more than a page.
+    const runs = await readAllPages(
+      octokit,
+      octokit.rest.checks.listForRef,
+      { owner, repo, ref: sha, check_name: name, ...app },
+      (page) => page.check_runs,
+    );
+    const found = runs.sort((a, b) => b.id - a.id)[0];
     return found ? { id: found.id, status: found.status } : undefined;
   };
   return {

@@ -2,9 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { branchRules } from "./branch-rules.ts";
 import { statusOf } from "./github-error.ts";
 import type { CiCheckRun, GitHubPort } from "./github-port.ts";
-
-/** Checks, suites and statuses read on one commit: GitHub's most per page. */
-const PER_PAGE = 100;
+import { pagesOf, readAllPages } from "./read-all-pages.ts";
 
 /**
  * The port's reads of a pull request's CI over Octokit. Lisa's own check runs and suites (those of
@@ -17,20 +15,29 @@ export function octokitCi(
   return {
     async ciOf(ref, sha) {
       const own = appId ? await appId() : undefined;
-      const [runs, suites, combined] = await Promise.all([
-        unlessRefused(octokit.rest.checks.listForRef({ ...ref, ref: sha, filter: "latest", per_page: PER_PAGE }), {
-          data: { check_runs: [] },
-        }),
-        unlessRefused(octokit.rest.checks.listSuitesForRef({ ...ref, ref: sha, per_page: PER_PAGE }), {
-          data: { check_suites: [] },
-        }),
-        unlessRefused(octokit.rest.repos.getCombinedStatusForRef({ ...ref, ref: sha, per_page: PER_PAGE }), {
-          data: { statuses: [] },
-        }),
+      // Every page of each: a failure on the second page of 150 check runs closes the gate as surely as one on the first.
+      const [runs, suites, statuses] = await Promise.all([
+        unlessRefused(
+          readAllPages(
+            octokit,
+            octokit.rest.checks.listForRef,
+            { ...ref, ref: sha, filter: "latest" },
+            (page) => page.check_runs,
+          ),
+          [],
+        ),
+        unlessRefused(
+          readAllPages(octokit, octokit.rest.checks.listSuitesForRef, { ...ref, ref: sha }, (page) => page.check_suites),
+          [],
+        ),
+        unlessRefused(
+          readAllPages(octokit, octokit.rest.repos.getCombinedStatusForRef, { ...ref, ref: sha }, (page) => page.statuses),
+          [],
+        ),
       ]);
       // The newest run of each name: a re-run replaces the run it repeats.
       const newest = new Map<string, CiCheckRun>();
-      for (const run of [...runs.data.check_runs].sort((a, b) => b.id - a.id)) {
+      for (const run of [...runs].sort((a, b) => b.id - a.id)) {
         const runApp = run.app?.id ?? null;
         if (runApp === own || newest.has(run.name)) continue;
         newest.set(run.name, {
@@ -48,7 +55,7 @@ export function octokitCi(
       }
       return {
         runs: [...newest.values()],
-        suites: suites.data.check_suites
+        suites: suites
           .filter((suite) => (suite.app?.id ?? null) !== own)
           .map((suite) => ({
             id: suite.id,
@@ -57,7 +64,7 @@ export function octokitCi(
             runs: suite.latest_check_runs_count ?? 0,
             createdAt: suite.created_at ?? null,
           })),
-        statuses: combined.data.statuses.map((status) => ({
+        statuses: statuses.map((status) => ({
           context: status.context,
           state: status.state,
           description: status.description ?? null,
@@ -67,12 +74,13 @@ export function octokitCi(
       };
     },
     async checkAnnotations(ref, checkRunId, max) {
-      const { data } = await octokit.rest.checks.listAnnotations({
-        ...ref,
-        check_run_id: checkRunId,
-        per_page: Math.min(max, PER_PAGE),
-      });
-      return data
+      // Pages until `max` are read: a check may carry thousands, and a few tell the agent enough.
+      const annotations = [];
+      for await (const page of pagesOf(octokit, octokit.rest.checks.listAnnotations, { ...ref, check_run_id: checkRunId })) {
+        annotations.push(...page);
+        if (annotations.length >= max) break;
+      }
+      return annotations
         .slice(0, max)
         .map(
           (a) =>

@@ -2,6 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { fitBody } from "./fit-body.ts";
 import { statusOf } from "./github-error.ts";
 import type { GitHubPort } from "./github-port.ts";
+import { pagesOf, readAllPages } from "./read-all-pages.ts";
 
 type IssueMethods =
   | "addReaction"
@@ -32,13 +33,8 @@ export function octokitIssues(octokit: Octokit, self: string | undefined): Pick<
       await octokit.rest.reactions.createForIssue({ owner, repo, issue_number: issue, content });
     },
     async findComment({ owner, repo }, issue, marker) {
-      for await (const { data } of octokit.paginate.iterator(octokit.rest.issues.listComments, {
-        owner,
-        repo,
-        issue_number: issue,
-        per_page: 100,
-      })) {
-        const found = data.find((comment) => comment.body?.includes(marker) && isMine(comment.user));
+      for await (const page of pagesOf(octokit, octokit.rest.issues.listComments, { owner, repo, issue_number: issue })) {
+        const found = page.find((comment) => comment.body?.includes(marker) && isMine(comment.user));
         if (found) return found.id;
       }
       return undefined;
@@ -51,8 +47,13 @@ export function octokitIssues(octokit: Octokit, self: string | undefined): Pick<
       await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: fitBody(body) });
     },
     async labelsOf({ owner, repo }, issue) {
-      const { data } = await octokit.rest.issues.listLabelsOnIssue({ owner, repo, issue_number: issue, per_page: 100 });
-      return data.map((label) => label.name);
+      const labels = await readAllPages(
+        octokit,
+        octokit.rest.issues.listLabelsOnIssue,
+        { owner, repo, issue_number: issue },
+        (page) => page,
+      );
+      return labels.map((label) => label.name);
     },
     async addLabels({ owner, repo }, issue, labels) {
       await octokit.rest.issues.addLabels({ owner, repo, issue_number: issue, labels });

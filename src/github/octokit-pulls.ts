@@ -1,23 +1,28 @@
 import type { Octokit } from "@octokit/rest";
 import { fitBody } from "./fit-body.ts";
-import { statusOf } from "./github-error.ts";
-import type { GitHubPort, PullRequestState } from "./github-port.ts";
+import { asGitHubError, statusOf } from "./github-error.ts";
+import type { GitHubPort, MergeMethod, PullRequestState } from "./github-port.ts";
+import { readAllPages } from "./read-all-pages.ts";
 
-type PullMethods = "ensurePullRequest" | "updatePullRequest" | "getPullRequest" | "setDraft" | "mergePullRequest";
+type PullMethods =
+  | "ensurePullRequest"
+  | "updatePullRequest"
+  | "getPullRequest"
+  | "setDraft"
+  | "mergeMethods"
+  | "mergePullRequest";
 
 /** The port's pull requests over Octokit: opening, reading, drafting and merging them. */
 export function octokitPulls(octokit: Octokit): Pick<GitHubPort, PullMethods> {
   return {
     async ensurePullRequest({ owner, repo }, pr) {
       // Looked for first: the PR may exist from before a crash.
-      const { data: found } = await octokit.rest.pulls.list({
-        owner,
-        repo,
-        head: `${owner}:${pr.head}`,
-        base: pr.base,
-        state: "all",
-        per_page: 10,
-      });
+      const found = await readAllPages(
+        octokit,
+        octokit.rest.pulls.list,
+        { owner, repo, head: `${owner}:${pr.head}`, base: pr.base, state: "all" },
+        (page) => page,
+      );
       const newest = found.sort((a, b) => b.number - a.number)[0];
       if (newest) return { ...pullState(newest), created: false };
       const opened = { state: "open" as const, merged: false, created: true };
@@ -50,13 +55,27 @@ export function octokitPulls(octokit: Octokit): Pick<GitHubPort, PullMethods> {
         : "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { pullRequest { isDraft } } }";
       await octokit.graphql(mutation, { id: nodeId });
     },
-    async mergePullRequest({ owner, repo }, number, sha) {
+    async mergeMethods({ owner, repo }) {
+      const { data } = await octokit.rest.repos.get({ owner, repo });
+      // GitHub shows the settings only to some callers; one it does not show is taken as allowed.
+      const allowed: [MergeMethod, boolean | undefined][] = [
+        ["merge", data.allow_merge_commit],
+        ["squash", data.allow_squash_merge],
+        ["rebase", data.allow_rebase_merge],
+      ];
+      return allowed.filter(([, allows]) => allows !== false).map(([method]) => method);
+    },
+    async mergePullRequest({ owner, repo }, number, sha, method) {
       try {
-        const { data } = await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha });
-        return { merged: data.merged, message: data.message };
+        const { data } = await octokit.rest.pulls.merge({ owner, repo, pull_number: number, sha, merge_method: method });
+        return data.merged ? { merged: true, message: data.message } : { merged: false, status: 200, message: data.message };
       } catch (error) {
-        const status = statusOf(error);
-        if (status === 405 || status === 409) return { merged: false, message: (error as Error).message };
+        // A rate limit, a server error or no answer is worth another try; any other refusal is GitHub's last word.
+        const failure = asGitHubError(error);
+        if (failure && !failure.transient && failure.status >= 400 && failure.status < 500) {
+          const said = (error as { response?: { data?: { message?: unknown } } }).response?.data?.message;
+          return { merged: false, status: failure.status, message: typeof said === "string" ? said : failure.message };
+        }
         throw error;
       }
     },

@@ -2,6 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { branchRules } from "./branch-rules.ts";
 import { fitBody } from "./fit-body.ts";
 import type { GitHubPort, ReviewComment, ReviewRecord } from "./github-port.ts";
+import { readAllPages } from "./read-all-pages.ts";
 
 type ReviewMethods =
   | "listReviews"
@@ -16,7 +17,12 @@ type ReviewMethods =
 export function octokitReviews(octokit: Octokit, self: string | undefined): Pick<GitHubPort, ReviewMethods> {
   return {
     async listReviews({ owner, repo }, number) {
-      const reviews = await octokit.paginate(octokit.rest.pulls.listReviews, { owner, repo, pull_number: number, per_page: 100 });
+      const reviews = await readAllPages(
+        octokit,
+        octokit.rest.pulls.listReviews,
+        { owner, repo, pull_number: number },
+        (page) => page,
+      );
       return reviews.map((review) => ({
         id: review.id,
         user: review.user?.login ?? "",
@@ -29,23 +35,21 @@ export function octokitReviews(octokit: Octokit, self: string | undefined): Pick
       }));
     },
     async listReviewComments({ owner, repo }, number, reviewId) {
-      const comments = await octokit.paginate(octokit.rest.pulls.listCommentsForReview, {
-        owner,
-        repo,
-        pull_number: number,
-        review_id: reviewId,
-        per_page: 100,
-      });
+      const comments = await readAllPages(
+        octokit,
+        octokit.rest.pulls.listCommentsForReview,
+        { owner, repo, pull_number: number, review_id: reviewId },
+        (page) => page,
+      );
       return comments.map((comment) => reviewComment({ ...comment, pull_request_review_id: reviewId }));
     },
     async listPullComments({ owner, repo }, number, since) {
-      const comments = await octokit.paginate(octokit.rest.pulls.listReviewComments, {
-        owner,
-        repo,
-        pull_number: number,
-        per_page: 100,
-        ...(since ? { since } : {}),
-      });
+      const comments = await readAllPages(
+        octokit,
+        octokit.rest.pulls.listReviewComments,
+        { owner, repo, pull_number: number, ...(since ? { since } : {}) },
+        (page) => page,
+      );
       return comments.map(reviewComment);
     },
     async replyToReviewComment({ owner, repo }, number, commentId, body) {

@@ -27,7 +27,15 @@ export interface SlotReserver {
       limitedBy?: "minute" | "hour";
     }
   >;
+  /** The write of slot `at` goes out now (`sentAt`, its slot moved there), or must wait until `retryAt`. */
+  send(request: { installationId: number; at: number; marginMs: number }): Promise<{ sentAt: number } | { retryAt: number }>;
 }
+
+/**
+ * How long a write's send may trail the store's record of it (the transaction's return). Sends
+ * are recorded this much more than 1 s apart, so the spacing holds at the socket too.
+ */
+export const SEND_MARGIN_MS = 25;
 
 export interface WritePacerOptions {
   slots: SlotReserver;
@@ -82,9 +90,26 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
       }
       const wait = until - now();
       if (wait > 0) await sleep(wait);
-      if ("at" in answer) return answer.at;
+      if ("at" in answer) return send(answer.at);
     }
   };
+
+  // Spacing is measured from when each write goes out, not from its slot: a write woken late
+  // must not bring the next one closer than the gap (the store holds the send times of all processes).
+  async function send(slot: number): Promise<number> {
+    let at = slot;
+    for (;;) {
+      const answer = await options.slots.send({ installationId: options.installationId, at, marginMs: SEND_MARGIN_MS });
+      if ("retryAt" in answer) {
+        const wait = answer.retryAt - now();
+        if (wait > 0) await sleep(wait);
+        continue;
+      }
+      // The store's answer took longer than the spacing's margin: recorded again, closer to the send.
+      if (now() - answer.sentAt <= SEND_MARGIN_MS) return answer.sentAt;
+      at = answer.sentAt;
+    }
+  }
 }
 
 const READS: ReadonlySet<string> = new Set(["GET", "HEAD", "OPTIONS"]);

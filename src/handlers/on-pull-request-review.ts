@@ -45,6 +45,7 @@ export function onPullRequestReview(payload: ReviewPayload): Triage<CommandGestu
         sender: payload.sender.login,
         action: "dismissed",
         state: "dismissed",
+        ...(payload.review.user?.login ? { reviewer: payload.review.user.login } : {}),
         reviewId: payload.review.id,
         commitId: payload.review.commit_id ?? null,
         body: "",

@@ -12,6 +12,7 @@ import { STATE_LABELS } from "../publication/state-labels.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { Store } from "../store/store.ts";
+import { assertPayloadShape } from "./payload-shape.ts";
 
 export interface WebhookIntake {
   store: Store;
@@ -28,8 +29,16 @@ export interface WebhookIntake {
  * concern Lisa is stored once per delivery and once per event, then queued. Nothing here calls
  * GitHub or runs anything, so a webhook is answered in milliseconds.
  */
-export function listenForWebhooks(app: Probot, intake: WebhookIntake): void {
+export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
   const { store, metrics, now } = intake;
+  // Every handler sees only payloads of the shape its event always has; any other is answered 400.
+  const app = {
+    on: ((events: never, handler: (context: { name: string; payload: unknown }) => Promise<void>) =>
+      probot.on(events, async (context: { name: string; payload: unknown }) => {
+        assertPayloadShape(context.name, context.payload);
+        await handler(context);
+      })) as Probot["on"],
+  };
   const accept = async (
     context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
     kind: "start_run" | "gesture",

@@ -1,6 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { processIdentity } from "./process-identity.ts";
+import { processIdentity, sameBoot } from "./process-identity.ts";
 
 /** This process's own folder of running children, once recordChildrenIn has named one. */
 let folder: string | undefined;
@@ -36,9 +36,13 @@ export function forgetChild(pid: number): void {
 }
 
 /**
- * Kills the process groups that Lisa processes no longer alive left in `dir`, each only if it is the
- * very process recorded (a pid may since be someone else's), and clears their lists. A list whose
- * Lisa still runs (another process sharing the data directory) is left alone. Returns the groups killed.
+ * Kills the process groups that Lisa processes no longer alive left in `dir`, and clears their
+ * lists. A group is killed when its leader is the very process recorded, and also when the leader
+ * has exited since (an agent that ended after its Lisa was killed leaves its tools running in its
+ * group): the kernel never gives a pid to a new process while a group of that id lives, so a group
+ * whose leader is gone in this boot is still the one recorded. A pid that is now another process is
+ * spared. A list whose Lisa still runs (another process sharing the data directory) is left alone.
+ * Returns the groups signalled.
  */
 export function reapOrphans(dir: string): number {
   let killed = 0;
@@ -54,7 +58,10 @@ export function reapOrphans(dir: string): number {
     const list = path.join(dir, owner);
     for (const child of readdirSync(list)) {
       const recorded = readFileSync(path.join(list, child), "utf8");
-      if (!/^\d+$/.test(child) || processIdentity(Number(child)) !== recorded) continue;
+      if (!/^\d+$/.test(child)) continue;
+      const now = processIdentity(Number(child));
+      const leaderGone = now === undefined && sameBoot(recorded);
+      if (now !== recorded && !leaderGone) continue;
       try {
         process.kill(-Number(child), "SIGKILL");
         killed++;

@@ -18,6 +18,11 @@ export function processIdentity(pid: number): string | undefined {
   }
 }
 
+/** Whether an identity processIdentity gave was taken in this boot of the machine. */
+export function sameBoot(identity: string): boolean {
+  return identity.startsWith(`${bootId()}:`);
+}
+
 function bootId(): string {
   try {
     return readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();

@@ -32,8 +32,17 @@ export async function composeStepPullRequest(
   const planned = (await store.steps.of(run.id)).filter((s) => s.position > 0);
   const sessions = await store.sessions.of(step.id);
   const passRows = await store.passes.of(run.id);
+  const sameRepo = (g: { owner: string | null; repo: string | null }) =>
+    g.owner === null || (g.owner.toLowerCase() === step.owner.toLowerCase() && g.repo?.toLowerCase() === step.repo.toLowerCase());
+  // What reviewers asked of each pass, said on the issue or on this repository's pull request.
+  const guidanceOf = new Map(
+    await Promise.all(
+      passRows.map(async (p) => [p.number, (await store.guidance.forPass(p.id)).filter(sameRepo).map((g) => g.body)] as const),
+    ),
+  );
   const passes: PassRowView[] = (await store.steps.history(step.id)).map((record) => {
     const pass = passRows.find((p) => p.number === record.number);
+    const guidance = guidanceOf.get(record.number) ?? [];
     const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
     // Delivering copies the step's gates into its record of the pass; until then they are the step's.
     const deliveredNow = options.delivered && record.number === ctx.pass.number;
@@ -41,6 +50,7 @@ export async function composeStepPullRequest(
     return {
       pass: record.number,
       startedBy: `${pass?.trigger === "initial" ? "label" : (pass?.trigger ?? "pass")} by @${pass?.requested_by ?? run.requested_by}`,
+      ...(guidance.length > 0 ? { guidanceExcerpt: guidance.join(" · ") } : {}),
       commits: record.commits,
       added: files.reduce((sum, f) => sum + f.added, 0),
       deleted: files.reduce((sum, f) => sum + f.deleted, 0),

@@ -95,27 +95,34 @@ export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: n
   if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
 }
 
-/** Merges each open PR at the head that was approved, in plan order, and stops at GitHub's first refusal. */
+/**
+ * Merges each open PR at the head that was approved, in plan order, and stops at GitHub's first
+ * refusal: it is recorded (event `merge_refused`) and told once on the issue, with what a person
+ * can do, and that head is never sent to GitHub again; a new approved head is tried afresh.
+ */
 async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run) return;
+  const config = await readConfigOf(store, runId);
+  const refused = new Set(
+    (await store.events.of(runId)).filter((e) => e.kind === "merge_refused").map((e) => refusedHead(e.detail)),
+  );
   for (const step of await store.steps.of(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.head_sha) continue;
     const ref = { owner: step.owner, repo: step.repo };
+    const pr = `${step.owner}/${step.repo}#${step.pr_number}`;
+    // Refused at this head already: asking again gets the same answer, and people were told.
+    if (refused.has(`${pr}@${step.head_sha}`)) return;
     // Merged already: by a Lisa that stopped before recording it, or by a person.
     const merged = (await gh.getPullRequest(ref, step.pr_number)).merged;
+    const method = config.review.merge_method ?? (await gh.mergeMethods(ref))[0] ?? "merge";
     // Only the approved SHA: if the head moved since, GitHub refuses with 409 and Lisa stops.
-    const result = merged ? { merged, message: "" } : await gh.mergePullRequest(ref, step.pr_number, step.head_sha);
+    const result = merged ? { merged, message: "" } : await gh.mergePullRequest(ref, step.pr_number, step.head_sha, method);
     if (!result.merged) {
-      const marker = `<!-- lisa:merge-refused run=${runId} pr=${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha} -->`;
-      await commentOnce(
-        gh,
-        { owner: run.owner, repo: run.repo },
-        run.issue_number,
-        marker,
-        `Lisa did not merge ${step.owner}/${step.repo}#${step.pr_number}: GitHub said "${result.message}". The pull requests after it in the plan were not merged either; merge them when it is resolved.`,
-      );
+      await store.events.add(runId, "merge_refused", { note: `${pr}@${step.head_sha} ${result.status} ${result.message}` });
+      const marker = `<!-- lisa:merge-refused run=${runId} pr=${pr}@${step.head_sha} -->`;
+      await commentOnce(gh, { owner: run.owner, repo: run.repo }, run.issue_number, marker, mergeRefusal(pr, method, result));
       return;
     }
     await store.steps.record(step.id, { pr_state: "merged" });
@@ -123,6 +130,33 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
       note: `${step.owner}/${step.repo}#${step.pr_number}@${step.head_sha.slice(0, 7)}`,
     });
   }
+}
+
+/** `owner/repo#n@sha` of a `merge_refused` event's detail. */
+export const refusedHead = (detail: string | null): string => (detail ?? "").split(" ")[0] ?? "";
+
+/** What GitHub's refusal of a merge means, and what a person can do about it. */
+export function mergeRefusal(pr: string, method: string, refusal: { status: number; message: string }): string {
+  const said = refusal.message.replace(/\s+/g, " ").trim();
+  const advice =
+    refusal.status === 409
+      ? "The pull request's head moved after it was approved: review the new head; approving it accepts the run again."
+      : refusal.status === 403
+        ? /workflow/i.test(said)
+          ? "Lisa's App has no `workflows` permission, so GitHub does not let it merge a change to `.github/workflows/`: a person with write access merges it."
+          : "Lisa's App lacks a permission this merge needs: a person with write access merges it, or an owner grants the permission."
+        : /not allowed/i.test(said)
+          ? `The repository does not allow a ${method} merge: set \`review.merge_method\` in \`.github/lisa.yml\` to one it allows, or merge it yourself.`
+          : /status check|approving review|rule/i.test(said)
+            ? "The base branch's rules ask for more than Lisa's gate did: merge it yourself once they are met."
+            : "Merge it yourself once GitHub allows it.";
+  return [
+    `Lisa did not merge ${pr}: GitHub refused (${refusal.status}): "${said}"`,
+    "",
+    advice,
+    "",
+    "Lisa will not try this merge again. The pull requests after it in the plan were not merged either; the run ends merged once people have merged them.",
+  ].join("\n");
 }
 
 async function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): Promise<ReportView> {

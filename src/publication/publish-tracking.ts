@@ -69,6 +69,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
             ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
               ? { blockReason: lastPass.block_reason }
               : {}),
+            ...(step.state === "blocked" && lastPass?.wip_sha ? { wip: wipOf(step) } : {}),
             sessions: (await store.sessions.of(step.id))
               .filter((s) => s.pass === run.current_pass)
               .map((s) => ({
@@ -109,6 +110,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
     ],
     ...withdrawal(events, run),
     ...handedBack(events, run),
+    ...mergeRefused(events, run),
     humanPushes: humanPushes(events, run),
     secrets,
   };
@@ -130,6 +132,18 @@ function handedBack(events: EventRow[], run: RunRow): Pick<TrackingView, "waitin
   const last = events.findLast((event) => event.to_state !== null);
   if (run.state !== "queued" || last?.kind !== "interrupt" || !last.detail) return {};
   return { waitingFor: last.detail };
+}
+
+/** An accepted run whose merge GitHub refused (`on_accept: merge`) waits for a person to merge: it says which, and why. */
+function mergeRefused(events: EventRow[], run: RunRow): Pick<TrackingView, "waitingFor"> {
+  const accepted = events.findLastIndex((event) => event.to_state === "accepted");
+  const refusal = events.findLast((event, index) => index > accepted && event.kind === "merge_refused");
+  if (run.state !== "accepted" || !refusal?.detail) return {};
+  const [head = "", status = "", ...words] = refusal.detail.split(" ");
+  const pr = head.split("@")[0] ?? head;
+  return {
+    waitingFor: `a person to merge ${pr}: GitHub refused Lisa's merge (${status}: ${words.join(" ")}), and Lisa will not try it again`,
+  };
 }
 
 /** While a run whose acceptance was withdrawn waits for review again, what withdrew it (rules 18, 19). */
@@ -276,4 +290,11 @@ export function trackingPublisher(
       if (dirty) await write();
     },
   };
+}
+
+/** A blocked step's WIP branch (push-step.ts's `wipBranch`), linked beside its pull request when it has one. */
+function wipOf(step: StepRow): { ref: string; url?: string } {
+  const ref = `${step.branch}--wip`;
+  const repoUrl = step.pr_url?.replace(/\/pull\/\d+$/, "");
+  return repoUrl && repoUrl !== step.pr_url ? { ref, url: `${repoUrl}/tree/${encodeURI(ref)}` } : { ref };
 }

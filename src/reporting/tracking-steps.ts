@@ -88,8 +88,11 @@ function stepLine(step: TrackingStep, numbered: boolean, secrets: readonly strin
               : cleanLine(step.state, { secrets, max: 40 });
   const url = safeUrl(step.prUrl);
   const pr = url ? ` — pull request: ${url}` : "";
+  // A blocked attempt is kept on the WIP branch; the step's own branch holds the last head that passed.
+  const wipUrl = safeUrl(step.wip?.url);
+  const wip = step.wip ? ` — its attempt: ${code(step.wip.ref, { secrets })}${wipUrl ? ` (${wipUrl})` : ""}` : "";
   const scope = numbered ? cleanAfter(" — ", step.scope, { secrets, max: 160 }) : "";
-  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${scope}`;
+  return `- ${mark} ${number}${code(step.repo, { secrets })} on ${code(step.branch, { secrets })} — ${state}${pr}${wip}${scope}`;
 }
 
 /** An interrupted session did not fail: its work stands, and the step resumes from it. */

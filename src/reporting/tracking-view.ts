@@ -27,6 +27,8 @@ export type TrackingStep = {
   gate?: PrGate;
   sessions: TrackingSession[];
   blockReason?: string;
+  /** A blocked step's attempt, pushed to Lisa's WIP branch: its name, and where GitHub shows it when known. */
+  wip?: { ref: string; url?: string };
   lastGateFailure?: { command: string; output: string };
   /** The agent's reflections on this pass's gate failures. */
   reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];

@@ -7,6 +7,7 @@ import { GuidanceRecords } from "./guidance.ts";
 import { LearningRecords } from "./learnings.ts";
 import { PassRecords } from "./passes.ts";
 import { PostgresDriver } from "./postgres-driver.ts";
+import { RedeliveryRecords } from "./redeliveries.ts";
 import { RunRecords } from "./runs.ts";
 import { SessionRecords } from "./sessions.ts";
 import { type ConnectionChange, isPostgresUrl, type SqlDriver } from "./sql-driver.ts";
@@ -41,6 +42,7 @@ export class Store {
   readonly events: EventRecords;
   readonly writeSlots: WriteSlotRecords;
   readonly learnings: LearningRecords;
+  readonly redeliveries: RedeliveryRecords;
 
   /**
    * `location`: a SQLite file (or `:memory:`), or a `postgres://` URL. `commandKey` signs the
@@ -60,6 +62,7 @@ export class Store {
     this.events = new EventRecords(this.#db);
     this.writeSlots = new WriteSlotRecords(this.#db);
     this.learnings = new LearningRecords(this.#db);
+    this.redeliveries = new RedeliveryRecords(this.#db);
   }
 
   /** Resolves once the database is reachable and its schema migrated; rejects saying why not. */

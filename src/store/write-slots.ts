@@ -88,6 +88,30 @@ export async function reserveWriteSlot(db: SqlStatements, now: number, request: 
   return { at, ...counted };
 }
 
+/** A write about to go out at the slot it reserved (`at`): sent now, or held until `retryAt`. */
+export type SendAnswer = { sentAt: number } | { retryAt: number };
+
+/**
+ * Records that the write whose slot was `at` goes out `now`, unless another write of the
+ * installation went out (or is due) less than the gap and `marginMs` (what a send may trail its
+ * record) before now: then it waits until that has passed since that one. A write woken late would
+ * otherwise go out closer than the gap to the next, whose slot was reserved from this one's; its
+ * slot moves to its send time, so the next measures from that.
+ */
+export async function sendAtSlot(
+  db: SqlStatements,
+  now: number,
+  request: { installationId: number; at: number; marginMs: number },
+): Promise<SendAnswer> {
+  const gap = WRITE_GAP_MS + request.marginMs;
+  const near = await db.all<{ at: number }>(
+    sql`SELECT at FROM write_slots WHERE installation_id = ${request.installationId} AND at > ${now - gap} AND at <= ${now} AND at <> ${request.at}`,
+  );
+  if (near.length > 0) return { retryAt: Math.max(...near.map((slot) => Number(slot.at))) + gap };
+  await db.run(sql`UPDATE write_slots SET at = ${now} WHERE installation_id = ${request.installationId} AND at = ${request.at}`);
+  return { sentAt: now };
+}
+
 /** The earliest time at or after `from` that is `gap` or more from every reserved slot (sorted). */
 function firstGap(sorted: readonly number[], from: number, gap: number): number {
   let at = from;
@@ -110,5 +134,10 @@ export class WriteSlotRecords {
   /** Takes an installation's next write slot GitHub's limits allow, in one transaction under the installation's lock. */
   reserve(request: SlotRequest): Promise<SlotAnswer> {
     return this.#db.tx(() => reserveWriteSlot(this.#db.statements(), this.#db.now(), request), `slots:${request.installationId}`);
+  }
+
+  /** The write of slot `at` goes out now, or waits: see sendAtSlot. Under the same lock as reserve. */
+  send(request: { installationId: number; at: number; marginMs: number }): Promise<SendAnswer> {
+    return this.#db.tx(() => sendAtSlot(this.#db.statements(), this.#db.now(), request), `slots:${request.installationId}`);
   }
 }

@@ -105,6 +105,9 @@ describe("the review loop", () => {
     // Pass 2's commit sits on top of pass 1's: nothing was rewritten.
     expect(gitIn(remote(e), "merge-base", "--is-ancestor", firstHead, secondHead)).toBe("");
     expect(packages(e, pull.number)).toHaveLength(2);
+    // The PR body's Passes table shows what pass 2 was asked.
+    const body = github.pulls(REPO)[0]?.body ?? "";
+    expect(body).toMatch(/^\| 2 \| redirect by @ann \| use the v2 path \|/m);
     expect((await runOf(e)).current_pass).toBe(2);
 
     await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann", commitId: firstHead });
@@ -192,6 +195,33 @@ describe("the review loop", () => {
     const replies = github.reviewComments(REPO, pull.number).filter((c) => c.in_reply_to_id === commentId);
     expect(replies).toHaveLength(1);
     expect(replies[0]?.body).toContain("addressed: JSON now");
+  });
+
+  it("rule 9c: /lisa redirect as a reply in an inline thread reaches the agent with the thread it answers", async () => {
+    const {
+      agent,
+      github,
+      pull,
+      env: e,
+    } = await passOne([change("health.ts", "Add GET /health"), change("health.ts", "Returns 503 when down")]);
+    const question = await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "Should this answer 503 while the database is down?",
+      user: "bob",
+    });
+    await e.settle();
+    await github.commentInline(REPO, pull.number, {
+      path: "health.ts",
+      line: 1,
+      body: "/lisa redirect yes, do that",
+      user: "ann",
+      inReplyTo: (question.payload.comment as { id: number }).id,
+    });
+    await e.settle();
+    const prompt = agent.calls()[1]?.prompt ?? "";
+    expect(prompt).toContain("yes, do that");
+    expect(prompt).toContain("Should this answer 503 while the database is down?");
   });
 
   it("rule 1: labeling an issue whose run is open starts nothing and says how to steer it", async () => {
@@ -419,11 +449,34 @@ describe("the review loop", () => {
     expect(tracking(e, issue.number)).toContain("The gates still fail after 2 agent sessions");
     const wip = `${(await e.lisa.store.steps.of((await runOf(e)).id))[0]?.branch}--wip`;
     expect(await github.readFile(REPO, "other.ts", wip)).toBe("x\n");
+    // The tracking comment says where the blocked attempt is.
+    expect(tracking(e, issue.number)).toContain(`its attempt: \`${wip}\``);
 
     await github.commentOnIssue(REPO, issue.number, "/lisa abort", "ann");
     await e.settle();
     expect((await runOf(e)).state).toBe("stopped");
     expect(agent.calls()).toHaveLength(2);
+  });
+
+  it("an approval given while the run is blocked is told on the issue, and waits for the gate", async () => {
+    const {
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await passOne(
+      [change("health.ts", "v1"), change("health.ts", "v2")],
+      "label: lisa\ngates:\n  - grep -q v1 health.ts\nlimits:\n  max_iterations: 1\n",
+    );
+    await github.commentOnIssue(REPO, issue.number, "/lisa redirect try v2", "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("blocked");
+    const told = github.comments(REPO, issue.number).filter((c) => c.body.includes("while the run is blocked"));
+    expect(told).toHaveLength(1);
+    expect(told[0]?.body).toMatch(/approved acme\/api#\u200B?\d+ at `[0-9a-f]{7}` while the run is blocked/);
   });
 
   it("E2E-12c: /lisa skip leaves the blocked step as it is and goes on to review", async () => {
@@ -547,6 +600,11 @@ describe("the review loop", () => {
     await github.dismissReview(REPO, pull.number, reviewId, { user: "bob", message: "not yet" });
     await e.settle();
     expect((await runOf(e)).state).toBe("review");
+    // Rule 18: the withdrawal says whose approval was dismissed, not only who dismissed a review.
+    const issueNumber = (await runOf(e)).issue_number;
+    const report = github.comments(REPO, issueNumber).find((c) => c.body.includes("<!-- lisa:report run="))?.body ?? "";
+    // Mentions and references carry an invisible joiner, so GitHub pings no one and links nothing.
+    expect(report).toMatch(/@\u200B?bob dismissed @\u200B?ann's approval on acme\/api#\u200B?\d+/);
   });
 
   it("review.accept: github waits for GitHub's own rule (two approvals) as well as Lisa's", async () => {
@@ -603,6 +661,80 @@ describe("the review loop", () => {
     const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run=1 -->"))?.body ?? "";
     expect(report).toContain("### Lisa · report · ✅ Accepted after 1 pass");
     expect(report).toContain("Accepted by @ann's approval, the last one the gate needed.");
+  });
+
+  it("finds its check runs by APP_ID: GitHub is never asked which App Lisa is", async () => {
+    const { github, pull } = await passOne([change("health.ts", "Add GET /health")]);
+    expect(github.checkRuns(REPO).filter((run) => run.head_sha === pull.head.sha && run.name === "Lisa")).not.toEqual([]);
+    expect(github.requests().filter((r) => r.method === "GET" && /^\/app(\?|$)/.test(r.path))).toEqual([]);
+  });
+
+  it("mints an installation token once for a pass's git operations and reuses it, and the API client's once", async () => {
+    const { github } = await passOne([change("health.ts", "Add GET /health")]);
+    const minted = github
+      .requests()
+      .filter((r) => r.method === "POST" && /^\/app\/installations\/\d+\/access_tokens$/.test(r.path));
+    // One for Probot's API client (cached by Probot), one for git (cached by Lisa until 5 minutes before it expires).
+    expect(minted).toHaveLength(2);
+  });
+
+  it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
+    const {
+      github,
+      pull,
+      env: e,
+    } = await startPassOne(
+      [change("health.ts", "Add GET /health")],
+      `${CONFIG}review:\n  on_accept: merge\n`,
+      (started) => {
+        env = started;
+      },
+      { repo: { mergeMethods: ["squash"] } },
+    );
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
+    expect((await runOf(e)).state).toBe("merged");
+  });
+
+  it("review.on_accept: merge: a merge GitHub refuses (403, a workflow a person added) is told once, the run says so, nothing retries it", async () => {
+    const {
+      github,
+      issue,
+      pull,
+      env: e,
+    } = await startPassOne(
+      [change("health.ts", "Add GET /health")],
+      `${CONFIG}review:\n  on_accept: merge\n`,
+      (started) => {
+        env = started;
+      },
+      { publishRetryMs: 100 },
+    );
+    await github.pushCommit(REPO, pull.head.ref, {
+      files: { ".github/workflows/ci.yml": "on: push\n" },
+      message: "Add CI",
+      user: "bob",
+    });
+    await e.settle();
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
+    await e.settle();
+    // Rounds of the publication retry (every 100 ms here) come and go; none may merge again.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    await e.settle();
+    const merges = github.requests().filter((r) => r.method === "PUT" && r.path.endsWith(`/pulls/${pull.number}/merge`));
+    expect(merges.map((r) => r.status)).toEqual([403]);
+    expect(github.pulls(REPO)[0]).toMatchObject({ merged: false, state: "open" });
+    const refusals = github.comments(REPO, issue.number).filter((c) => c.body.includes("<!-- lisa:merge-refused"));
+    expect(refusals).toHaveLength(1);
+    expect(refusals[0]?.body).toContain("GitHub refused (403)");
+    expect(refusals[0]?.body).toContain("`workflows` permission");
+    expect((await runOf(e)).state).toBe("accepted");
+    expect(github.labels(REPO, issue.number)).toContain("lisa:accepted");
+    // The tracking comment breaks `#` references with an invisible joiner, so GitHub links no issue.
+    expect(tracking(e, issue.number)).toMatch(
+      /\*\*Waiting for:\*\* a person to merge acme\/api#\u200B?\d+: GitHub refused Lisa's merge \(403: /,
+    );
   });
 
   it("E2E-16: a redirect past limits.max_passes is refused with the reason", async () => {

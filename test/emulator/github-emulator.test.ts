@@ -46,9 +46,9 @@ async function startReceiver() {
 /** Pushes a commit writing `files` on a new branch of the emulated repository, as Lisa would. */
 const mainSha = async (gitDir: string) => (await execa("git", ["-C", gitDir, "rev-parse", "main"])).stdout.trim();
 
-function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>) {
+function pushBranch(emulatorRoot: string, branch: string, files: Record<string, string>, fullName = FULL_NAME) {
   const work = tempDir("emulator-work");
-  gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${FULL_NAME}.git`), ".");
+  gitIn(work, "clone", "--quiet", path.join(emulatorRoot, `${fullName}.git`), ".");
   gitIn(work, "checkout", "--quiet", "-b", branch);
   for (const [file, content] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(work, file)), { recursive: true });
@@ -405,6 +405,44 @@ describe("the GitHub emulator", () => {
       expect(await head()).toBe(sha);
     });
 
+    it("refuses a merge as GitHub does: a disallowed method, a missing check or approval (405), a workflow (403), a stale head (409)", async () => {
+      const strict = `${OWNER}/strict`;
+      await emulator.createRepo(strict, { mergeMethods: ["squash"], requiredChecks: ["ci"], requiredApprovals: 1 });
+      emulator.addCollaborator(strict, "mona", "maintain");
+      pushBranch(reposRoot, "feature", { "a.txt": "a\n" }, strict);
+      const sha = gitIn(path.join(reposRoot, `${strict}.git`), "rev-parse", "feature").trim();
+      const { data: pr } = await octokit.rest.pulls.create({
+        owner: OWNER,
+        repo: "strict",
+        head: "feature",
+        base: "main",
+        title: "A",
+      });
+      const merge = (method: "merge" | "squash" | "rebase", at = sha, as = octokit) =>
+        as.rest.pulls.merge({ owner: OWNER, repo: "strict", pull_number: pr.number, sha: at, merge_method: method }).then(
+          () => [200, ""],
+          (error: { status: number; response: { data: { message: string } } }) => [error.status, error.response.data.message],
+        );
+      expect(await merge("merge")).toEqual([405, "Merge commits are not allowed on this repository."]);
+      expect(await merge("squash")).toEqual([405, 'Required status check "ci" is expected.']);
+      emulator.addStatus(strict, { sha, context: "ci", state: "success" });
+      expect(await merge("squash")).toEqual([405, "At least 1 approving review is required by reviewers with write access."]);
+      expect(await merge("squash", "0".repeat(40))).toEqual([409, "Head branch was modified. Review and try the merge again."]);
+      const { sha: head } = await emulator.pushCommit(strict, "feature", {
+        files: { ".github/workflows/ci.yml": "on: push\n" },
+        message: "CI",
+        user: "mona",
+      });
+      emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
+      await emulator.submitReview(strict, pr.number, { state: "APPROVED", user: "mona" });
+      const [status, message] = await merge("squash", head);
+      expect([status, message]).toEqual([403, expect.stringContaining("without `workflows` permission")]);
+      const person = new Octokit({ baseUrl: emulator.url, auth: emulator.createPersonalToken("mona"), log: quiet });
+      expect(await merge("squash", head, person)).toEqual([200, ""]);
+      const { data: repo } = await octokit.rest.repos.get({ owner: OWNER, repo: "strict" });
+      expect([repo.allow_merge_commit, repo.allow_squash_merge, repo.allow_rebase_merge]).toEqual([false, true, false]);
+    });
+
     it("answers 404 for a pull request number that is an issue", async () => {
       const issue = await emulator.createIssue(FULL_NAME, { title: "Just an issue", user: "mona" });
       expect(await statusOf(octokit.rest.pulls.get({ owner: OWNER, repo: REPO, pull_number: issue.number }))).toBe(404);
@@ -455,6 +493,29 @@ describe("the GitHub emulator", () => {
       ]);
       expect(await listed(own.app?.id)).toEqual([[own.id, own.app?.id]]);
       expect(await listed(999)).toEqual([[theirs.id, 999]]);
+    });
+
+    it("pages a commit's check runs, suites and statuses as GitHub does: at most 100 a page, with Link headers", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      for (let i = 0; i < 105; i += 1) {
+        await emulator.addCheckRun(FULL_NAME, { sha, name: `paged ${i}`, appId: 55, conclusion: "success" });
+        emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
+      }
+      const ref = { owner: OWNER, repo: REPO, ref: sha };
+      const first = await octokit.rest.checks.listForRef({ ...ref, per_page: 500 });
+      expect(first.data.check_runs).toHaveLength(100);
+      expect(first.data.total_count).toBeGreaterThanOrEqual(105);
+      expect(first.headers.link).toMatch(/[?&]page=2[^>]*>; rel="next"/);
+      const second = await octokit.rest.checks.listForRef({ ...ref, per_page: 100, page: 2 });
+      expect(second.data.check_runs.length).toBe(first.data.total_count - 100);
+      expect(second.headers.link).not.toMatch(/rel="next"/);
+      expect((await octokit.rest.checks.listForRef(ref)).data.check_runs).toHaveLength(30);
+      const combined = await octokit.rest.repos.getCombinedStatusForRef(ref);
+      expect(combined.data.statuses).toHaveLength(100);
+      expect(combined.data.total_count).toBe(105);
+      expect(combined.headers.link).toMatch(/rel="next"/);
+      const suites = await octokit.rest.checks.listSuitesForRef({ ...ref, per_page: 1 });
+      expect(suites.data.check_suites.length).toBeLessThanOrEqual(1);
     });
 
     it("refuses a commit it does not have, and a completed run without a conclusion", async () => {
@@ -637,6 +698,30 @@ describe("the GitHub emulator", () => {
       const again = await emulator.redeliver(first.id);
       expect(again).toMatchObject({ id: first.id, event: first.event, status: 200 });
       expect(lastReceived().headers["x-github-delivery"]).toBe(first.id);
+    });
+
+    it("keeps the App's delivery log, newest first and cursor-paged, and redelivers an attempt asked for", async () => {
+      const issue = await emulator.createIssue(FULL_NAME, { title: "Logged", user: "mona" });
+      for (const label of ["a", "b", "c"]) await emulator.labelIssue(FULL_NAME, issue.number, label, "mona");
+      const jwt = `e30.${Buffer.from(JSON.stringify({ iss: 1 })).toString("base64url")}.sig`;
+      const asApp = new Octokit({ baseUrl: emulator.url, auth: jwt, log: quiet });
+      const first = await asApp.rest.apps.listWebhookDeliveries({ per_page: 2 });
+      expect(first.data).toHaveLength(2);
+      const [newest, older] = first.data;
+      expect((newest?.id ?? 0) > (older?.id ?? 0)).toBe(true);
+      expect(newest).toMatchObject({ guid: expect.any(String), status_code: 200, redelivery: expect.any(Boolean) });
+      const next = /<([^>]+)>; rel="next"/.exec(first.headers.link ?? "")?.[1] ?? "";
+      expect(next).toMatch(/cursor=\d+/);
+      expect(next).not.toMatch(/[?&]page=/);
+      const second = await asApp.request(`GET ${next}`);
+      expect((second.data as { id: number }[])[0]?.id).toBeLessThan(older?.id ?? 0);
+      const before = emulator.deliveries().length;
+      const asked = await asApp.rest.apps.redeliverWebhookDelivery({ delivery_id: older?.id ?? 0 });
+      expect(asked.status).toBe(202);
+      await emulator.waitForWebhooks();
+      expect(emulator.deliveries().slice(before)).toEqual([
+        expect.objectContaining({ id: older?.guid, redelivery: true, status: 200 }),
+      ]);
     });
   });
 

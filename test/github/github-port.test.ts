@@ -102,10 +102,12 @@ describe("the GitHub port's failures", () => {
       })
       .post("/repos/acme/api/pulls", (body: { draft?: boolean }) => body.draft === false)
       .reply(201, { number: 4, html_url: "https://github.com/acme/api/pull/4", draft: false });
-    nock(API).put("/repos/acme/api/pulls/4/merge").reply(405, { message: "Pull Request is not mergeable" });
+    nock(API)
+      .put("/repos/acme/api/pulls/4/merge", { sha: "abc", merge_method: "merge" })
+      .reply(405, { message: "Pull Request is not mergeable" });
     nock(API)
       .get("/repos/acme/api/pulls")
-      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 10 })
+      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 100 })
       .reply(200, []);
     const gh = port();
     expect(await gh.roleOf(REF, "ann")).toBe("none");
@@ -118,7 +120,7 @@ describe("the GitHub port's failures", () => {
       merged: false,
       created: true,
     });
-    expect(await gh.mergePullRequest(REF, 4, "abc")).toMatchObject({
+    expect(await gh.mergePullRequest(REF, 4, "abc", "merge")).toMatchObject({
       merged: false,
       message: expect.stringMatching(/^Pull Request is not mergeable/),
     });
@@ -142,7 +144,7 @@ describe("what the port makes once", () => {
   it("finds the newest pull request of a branch, a closed one included, and opens none beside it", async () => {
     nock(API)
       .get("/repos/acme/api/pulls")
-      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 10 })
+      .query({ head: "acme:lisa/1", base: "main", state: "all", per_page: 100 })
       .reply(200, [pull(3, "open"), pull(5, "closed")]);
     // No POST is answered: opening one would fail the test (strict nock).
     expect(await port().ensurePullRequest(REF, { title: "t", body: "b", head: "lisa/1", base: "main" })).toMatchObject({
@@ -157,12 +159,12 @@ describe("what the port makes once", () => {
     // Only this App's: another App's check run named "Lisa" is not Lisa's to update.
     nock(API)
       .get("/repos/acme/api/commits/abc/check-runs")
-      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 1 })
+      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 100 })
       .reply(200, { total_count: 1, check_runs: [{ id: 11, status: "in_progress" }] })
       .patch("/repos/acme/api/check-runs/11", (body: { status?: string; conclusion?: string }) => body.conclusion === "success")
       .reply(200, { id: 11 })
       .get("/repos/acme/api/commits/def/check-runs")
-      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 1 })
+      .query({ check_name: "Lisa", app_id: APP_ID, per_page: 100 })
       .reply(200, { total_count: 0, check_runs: [] })
       .post("/repos/acme/api/check-runs", (body: { head_sha?: string }) => body.head_sha === "def")
       .reply(201, { id: 12 });

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { readCi } from "../../src/ci/read-ci.ts";
+import { parseConfig } from "../../src/config/parse-config.ts";
 import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -69,6 +71,28 @@ describe("the port's reads of a commit's CI", () => {
     emulator.rerunCheck("acme/api", first?.id ?? 0);
     await waitFor("the re-run to pass", async () => (await gh.ciOf(REF, sha)).runs.find((r) => r.conclusion === "success"));
     expect((await gh.ciOf(REF, sha)).runs).toHaveLength(1);
+  });
+
+  it("reads every page: a failure on the second page of 150 check runs and of 120 status contexts keeps the gate closed", async () => {
+    const { emulator, gh, sha } = await emulated();
+    for (let i = 1; i <= 150; i += 1) {
+      await emulator.addCheckRun("acme/api", {
+        sha,
+        name: `shard ${i}`,
+        appId: 77,
+        conclusion: i === 150 ? "failure" : "success",
+      });
+    }
+    for (let i = 1; i <= 120; i += 1) {
+      emulator.addStatus("acme/api", { sha, context: `ci/part-${i}`, state: i === 120 ? "failure" : "success" });
+    }
+    const ci = await gh.ciOf(REF, sha);
+    expect(ci.runs).toHaveLength(151);
+    expect(ci.statuses).toHaveLength(121);
+    const { checks } = await readCi(gh, REF, sha, { ci: parseConfig({}).ci, required: [], now: Date.now() });
+    expect(checks.filter((check) => check.state === "failed").map((check) => check.name)).toEqual(
+      expect.arrayContaining(["shard 150", "ci/part-120"]),
+    );
   });
 
   it("reads what it may where the owner has not accepted `statuses` and `actions` yet", async () => {

@@ -67,15 +67,16 @@ describe("createWritePacer", () => {
     writes.push(write("pull request", true));
     await time.run(writes);
     await Promise.all(writes);
+    // Sent 1 s and the send margin (25 ms) apart, measured from each send.
     expect(sent.sort((a, b) => a[1] - b[1])).toEqual([
       ["comment 1", 0],
-      ["comment 2", 1],
-      ["comment 3", 2],
+      ["comment 2", 1.025],
+      ["comment 3", 2.05],
       // Only the ordinary writes within 2 s had a slot; the pull request takes the next.
-      ["pull request", 3],
-      ["comment 4", 4],
-      ["comment 5", 5],
-      ["comment 6", 6],
+      ["pull request", 3.075],
+      ["comment 4", 4.1],
+      ["comment 5", 5.125],
+      ["comment 6", 6.15],
     ]);
   });
 
@@ -144,7 +145,33 @@ describe("paceWrites", () => {
     await octokit.rest.repos.get({ owner: "acme", repo: "api" });
     await octokit.rest.issues.updateComment({ owner: "acme", repo: "api", comment_id: 9, body: "hi again" });
     await octokit.rest.pulls.create({ owner: "acme", repo: "api", title: "Change", head: "lisa/1", base: "main" });
-    expect(seen).toEqual(["comment at 1 s", "read at 1 s", "edit at 2 s", "pull request at 3 s"]);
+    expect(seen).toEqual(["comment at 1.025 s", "read at 1.025 s", "edit at 2.05 s", "pull request at 3.075 s"]);
+  });
+
+  it("spaces writes 1 s apart from when each is sent, however late the one before woke", async () => {
+    const [store] = processes(1) as [Store];
+    const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
+    // The first write's timer fires 600 ms late, as an event loop busy with a git clone may make it.
+    let late = 600;
+    const sleep = async (ms: number) => {
+      clock += ms + late;
+      late = 0;
+    };
+    paceWrites(octokit, createWritePacer({ slots: store.writeSlots, installationId: 6, now: () => clock, sleep }));
+    // Another write of the installation holds the first slot, so the first write sleeps.
+    await store.writeSlots.reserve({ installationId: 6, creates: false, priority: false, horizonMs: 2_000 });
+    const sentAt: number[] = [];
+    nock(API)
+      .post("/repos/acme/api/issues/1/comments")
+      .times(3)
+      .reply(201, () => {
+        sentAt.push(clock);
+        return { id: 1 };
+      });
+    for (let i = 0; i < 3; i++)
+      await octokit.rest.issues.createComment({ owner: "acme", repo: "api", issue_number: 1, body: "hi" });
+    const gaps = sentAt.slice(1).map((at, i) => at - (sentAt[i] ?? 0));
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(1_000);
   });
 });
 

@@ -82,6 +82,7 @@ describe("onPullRequestReview", () => {
         ...origin,
         action: "dismissed",
         state: "dismissed",
+        reviewer: "Codertocat",
         reviewId: 237895671,
         commitId: HEAD,
         body: "",

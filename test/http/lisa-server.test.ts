@@ -121,6 +121,27 @@ describe("the HTTP server `npm start` creates", () => {
     await waitFor(`the agent to start:\n${lisa.output}`, () => agent.hangingPids());
   });
 
+  it("answers 400, not 500, to a signed delivery whose payload lacks what its event always carries", async () => {
+    const post = (event: string, payload: object) => {
+      const body = JSON.stringify(payload);
+      return fetch(`${lisa.url}/api/github/webhooks`, {
+        method: "POST",
+        body,
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": event,
+          "x-github-delivery": `malformed-${event}`,
+          "x-hub-signature-256": signature(SECRET, body),
+        },
+      });
+    };
+    expect((await post("status", { sha: "abc", state: "success" })).status).toBe(400);
+    expect((await post("check_run", { action: "completed", repository: { name: "api", owner: { login: "acme" } } })).status).toBe(
+      400,
+    );
+    expect((await post("issues", { action: "labeled", label: { name: "lisa" } })).status).toBe(400);
+  });
+
   it("on SIGINT hands the run back within the grace, leaves no agent running, stops listening and exits 0", async () => {
     const pids = agent.hangingPids() ?? [];
     expect(pids.length).toBeGreaterThan(0);

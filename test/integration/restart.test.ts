@@ -156,6 +156,34 @@ describe("a run interrupted by Lisa stopping", () => {
     expect(RESUMED_ROUTES).toEqual(expect.arrayContaining(routesTaken(gh, from)));
   });
 
+  it("ends the tools of an unsandboxed agent that exited after its Lisa was killed, at the restart", async () => {
+    // The agent starts `sleep 600` in its own process group and ends 3 s later, after Lisa's kill:
+    // the group's leader is gone by the restart (or a zombie, where init is slow to reap), its tool is not.
+    const marks = tempDir("agent-marks");
+    const toolPid = path.join(marks, "tool.pid");
+    const agent = createFakeClaude([
+      { run: [`sleep 600 & echo $! > ${toolPid}; sleep 3`], write: { "README.md": "# Hello World\n" } },
+      { write: { "README.md": "# Hello World\n" } },
+    ]);
+    const gh = await emulator(CONFIG);
+    const dataDir = path.join(tempDir("data"), "lisa");
+    const sandbox = { mode: "off" as const };
+    const first = await startLisaChild(gh, { dataDir, claudeBinary: agent.binary, secret: EMULATED_WEBHOOK_SECRET, sandbox });
+    child = first;
+    await gh.labelIssue(HELLO_WORLD, ISSUE, "bug", OWNER);
+    // Lisa writes the agent down as it spawns it, before the agent can start anything.
+    const tool = await waitFor("the agent to start its tool", () => existsSync(toolPid) && Number(readFileSync(toolPid, "utf8")));
+    first.kill("SIGKILL");
+    await new Promise((resolve) => first.once("exit", resolve));
+    await waitFor("the agent to exit", () => agent.processes().length === 0, 10_000);
+    expect(isAlive(tool)).toBe(true);
+
+    env = await startEmulatedLisa({ claudeBinary: agent.binary, github: gh, dataDir, sandbox });
+    await waitFor("the agent's tool to end", () => !isAlive(tool), 3_000);
+    await env.settle();
+    expect(await env.lisa.store.runs.inState("review")).toHaveLength(1);
+  });
+
   it("fails a run with a comment once it has been interrupted too often, instead of looping", async () => {
     const agent = createFakeClaude([{ write: { "README.md": "# Hello World\n" } }]);
     const gh = await emulator(CONFIG);

@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../../dev/wait-for.ts";
 import { reapOrphans } from "../../src/process/child-registry.ts";
 import { processIdentity } from "../../src/process/process-identity.ts";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -44,6 +45,26 @@ describe("reapOrphans", () => {
     expect(isAlive(stranger)).toBe(true);
     // The dead Lisa's list is cleared; the living one's is kept.
     expect(readdirSync(dir)).toEqual([path.basename(living)]);
+  });
+
+  it("kills the recorded group of a Lisa that is gone whose leader has exited since, leaving a child in it", async () => {
+    const dir = tempDir("children");
+    const dead = path.join(dir, "999999@gone:1");
+    mkdirSync(dead);
+    // An agent that started a tool in its group and ended after its Lisa was killed.
+    const leader = spawn("sh", ["-c", "sleep 600 & echo $!; read line"], { detached: true, stdio: ["pipe", "pipe", "ignore"] });
+    const pid = leader.pid as number;
+    groups.push(pid);
+    writeFileSync(path.join(dead, String(pid)), processIdentity(pid) ?? "");
+    const tool = Number(
+      await new Promise<string>((resolve) => leader.stdout.once("data", (data: Buffer) => resolve(String(data)))),
+    );
+    leader.stdin.end("\n");
+    await new Promise((resolve) => leader.once("exit", resolve));
+    expect(isAlive(tool)).toBe(true);
+    expect(reapOrphans(dir)).toBe(1);
+    await waitFor("the tool to end", () => !isAlive(tool), 3_000);
+    expect(readdirSync(dir)).toEqual([]);
   });
 
   it("kills the recorded group of a Lisa that is gone", async () => {

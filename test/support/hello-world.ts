@@ -55,8 +55,7 @@ export const DELIVERY_ROUTES = [
   `GET ${R}/pulls/:number`,
   `GET ${R}/pulls/:number/reviews`,
   `POST ${R}/pulls/:number/requested_reviewers`,
-  // Once per process: the App's id, by which its own check runs are found.
-  "GET /app",
+  // The App's own check runs are found by its id, which APP_ID gives: GitHub is never asked (no GET /app).
   `GET ${R}/commits/:ref/check-runs`,
   `POST ${R}/check-runs`,
   // The pull request's own CI, looked at once after the push (issue 25): protection's required

@@ -25,12 +25,13 @@ export async function passOne(
   invocations: FakeInvocation[],
   config: string,
   started: (env: EmulatedLisa) => void,
-  more: { repo?: Omit<CreateRepoOptions, "config">; liveCheckIntervalMs?: number } = {},
+  more: { repo?: Omit<CreateRepoOptions, "config">; liveCheckIntervalMs?: number; publishRetryMs?: number } = {},
 ) {
   const agent = createFakeClaude(invocations);
   const env = await startEmulatedLisa({
     claudeBinary: agent.binary,
     ...(more.liveCheckIntervalMs === undefined ? {} : { liveCheckIntervalMs: more.liveCheckIntervalMs }),
+    ...(more.publishRetryMs === undefined ? {} : { publishRetryMs: more.publishRetryMs }),
   });
   started(env);
   const { github } = env;

@@ -1,5 +1,6 @@
 import { ProbotOctokit } from "probot";
 import { statusOf } from "../../github/github-error.ts";
+import { readAllPages } from "../../github/read-all-pages.ts";
 import { apiBaseUrl, quietLog } from "../github-api.ts";
 import { appKey } from "./app-checks.ts";
 import { type Grants, manifestGrants, missingGrants } from "./app-grants.ts";
@@ -26,7 +27,7 @@ export async function liveAppChecks(env: NodeJS.ProcessEnv): Promise<Check[]> {
   let installed: (Grants & { id: number; account?: { login?: string } | null; repository_selection?: string })[];
   try {
     app = (await octokit.rest.apps.getAuthenticated()).data;
-    installed = (await octokit.rest.apps.listInstallations({ per_page: 100 })).data;
+    installed = await readAllPages(octokit as never, octokit.rest.apps.listInstallations, {}, (page) => page);
   } catch (error) {
     const status = statusOf(error);
     return [

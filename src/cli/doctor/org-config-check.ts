@@ -1,4 +1,5 @@
 import { ProbotOctokit } from "probot";
+import { readAllPages } from "../../github/read-all-pages.ts";
 import { quietLog } from "../github-api.ts";
 import type { Check } from "./check.ts";
 
@@ -23,9 +24,12 @@ export async function orgConfigCheck(
       retry: { enabled: false },
       throttle: { enabled: false },
     });
-    const repositories = await asInstallation.paginate(asInstallation.rest.apps.listReposAccessibleToInstallation, {
-      per_page: 100,
-    });
+    const repositories = await readAllPages(
+      asInstallation as never,
+      asInstallation.rest.apps.listReposAccessibleToInstallation,
+      {},
+      (page) => page.repositories,
+    );
     return repositories.some((repo) => repo.name === ".github")
       ? { name, status: "ok", detail: "in the installation: an organization-wide .github/lisa.yml there is read" }
       : {

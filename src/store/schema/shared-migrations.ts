@@ -99,4 +99,14 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     UNIQUE (run_id, owner, repo)
   );
   `,
+  // 9 (SQLite 15, PostgreSQL 10): the webhook deliveries that failed while the store was away and
+  // whose redelivery Lisa asked GitHub for, once each, across restarts (redeliver-missed.ts).
+  ({ id, int }) => `
+  CREATE TABLE redeliveries (
+    id ${id},
+    delivery_id ${int} NOT NULL UNIQUE,
+    guid TEXT NOT NULL,
+    asked_at ${int} NOT NULL
+  );
+  `,
 ];

@@ -1,0 +1,47 @@
+import type { Probot } from "probot";
+import { pagesOf } from "../github/read-all-pages.ts";
+import type { Store } from "../store/store.ts";
+
+/** Deliveries are looked at from this long before the store was found gone: GitHub's clock and the loss's noticing differ. */
+const LOOK_BEFORE_MS = 60_000;
+
+/** An attempt in the App's delivery log, as Lisa reads it. */
+interface Attempt {
+  id: number;
+  guid: string;
+  delivered_at: string;
+  status_code: number;
+}
+
+const answered = (attempt: Attempt) => attempt.status_code >= 200 && attempt.status_code < 300;
+
+/**
+ * Asks GitHub to deliver again each webhook Lisa could not take while its store was away (answered
+ * 503 since `since`): GitHub never redelivers on its own. The App's delivery log is read newest
+ * first, cursor-paged, back to `since`; a delivery one of whose attempts was answered needs nothing.
+ * Each attempt is taken in the store before it is asked for, so no restart or other process asks twice.
+ * Returns how many redeliveries were asked for.
+ */
+export async function redeliverMissed(app: Probot, store: Store, since: number): Promise<number> {
+  const client = await app.auth();
+  const from = since - LOOK_BEFORE_MS;
+  const attempts: Attempt[] = [];
+  for await (const page of pagesOf(client as never, client.rest.apps.listWebhookDeliveries, {})) {
+    attempts.push(...page);
+    if (page.length === 0 || page.some((attempt) => Date.parse(attempt.delivered_at) < from)) break;
+  }
+  const done = new Set(attempts.filter(answered).map((attempt) => attempt.guid));
+  // The newest failed attempt of each delivery that none answered, since the store went away.
+  const missed = new Map<string, Attempt>();
+  for (const attempt of attempts) {
+    if (answered(attempt) || done.has(attempt.guid) || Date.parse(attempt.delivered_at) < from) continue;
+    if (!missed.has(attempt.guid)) missed.set(attempt.guid, attempt);
+  }
+  let asked = 0;
+  for (const attempt of missed.values()) {
+    if (!(await store.redeliveries.take(attempt.id, attempt.guid))) continue;
+    await client.rest.apps.redeliverWebhookDelivery({ delivery_id: attempt.id });
+    asked += 1;
+  }
+  return asked;
+}
