@@ -80,6 +80,28 @@ describe("createWritePacer", () => {
     ]);
   });
 
+  it("sends a write whose store always answers later than the send margin, after recording it again a few times", async () => {
+    const [store] = processes(1);
+    const slots = (store as Store).writeSlots;
+    let sends = 0;
+    // Every answer of the store comes 100 ms after it recorded the send: a slow disk, or a busy event loop.
+    const late = {
+      reserve: slots.reserve.bind(slots),
+      send: async (request: Parameters<typeof slots.send>[0]) => {
+        sends += 1;
+        const answer = await slots.send(request);
+        clock += 100;
+        return answer;
+      },
+    };
+    const time = virtualTime();
+    const pace = createWritePacer({ slots: late, installationId: 1, now: () => clock, sleep: time.sleep });
+    const write = pace({ creates: true, priority: false });
+    await time.run([write]);
+    expect(await write).toBe(T0 + 300);
+    expect(sends).toBe(4);
+  });
+
   it("says once that a write waits on a content budget, with the writes that fill it", async () => {
     const [store] = processes(1);
     for (let i = 0; i < 500; i++) {
