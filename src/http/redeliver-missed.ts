@@ -14,6 +14,8 @@ interface Attempt {
 }
 
 const answered = (attempt: Attempt) => attempt.status_code >= 200 && attempt.status_code < 300;
+/** Lisa away (5xx) or never reached (GitHub logs 0); a 4xx refused the delivery itself, and would again. */
+const lost = (attempt: Attempt) => attempt.status_code >= 500 || attempt.status_code === 0;
 
 /**
  * Asks GitHub to deliver again each webhook Lisa could not take while its store was away (answered
@@ -34,7 +36,7 @@ export async function redeliverMissed(app: Probot, store: Store, since: number):
   // The newest failed attempt of each delivery that none answered, since the store went away.
   const missed = new Map<string, Attempt>();
   for (const attempt of attempts) {
-    if (answered(attempt) || done.has(attempt.guid) || Date.parse(attempt.delivered_at) < from) continue;
+    if (!lost(attempt) || done.has(attempt.guid) || Date.parse(attempt.delivered_at) < from) continue;
     if (!missed.has(attempt.guid)) missed.set(attempt.guid, attempt);
   }
   let asked = 0;

@@ -1,0 +1,51 @@
+import nock from "nock";
+import { afterEach, describe, expect, it } from "vitest";
+import { testStoreLocation } from "../../dev/test-database.ts";
+import { createTestProbot } from "../../dev/test-probot.ts";
+import { redeliverMissed } from "../../src/http/redeliver-missed.ts";
+import { Store } from "../../src/store/store.ts";
+import { tempDir } from "../support/git-fixtures.ts";
+import { useStrictNock } from "../support/strict-nock.ts";
+
+useStrictNock();
+const stores: Store[] = [];
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+});
+
+const SINCE = Date.parse("2026-12-01T10:00:00Z");
+const attempt = (id: number, guid: string, status_code: number, at = "2026-12-01T10:00:30Z") => ({
+  id,
+  guid,
+  delivered_at: at,
+  status_code,
+});
+
+describe("redeliverMissed", () => {
+  it("asks again only for what Lisa could not take (5xx, or never reached), not what it refused nor what was answered later", async () => {
+    const store = new Store(testStoreLocation(tempDir("redeliver")));
+    stores.push(store);
+    nock("https://api.github.com")
+      .get("/app/hook/deliveries")
+      .query({ per_page: 100 })
+      .reply(200, [
+        attempt(1, "lost-503", 503),
+        attempt(2, "refused-400", 400),
+        attempt(3, "unreached", 0),
+        attempt(5, "answered-later", 200),
+        attempt(4, "answered-later", 503),
+        attempt(6, "before-the-outage", 503, "2026-12-01T09:00:00Z"),
+      ]);
+    nock("https://api.github.com").post("/app/hook/deliveries/1/attempts").reply(202, {});
+    nock("https://api.github.com").post("/app/hook/deliveries/3/attempts").reply(202, {});
+
+    const app = createTestProbot({ secret: "s".repeat(32) });
+    expect(await redeliverMissed(app, store, SINCE)).toBe(2);
+    // Asked once: a second look (a restart) asks for none again.
+    nock("https://api.github.com")
+      .get("/app/hook/deliveries")
+      .query({ per_page: 100 })
+      .reply(200, [attempt(1, "lost-503", 503)]);
+    expect(await redeliverMissed(app, store, SINCE)).toBe(0);
+  });
+});
