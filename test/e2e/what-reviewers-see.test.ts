@@ -65,7 +65,7 @@ describe("an acceptance withdrawn (rules 18, 19)", () => {
     await github.dismissReview(REPO, pull.number, reviewId, { user: "ann", message: "Not yet" });
     await e.settle();
     expect((await runOf(e)).state).toBe("review");
-    expect(tracking(github)).toContain(`⚠️ Acceptance withdrawn: @ann dismissed a review on ${REPO}#${pull.number}.`);
+    expect(tracking(github)).toContain(`⚠️ Acceptance withdrawn: @ann dismissed @bob's approval on ${REPO}#${pull.number}.`);
     expect(report(github)).toContain("⚠️ Acceptance withdrawn");
     expect(report(github)).not.toContain("✅ Accepted");
     expect(github.pulls(REPO)[0]?.body).not.toContain("Accepted after");
