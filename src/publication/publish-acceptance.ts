@@ -206,12 +206,15 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
     }),
   );
   const histories = await Promise.all(steps.map(async (s) => ({ s, history: await store.steps.history(s.id) })));
-  // A PR's gates are those of the pass that pushed its accepted head: a later pass that left it
-  // unchanged carries them over, and did not run them.
+  // A PR's gates are those Lisa ran at its accepted head, whatever became of that pass (one blocked
+  // on red CI and skipped ran them all the same); a later pass that left it unchanged carries them
+  // over, and did not run them.
   const verified = new Map(
     histories.map(({ s, history }) => {
-      const ran = history.filter((r) => r.gates !== null && r.state === "delivered");
-      const record = ran.findLast((r) => r.end_sha === s.head_sha) ?? ran.at(-1);
+      const ran = history.filter((r) => r.gates !== null);
+      // A pass blocked on the PR's own CI pushed that head (its wip_sha) before CI failed there.
+      const record =
+        ran.findLast((r) => (r.end_sha ?? r.wip_sha) === s.head_sha) ?? ran.filter((r) => r.state === "delivered").at(-1);
       return [s.id, record ? { gates: JSON.parse(record.gates ?? "[]") as GateLine[], gatesPass: record.number } : undefined];
     }),
   );

@@ -213,6 +213,29 @@ describe("the pull request's CI as a gate", () => {
     expect(github.requests().some((r) => r.method === "POST" && r.path.endsWith("/requested_reviewers"))).toBe(false);
   });
 
+  it("after /lisa skip on red CI, an approval accepts, and the final report shows the gates Lisa ran at that head", async () => {
+    const { github, issue, pull } = await passOne(
+      [write("export const ok = true; // TODO"), reflecting("export const ok = true; // TODO: later", "the TODO marker")],
+      [TESTS],
+    );
+    const e = env as EmulatedLisa;
+    expect((await runOf(e)).state).toBe("blocked");
+    await github.commentOnIssue(REPO, issue.number, "/lisa skip", "ann");
+    await e.settle();
+    expect((await runOf(e)).state).toBe("review");
+    // Skipping is a person's choice to review what is there, red CI and all: their approval decides.
+    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "bob" });
+    await e.settle();
+    expect((await runOf(e)).state).toBe("accepted");
+    const report = github
+      .comments(REPO, issue.number)
+      .map((c) => c.body)
+      .find((body) => body.includes("<!-- lisa:report run=1 -->"));
+    expect(report).not.toContain("no gates were recorded");
+    // Lisa's gate passed at that head and its CI failed there: both said, as they were.
+    expect(report).toMatch(/api#2\]\([^)]*\) at `[0-9a-f]{7}`: ✅ `test -f health\.ts` · ❌ CI `test`\n/);
+  });
+
   it("keeps a CI log that imitates Lisa and instructs the agent as fenced data, in the prompt and on GitHub", async () => {
     const token = `ghp_${"A1b2C3d4".repeat(5)}`;
     const injection = [
