@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/support/longest-first-sequencer.ts";
 import { StoreTestsReporter } from "./test/support/store-tests-reporter.ts";
 
 export default defineConfig({
@@ -20,5 +21,7 @@ export default defineConfig({
     // The fault suites' scenarios run side by side within their file, three at a time: they mostly
     // wait on writes paced 1 s apart (two at a time took 20 min, five timed out under load).
     maxConcurrency: 3,
+    // The longest files first, also where there are no timings yet (a fresh checkout, as in CI).
+    sequence: { sequencer: LongestFirstSequencer },
   },
 });
