@@ -678,19 +678,19 @@ describe("the review loop", () => {
     expect(minted).toHaveLength(2);
   });
 
-  it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
-    const {
-      github,
-      pull,
-      env: e,
-    } = await startPassOne(
+  /** Pass 1 of one change, in a repository whose config has Lisa merge what is accepted. */
+  const passOneMerging = (options: Parameters<typeof startPassOne>[3]) =>
+    startPassOne(
       [change("health.ts", "Add GET /health")],
       `${CONFIG}review:\n  on_accept: merge\n`,
       (started) => {
         env = started;
       },
-      { repo: { mergeMethods: ["squash"] } },
+      options,
     );
+
+  it("review.on_accept: merge merges by the method a squash-only repository allows", async () => {
+    const { github, pull, env: e } = await passOneMerging({ repo: { mergeMethods: ["squash"] } });
     await github.submitReview(REPO, pull.number, { state: "APPROVED", user: "ann" });
     await e.settle();
     expect(github.pulls(REPO)[0]).toMatchObject({ merged: true, state: "closed" });
@@ -698,19 +698,7 @@ describe("the review loop", () => {
   });
 
   it("review.on_accept: merge: a merge GitHub refuses (403, a workflow a person added) is told once, the run says so, nothing retries it", async () => {
-    const {
-      github,
-      issue,
-      pull,
-      env: e,
-    } = await startPassOne(
-      [change("health.ts", "Add GET /health")],
-      `${CONFIG}review:\n  on_accept: merge\n`,
-      (started) => {
-        env = started;
-      },
-      { publishRetryMs: 100 },
-    );
+    const { github, issue, pull, env: e } = await passOneMerging({ publishRetryMs: 100 });
     await github.pushCommit(REPO, pull.head.ref, {
       files: { ".github/workflows/ci.yml": "on: push\n" },
       message: "Add CI",
