@@ -85,9 +85,14 @@ function fail(message: string): never {
 
 /** The registry answers, or the suite says plainly that it cannot run. */
 function checkRegistry(): void {
-  const probe = spawnSync("npm", ["view", PROJECTS[0]?.spec ?? "is-regex", "version"], { encoding: "utf8", timeout: 60_000 });
+  // Its errors printed even under `npm run --silent` (the check's), whose log level the child inherits.
+  const probe = spawnSync("npm", ["view", PROJECTS[0]?.spec ?? "is-regex", "version", "--loglevel=error"], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   if (probe.status !== 0) {
-    const lines = (probe.stderr || probe.error?.message || "no answer").trim().split("\n");
+    const ended = probe.error?.message ?? `npm view ended with ${probe.status ?? probe.signal} and printed nothing`;
+    const lines = (probe.stderr || ended).trim().split("\n");
     // npm's code and the request that failed say why; its advice and log path do not.
     const telling = lines.filter((line) => /\b(code|request to|reason)\b/.test(line));
     const why = (telling.length ? telling : lines.slice(-2)).join(" ").replace(/\s+/g, " ");
