@@ -76,7 +76,8 @@ const singleRepoProcesses: FaultScenario[] = [
     config: GATED,
     prepare: (world) => world.github.setCi(world.repo, [{ name: "test", delayMs: 3_000 }]),
     async inflict(world) {
-      const reading = () => world.github.requests().some((r) => r.path.includes("/check-runs?filter=latest")) || undefined;
+      // The CI gate's read of the head's latest check runs, whatever the order of its query (it pages).
+      const reading = () => world.github.requests().some((r) => /\/check-runs\?(.*&)?filter=latest/.test(r.path)) || undefined;
       await waitFor("Lisa to wait for the head's CI", reading, 60_000);
       await world.kill();
     },
