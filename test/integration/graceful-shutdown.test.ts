@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import { waitFor } from "../../dev/wait-for.ts";
+import { isPostgresUrl } from "../../src/store/sql-driver.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useLisaChildren } from "../support/lisa-child.ts";
@@ -50,8 +51,11 @@ describe("SIGTERM during an agent session", () => {
     expect(meanwhile).toContain("— ⏸️ interrupted; resumes where it stood");
     expect(meanwhile).not.toContain("the agent is working");
     expect(meanwhile).toMatch(/⏸️ Agent session 1: claude, implementing · \d+s · \$0\.00 · interrupted/);
-    expect(meanwhile).toContain(
-      "**Waiting for:** Lisa was stopped (SIGTERM) during this run; it resumes where it stood when Lisa starts again",
+    // On a shared store (PostgreSQL) any worker takes the run up again, and the line names the one stopped.
+    expect(meanwhile).toMatch(
+      isPostgresUrl(testStoreLocation(dataDir))
+        ? /\*\*Waiting for:\*\* worker \S+ was stopped \(SIGTERM\) during this run; another worker resumes it where it stood\n/
+        : /\*\*Waiting for:\*\* Lisa was stopped \(SIGTERM\) during this run; it resumes where it stood when Lisa starts again\n/,
     );
     // Queued or running, the run is Lisa's to carry on, not a person's.
     expect(emulator.labels(REPO, issue.number)).toContain("lisa:working");
