@@ -10,6 +10,7 @@ import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
+import { recordForValidation } from "./request-record.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
 import {
   errorResponse,
@@ -283,6 +284,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     };
     requestLog.push(recorded);
+    recordForValidation(recorded, body);
     for (const listener of answerListeners) listener(recorded, { request: body, response: answer.body });
     send(response, answer);
   }

@@ -1,8 +1,10 @@
-// `npm run check`: typecheck, lint, the suite on SQLite, then its store tests on PostgreSQL. The
-// PostgreSQL pass runs even when the SQLite pass failed (it may fail for a reason of its own), and
-// both results are printed at the end; the check fails when any part did.
+// `npm run check`: typecheck, lint, the suite on SQLite, then its store tests on PostgreSQL, then
+// every REST request both passes sent to the GitHub emulator held to GitHub's API descriptions
+// (api.github.com and GHES 3.17–3.19). The PostgreSQL pass runs even when the SQLite pass failed
+// (it may fail for a reason of its own), and all results are printed at the end; the check fails
+// when any part did.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 
@@ -16,7 +18,13 @@ interface Part {
 // The SQLite pass's list of the test files that choose their store (dev/store-tests.ts), for the
 // PostgreSQL pass of this same check only; removed with its folder at the end.
 const listDir = mkdtempSync(path.join(tmpdir(), "lisa-check-"));
-const env = { ...process.env, LISA_TEST_STORE_LIST: path.join(listDir, "store-tests.json") };
+const requestsDir = path.join(listDir, "requests");
+mkdirSync(requestsDir);
+const env = {
+  ...process.env,
+  LISA_TEST_STORE_LIST: path.join(listDir, "store-tests.json"),
+  LISA_RECORD_REQUESTS: requestsDir,
+};
 const parts: Part[] = [];
 const run = (name: string, args: string[]): Part => {
   const started = Date.now();
@@ -31,6 +39,7 @@ try {
   if (run("typecheck", ["typecheck"]).status === 0 && run("lint", ["lint"]).status === 0) {
     run("tests on SQLite", ["test"]);
     run("tests on PostgreSQL", ["test:postgres", "--", "--check"]);
+    run("GitHub API requests", ["validate-requests", "--", requestsDir]);
   }
 } finally {
   rmSync(listDir, { recursive: true, force: true });

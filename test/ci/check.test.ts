@@ -27,7 +27,7 @@ function checkWith(failing: string[]) {
 describe("npm run check", () => {
   it("runs the PostgreSQL pass when the SQLite pass failed, prints both results, and fails", () => {
     const { status, stdout, calls } = checkWith(["test"]);
-    expect(calls).toEqual(["typecheck", "lint", "test", "test:postgres"]);
+    expect(calls).toEqual(["typecheck", "lint", "test", "test:postgres", "validate-requests"]);
     expect(stdout).toMatch(/FAILED {2}tests on SQLite +\d+ min \d+ s\n {2}passed {2}tests on PostgreSQL/);
     expect(status).toBe(1);
   });
@@ -37,6 +37,12 @@ describe("npm run check", () => {
     const postgresOnly = checkWith(["test:postgres"]);
     expect(postgresOnly.stdout).toMatch(/passed {2}tests on SQLite[^\n]*\n {2}FAILED {2}tests on PostgreSQL/);
     expect(postgresOnly.status).toBe(1);
+  });
+
+  it("fails when the suite's requests to the emulator are not ones GitHub's API descriptions take", () => {
+    const { status, stdout } = checkWith(["validate-requests"]);
+    expect(stdout).toMatch(/passed {2}tests on PostgreSQL[^\n]*\n {2}FAILED {2}GitHub API requests/);
+    expect(status).toBe(1);
   });
 
   it("runs no tests after a type error", () => {

@@ -1,9 +1,7 @@
-import { readFileSync } from "node:fs";
-import { createRequire } from "node:module";
-import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
+import { type OpenApiChecker, openApiChecker } from "../../dev/openapi-check.ts";
 import type { RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // The emulator and Lisa held to GitHub's published OpenAPI description (@octokit/openapi): every
@@ -11,129 +9,26 @@ import type { RecordedRequest } from "../../emulator/github-emulator.ts";
 // goes round two passes and is accepted is one, with only the body fields GitHub takes, of their
 // types, the required ones present; and every field of the emulator's answers that GitHub
 // documents has GitHub's type. (The emulator answers a subset of each object on purpose, so
-// fields GitHub has and the emulator leaves out are not counted.)
+// fields GitHub has and the emulator leaves out are not counted.) The whole suite's requests are
+// checked against GHES's descriptions too, by scripts/validate-requests.ts in `npm run check`.
 
-interface Schema {
-  $ref?: string;
-  type?: string;
-  nullable?: boolean;
-  properties?: Record<string, Schema>;
-  additionalProperties?: boolean | Schema;
-  items?: Schema;
-  required?: string[];
-  enum?: unknown[];
-  allOf?: Schema[];
-  anyOf?: Schema[];
-  oneOf?: Schema[];
-}
-interface Operation {
-  requestBody?: { content?: Record<string, { schema?: Schema }> };
-  responses?: Record<string, { content?: Record<string, { schema?: Schema }> }>;
-}
-interface Description {
-  paths: Record<string, Record<string, Operation>>;
-  components: { schemas: Record<string, Schema> };
-}
-
-const require = createRequire(import.meta.url);
-// The non-dereferenced file: 13 MB instead of 73, and its $refs are resolved on demand below.
-const DESCRIPTION_FILE = path.join(
-  path.dirname(require.resolve("@octokit/openapi/package.json")),
-  "generated",
-  "api.github.com.json",
-);
-
-let description: Description;
+let api: OpenApiChecker;
 beforeAll(() => {
-  description = JSON.parse(readFileSync(DESCRIPTION_FILE, "utf8")) as Description;
+  api = openApiChecker("api.github.com");
 });
-
-/** `/repos/:owner/:repo/contents/*path` and `/repos/{owner}/{repo}/contents/{path}` alike: `/repos/{}/{}/contents/{}`. */
-const shape = (template: string) => template.replace(/[:*]\w+|\{\w+\}/g, "{}");
-
-/** GitHub's operation for `method` on a path template (the emulator's `:name` or OpenAPI's `{name}`). */
-function operationOf(method: string, template: string): Operation | undefined {
-  const wanted = shape(template);
-  const documented = Object.keys(description.paths).find((p) => shape(p) === wanted);
-  return documented ? description.paths[documented]?.[method.toLowerCase()] : undefined;
-}
-
-function resolve(schema: Schema): Schema {
-  let resolved = schema;
-  while (resolved.$ref) {
-    const name = resolved.$ref.replace("#/components/schemas/", "");
-    const target = description.components.schemas[name];
-    if (!target) throw new Error(`unresolvable ${resolved.$ref}`);
-    resolved = target;
-  }
-  return resolved;
-}
-
-/**
- * Where `value` is not what `schema` describes, as `where: what` lines. `strict` (a request Lisa
- * sends) also refuses fields GitHub does not take and wants the required ones; otherwise (an
- * answer of the emulator) only the types of documented fields count.
- */
-function mismatches(value: unknown, raw: Schema, where: string, strict: boolean): string[] {
-  const schema = resolve(raw);
-  if (schema.allOf) return schema.allOf.flatMap((part) => mismatches(value, part, where, strict));
-  const branches = schema.anyOf ?? schema.oneOf;
-  if (branches) {
-    const tried = branches.map((branch) => mismatches(value, branch, where, strict));
-    return tried.some((problems) => problems.length === 0) ? [] : (tried.sort((a, b) => a.length - b.length)[0] ?? []);
-  }
-  if (value === null) return schema.nullable || schema.type === "null" ? [] : [`${where}: null, GitHub says ${schema.type}`];
-  if (schema.enum && strict && !schema.enum.includes(value))
-    return [`${where}: ${JSON.stringify(value)} is none of ${schema.enum.join(", ")}`];
-  switch (schema.type) {
-    case "object": {
-      if (typeof value !== "object" || Array.isArray(value)) return [`${where}: ${typeof value}, GitHub says object`];
-      const record = value as Record<string, unknown>;
-      const problems = strict
-        ? (schema.required ?? [])
-            .filter((name) => !(name in record))
-            .map((name) => `${where}.${name}: missing, GitHub requires it`)
-        : [];
-      for (const [name, field] of Object.entries(record)) {
-        const documented =
-          schema.properties?.[name] ??
-          (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
-        if (documented) problems.push(...mismatches(field, documented, `${where}.${name}`, strict));
-        else if (strict && schema.additionalProperties !== true) problems.push(`${where}.${name}: GitHub does not take it`);
-      }
-      return problems;
-    }
-    case "array":
-      if (!Array.isArray(value)) return [`${where}: ${typeof value}, GitHub says array`];
-      return schema.items ? value.flatMap((item, i) => mismatches(item, schema.items as Schema, `${where}[${i}]`, strict)) : [];
-    case "integer":
-      return Number.isInteger(value) ? [] : [`${where}: ${JSON.stringify(value)}, GitHub says integer`];
-    case "number":
-      return typeof value === "number" ? [] : [`${where}: ${JSON.stringify(value)}, GitHub says number`];
-    case "string":
-    case "boolean":
-      return typeof value === schema.type ? [] : [`${where}: ${JSON.stringify(value)}, GitHub says ${schema.type}`];
-    default:
-      return [];
-  }
-}
-
-/** The JSON schema of an operation's request body or of its answer with `status`. */
-const requestSchema = (operation: Operation) => operation.requestBody?.content?.["application/json"]?.schema;
-const responseSchema = (operation: Operation, status: number) =>
-  operation.responses?.[String(status)]?.content?.["application/json"]?.schema;
 
 describe("the emulator against GitHub's OpenAPI description", () => {
   it("tells a body GitHub would refuse: a wrong type, a field it does not take, a required one missing", () => {
-    const comment = operationOf("POST", "/repos/:owner/:repo/issues/:issue_number/comments");
-    const schema = comment && requestSchema(comment);
-    if (!schema) throw new Error("GitHub's description has no comment body");
-    expect(mismatches({ body: "Hi" }, schema, "body", true)).toEqual([]);
-    expect(mismatches({ body: 5, bodyy: "Hi" }, schema, "body", true)).toEqual([
-      "body.body: 5, GitHub says string",
-      "body.bodyy: GitHub does not take it",
+    const route = "/repos/:owner/:repo/issues/:issue_number/comments";
+    expect(api.requestProblems("POST", route, { body: "Hi" })).toEqual([]);
+    expect(api.requestProblems("POST", route, { body: 5, bodyy: "Hi" })).toEqual([
+      `POST ${route} body.body: 5, GitHub says string`,
+      `POST ${route} body.bodyy: GitHub does not take it`,
     ]);
-    expect(mismatches({}, schema, "body", true)).toEqual(["body.body: missing, GitHub requires it"]);
+    expect(api.requestProblems("POST", route, {})).toEqual([`POST ${route} body.body: missing, GitHub requires it`]);
+    expect(api.requestProblems("POST", "/repos/:owner/:repo/no-such-thing", {})).toEqual([
+      "POST /repos/:owner/:repo/no-such-thing: no such operation",
+    ]);
   });
 
   it("answers only operations GitHub has, with the same method and path", async () => {
@@ -143,9 +38,9 @@ describe("the emulator against GitHub's OpenAPI description", () => {
       // GraphQL is not part of the REST description; the review decision is read there.
       const routes = env.github.routes().filter((route) => route.pattern !== "/graphql");
       expect(routes.length).toBeGreaterThan(25);
-      expect(routes.filter((route) => !operationOf(route.method, route.pattern)).map((r) => `${r.method} ${r.pattern}`)).toEqual(
-        [],
-      );
+      expect(
+        routes.filter((route) => !api.operationOf(route.method, route.pattern)).map((r) => `${r.method} ${r.pattern}`),
+      ).toEqual([]);
     } finally {
       await env.stop();
     }
@@ -182,19 +77,16 @@ describe("the emulator against GitHub's OpenAPI description", () => {
     }, 120_000);
 
     it("sends only documented operations, with the body fields GitHub takes, of their types", () => {
-      const api = exchanges.filter((e) => e.request.route !== "/graphql");
-      expect(api.length).toBeGreaterThan(20);
+      const rest = exchanges.filter((e) => e.request.route !== "/graphql");
+      expect(rest.length).toBeGreaterThan(20);
       // Every operation Lisa used, so a new one is seen here first.
-      const used = [...new Set(api.map((e) => `${e.request.method} ${e.request.route}`))];
+      const used = [...new Set(rest.map((e) => `${e.request.method} ${e.request.route}`))];
       expect(used.length).toBeGreaterThan(12);
-      const problems = api.flatMap(({ request, sent }) => {
-        const operation = request.route ? operationOf(request.method, request.route) : undefined;
-        if (!operation) return [`${request.method} ${request.path}: no such operation on GitHub`];
-        const schema = requestSchema(operation);
-        if (sent === undefined) return [];
-        if (!schema) return [`${request.method} ${request.route}: GitHub takes no JSON body`];
-        return mismatches(sent, schema, `${request.method} ${request.route} body`, true);
-      });
+      const problems = rest.flatMap(({ request, sent }) =>
+        request.route
+          ? api.requestProblems(request.method, request.route, sent)
+          : [`${request.method} ${request.path}: no route`],
+      );
       expect([...new Set(problems)]).toEqual([]);
     });
 
@@ -209,13 +101,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
             e.answered !== undefined &&
             typeof e.answered !== "string",
         )
-        .flatMap(({ request, answered }) => {
-          const operation = operationOf(request.method, request.route ?? "");
-          const schema = operation && responseSchema(operation, request.status);
-          if (!schema)
-            return [`${request.method} ${request.route} ${request.status}: GitHub documents no JSON answer with this status`];
-          return mismatches(answered, schema, `${request.method} ${request.route} → ${request.status}`, false);
-        });
+        .flatMap(({ request, answered }) => api.answerProblems(request.method, request.route ?? "", request.status, answered));
       expect([...new Set(problems)]).toEqual([]);
     });
   });
