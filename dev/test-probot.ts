@@ -1,6 +1,6 @@
 import { generateKeyPairSync } from "node:crypto";
 import { Probot, ProbotOctokit } from "probot";
-import { LisaOctokit } from "../src/github/lisa-octokit.ts";
+import { LisaOctokit, lisaUserAgent } from "../src/github/lisa-octokit.ts";
 
 const { privateKey } = generateKeyPairSync("rsa", {
   modulusLength: 2048,
@@ -28,8 +28,9 @@ export function createTestProbot(options: { secret: string; baseUrl?: string; re
     // The function form is applied after Probot's own defaults, which would otherwise re-enable throttling.
     Octokit: options.deployed
       ? LisaOctokit
-      : ProbotOctokit.defaults((instanceOptions: object) => ({
+      : ProbotOctokit.defaults((instanceOptions: { userAgent?: string }) => ({
           ...instanceOptions,
+          userAgent: lisaUserAgent(instanceOptions.userAgent),
           retry: { enabled: options.retries ?? false },
           throttle: { enabled: false },
         })),

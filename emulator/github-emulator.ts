@@ -284,7 +284,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     };
     requestLog.push(recorded);
-    recordForValidation(recorded, body);
+    recordForValidation(recorded, request.headers["user-agent"], body);
     for (const listener of answerListeners) listener(recorded, { request: body, response: answer.body });
     send(response, answer);
   }

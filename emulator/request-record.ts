@@ -1,8 +1,10 @@
-// With LISA_RECORD_REQUESTS set to a folder, every REST request the emulator receives is appended
+// With LISA_RECORD_REQUESTS set to a folder, every REST request Lisa sends the emulator (its
+// User-Agent begins with Lisa's name; a test's own requests, malformed on purpose, do not) is appended
 // there as a JSON line (method, route, status and the body with long strings cut), so that
 // scripts/validate-requests.ts can hold a whole suite's requests to GitHub's API descriptions.
 import { appendFileSync } from "node:fs";
 import path from "node:path";
+import { USER_AGENT_PREFIX } from "../src/github/lisa-octokit.ts";
 import type { RecordedRequest } from "./github-emulator.ts";
 
 /** One line of the record. */
@@ -23,9 +25,9 @@ function cut(value: unknown): unknown {
 }
 
 /** Appends one REST request to the record, when one is kept. */
-export function recordForValidation(request: RecordedRequest, sent: unknown): void {
+export function recordForValidation(request: RecordedRequest, userAgent: string | undefined, sent: unknown): void {
   const folder = process.env.LISA_RECORD_REQUESTS;
-  if (!folder || request.route === "/graphql") return;
+  if (!folder || request.route === "/graphql" || !userAgent?.startsWith(`${USER_AGENT_PREFIX} `)) return;
   const line: RecordedExchange = { method: request.method, route: request.route, path: request.path, status: request.status };
   if (sent !== undefined) line.sent = cut(sent);
   // One file per process: appends from concurrent test workers never interleave within a line.

@@ -41,12 +41,21 @@ const unpaced = {
   }),
 };
 
+/** What Lisa's requests name themselves with, first in `User-Agent`, as GitHub asks an App to. */
+export const USER_AGENT_PREFIX = "lisa";
+/** Lisa's name before the User-Agent Octokit would send, once (Probot applies defaults more than once). */
+export const lisaUserAgent = (userAgent: string | undefined) =>
+  userAgent === USER_AGENT_PREFIX || userAgent?.startsWith(`${USER_AGENT_PREFIX} `)
+    ? userAgent
+    : [USER_AGENT_PREFIX, userAgent].filter(Boolean).join(" ");
+
 /**
- * ProbotOctokit with throttleRetries, and without Octokit's own spacing of writes. Probot applies
- * its own defaults first (the function form of `defaults` on the base class runs last), so these
- * answers win over its.
+ * ProbotOctokit with throttleRetries, without Octokit's own spacing of writes, and named Lisa in
+ * its User-Agent. Probot applies its own defaults first (the function form of `defaults` on the
+ * base class runs last), so these answers win over its.
  */
-export const LisaOctokit = ProbotOctokit.defaults((options: { throttle?: object }) => ({
+export const LisaOctokit = ProbotOctokit.defaults((options: { throttle?: object; userAgent?: string }) => ({
   ...options,
+  userAgent: lisaUserAgent(options.userAgent),
   throttle: { ...options.throttle, ...throttleRetries, write: unpaced, notifications: unpaced },
 }));

@@ -51,7 +51,7 @@ describe("npm run validate-requests", () => {
     expect(result.status).toBe(1);
   });
 
-  it("is fed by the emulator when LISA_RECORD_REQUESTS names a folder", async () => {
+  it("is fed by the emulator with Lisa's requests when LISA_RECORD_REQUESTS names a folder", async () => {
     const folder = tempDir("requests-recorded");
     const github = createGitHubEmulator({ reposRoot: tempDir("requests-repos"), webhookSecret: "s" });
     await github.start();
@@ -61,12 +61,19 @@ describe("npm run validate-requests", () => {
     try {
       await github.createRepo("acme/api");
       const issue = await github.createIssue("acme/api", { title: "Add a health check", body: "", user: "ann" });
-      const answer = await fetch(`${github.url}/repos/acme/api/issues/${issue.number}/comments`, {
-        method: "POST",
-        headers: { authorization: `token ${github.createInstallationToken()}`, "content-type": "application/json" },
-        body: JSON.stringify({ body: "On it." }),
-      });
-      expect(answer.status).toBe(201);
+      const comment = (userAgent: string) =>
+        fetch(`${github.url}/repos/acme/api/issues/${issue.number}/comments`, {
+          method: "POST",
+          headers: {
+            authorization: `token ${github.createInstallationToken()}`,
+            "content-type": "application/json",
+            "user-agent": userAgent,
+          },
+          body: JSON.stringify({ body: "On it." }),
+        });
+      expect((await comment("lisa probot/14.3.2 octokit-core.js/7.0.6")).status).toBe(201);
+      // A test's own request (malformed ones on purpose, in the emulator's tests) is not Lisa's.
+      expect((await comment("octokit-rest.js/22.0.1")).status).toBe(201);
     } finally {
       if (suiteRecord === undefined) delete process.env.LISA_RECORD_REQUESTS;
       else process.env.LISA_RECORD_REQUESTS = suiteRecord;

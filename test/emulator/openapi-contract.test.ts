@@ -1,7 +1,10 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { type OpenApiChecker, openApiChecker } from "../../dev/openapi-check.ts";
+import { tempDir } from "../../dev/temp-dir.ts";
 import type { RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // The emulator and Lisa held to GitHub's published OpenAPI description (@octokit/openapi): every
@@ -48,12 +51,16 @@ describe("the emulator against GitHub's OpenAPI description", () => {
 
   describe("in a run that goes round two passes and is accepted", () => {
     const exchanges: { request: RecordedRequest; sent: unknown; answered: unknown }[] = [];
+    const recordFolder = tempDir("contract-record");
     beforeAll(async () => {
       const agent = createFakeClaude([
         { write: { "health.ts": "v1\n" }, manifest: { title: "Add a health check", what: "v1." } },
         { write: { "health.ts": "v2\n" }, manifest: { title: "Add a health check", what: "v2." } },
       ]);
       const env = await startEmulatedLisa({ claudeBinary: agent.binary });
+      // The record scripts/validate-requests.ts checks for the whole suite, kept for this run alone.
+      const suiteRecord = process.env.LISA_RECORD_REQUESTS;
+      process.env.LISA_RECORD_REQUESTS = recordFolder;
       try {
         const { github } = env;
         github.beforeAnswer((request, bodies) => exchanges.push({ request, sent: bodies.request, answered: bodies.response }));
@@ -72,6 +79,8 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         await github.submitReview("acme/api", pull.number, { state: "APPROVED", body: "", user: "ann" });
         await env.settle();
       } finally {
+        if (suiteRecord === undefined) delete process.env.LISA_RECORD_REQUESTS;
+        else process.env.LISA_RECORD_REQUESTS = suiteRecord;
         await env.stop();
       }
     }, 120_000);
@@ -88,6 +97,15 @@ describe("the emulator against GitHub's OpenAPI description", () => {
           : [`${request.method} ${request.path}: no route`],
       );
       expect([...new Set(problems)]).toEqual([]);
+    });
+
+    it("names itself Lisa in every request, so the whole suite's record holds each of them", () => {
+      const [file, ...others] = readdirSync(recordFolder);
+      expect(others).toEqual([]);
+      const recorded = readFileSync(path.join(recordFolder, file ?? ""), "utf8")
+        .trim()
+        .split("\n");
+      expect(recorded).toHaveLength(exchanges.filter((e) => e.request.route !== "/graphql").length);
     });
 
     it("answers each with GitHub's types for every documented field it returns", () => {

@@ -55,6 +55,24 @@ describe("LisaOctokit", () => {
     expect(repoReads(emulator)).toEqual([403, 200]);
   });
 
+  it("names itself Lisa first in its User-Agent, once, before Octokit's name, as GitHub asks an App to", async () => {
+    const { github: emulator } = await client();
+    const { privateKey } = generateKeyPairSync("rsa", {
+      modulusLength: 2048,
+      privateKeyEncoding: { type: "pkcs1", format: "pem" },
+      publicKeyEncoding: { type: "spki", format: "pem" },
+    });
+    const probot = new Probot({ appId: 1, privateKey, baseUrl: emulator.url, Octokit: LisaOctokit, logLevel: "fatal" });
+    const octokit = await probot.auth(emulator.installationId);
+    const sent: string[] = [];
+    octokit.hook.after("request", (_response, options) => {
+      sent.push(String(options.headers["user-agent"]));
+    });
+    await octokit.rest.repos.get({ owner: "acme", repo: "api" });
+    // The installation token's request, then the read.
+    expect(sent).toEqual([expect.stringMatching(/^lisa octokit-core\.js\/[\d.]+ /), sent[0]]);
+  });
+
   it("gives up after two retries, so the caller can fail or retry the whole command", async () => {
     const { github: emulator, octokit } = await client();
     emulator.injectFault({ method: "GET", path: /^\/repos\/acme\/api$/, kind: "secondary_rate_limit", times: 10 });
