@@ -54,7 +54,7 @@ export async function buildStep(
   // The last session was stopped for guidance written meanwhile, or ended just as it came.
   let steered = false;
   // Dependencies installed (or restored from the cache) before any session or gate runs.
-  await prepareWorktree(ctx, stepId, checkout);
+  await prepareWorktree(ctx, initial, checkout);
 
   for (;;) {
     await assertStillRunning(ctx);

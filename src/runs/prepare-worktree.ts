@@ -4,6 +4,7 @@ import path from "node:path";
 import { StepError } from "../errors.ts";
 import { code, fenced } from "../reporting/untrusted.ts";
 import { runSandboxed } from "../sandbox/run-sandboxed.ts";
+import type { StepRow } from "../store/store.ts";
 import type { RunContext } from "../workflow/run-context.ts";
 import { git } from "../workspace/git.ts";
 import {
@@ -38,7 +39,8 @@ export interface Prepared {
  * branch's commits: a branch an agent worked on never fills the cache other steps restore from.
  * @throws StepError when a set-up command fails: the run fails, and `/lisa retry` runs it again
  */
-export async function prepareWorktree(ctx: RunContext, stepId: number, checkout: Checkout): Promise<Prepared> {
+export async function prepareWorktree(ctx: RunContext, step: StepRow, checkout: Checkout): Promise<Prepared> {
+  const stepId = step.id;
   const { config, deps } = ctx;
   if (config.setup.length === 0) return { how: "none", ms: 0 };
   const dir = workDir(checkout);
@@ -64,7 +66,7 @@ export async function prepareWorktree(ctx: RunContext, stepId: number, checkout:
   const ms = Date.now() - started;
   deps.metrics.setupRan(ms);
   let stored = false;
-  if (cached && (await onBase(ctx, stepId, dir))) {
+  if (cached && (await onBase(step.base_branch ?? config.base_branch, dir))) {
     const storing = Date.now();
     const entry = await storeSetup(root, checkout.ref, key, dir);
     deps.metrics.setupStored(Date.now() - storing);
@@ -90,9 +92,7 @@ async function restore(ctx: RunContext, root: string, key: string, dir: string, 
 }
 
 /** Whether the worktree's HEAD is on the base branch as fetched: only reviewed code fills the cache. */
-async function onBase(ctx: RunContext, stepId: number, dir: string): Promise<boolean> {
-  const step = await ctx.deps.store.steps.get(stepId);
-  const base = step.base_branch ?? ctx.config.base_branch;
+async function onBase(base: string | undefined | null, dir: string): Promise<boolean> {
   if (!base) return false;
   try {
     await git(dir, ["merge-base", "--is-ancestor", "HEAD", `refs/remotes/origin/${base}`]);

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
+import { appendFile, lstat, mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { promisify } from "node:util";
 import { z } from "zod";
@@ -20,6 +20,9 @@ const repoDir = (root: string, ref: RepoRef) => path.join(root, ref.owner.toLowe
 const BUILDING = ".building-";
 /** An unfinished entry older than this was left by a crash (a store takes minutes at most). */
 const ABANDONED_MS = 3_600_000;
+
+/** One byte per lookup, `h` or `m`: appends of a byte are atomic, so concurrent workers lose none. */
+const LOOKUPS = "lookups.log";
 
 const entrySchema = z.object({
   /** Paths from the worktree's root that set-up left ignored, each copied whole. */
@@ -236,7 +239,7 @@ export interface CacheEntryInfo {
 export async function listEntries(root: string): Promise<CacheEntryInfo[]> {
   const entries: CacheEntryInfo[] = [];
   for (const owner of await readdir(root).catch(() => [] as string[])) {
-    if (owner.startsWith(".") || owner === "stats.json") continue;
+    if (owner.startsWith(".") || owner === LOOKUPS) continue;
     for (const repo of await readdir(path.join(root, owner)).catch(() => [] as string[])) {
       const dir = path.join(root, owner, repo);
       for (const key of await readdir(dir).catch(() => [] as string[])) {
@@ -286,24 +289,15 @@ export async function setupCacheSize(root: string): Promise<{ bytes: number; ent
   return { bytes: entries.reduce((sum, e) => sum + e.bytes, 0), entries: entries.length };
 }
 
-const statsSchema = z.object({ hits: z.number(), misses: z.number() });
-
 /** Counts a restore or a set-up that found no entry, kept beside the cache for `lisa status`. */
 export async function recordCacheOutcome(root: string, outcome: "hit" | "miss"): Promise<void> {
-  const stats = await cacheStats(root);
-  if (outcome === "hit") stats.hits++;
-  else stats.misses++;
   await mkdir(root, { recursive: true });
-  const temporary = path.join(root, `.stats-${randomBytes(6).toString("hex")}`);
-  await writeFile(temporary, JSON.stringify(stats));
-  await rename(temporary, path.join(root, "stats.json"));
+  await appendFile(path.join(root, LOOKUPS), outcome === "hit" ? "h" : "m");
 }
 
-/** Hits and misses since the cache was made (or last cleared whole). */
+/** Hits and misses since the cache was made. */
 export async function cacheStats(root: string): Promise<{ hits: number; misses: number }> {
-  try {
-    return statsSchema.parse(JSON.parse(await readFile(path.join(root, "stats.json"), "utf8")));
-  } catch {
-    return { hits: 0, misses: 0 };
-  }
+  const lookups = await readFile(path.join(root, LOOKUPS), "utf8").catch(() => "");
+  const hits = lookups.split("h").length - 1;
+  return { hits, misses: lookups.length - hits };
 }

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { clearSetupCache, listEntries, setupCacheRoot } from "../../src/workspace/setup-cache.ts";
+import { cacheStats, clearSetupCache, listEntries, setupCacheRoot } from "../../src/workspace/setup-cache.ts";
 import { installationTokens } from "../support/hello-world.ts";
 
 // Issue 41: `setup:` prepares the worktree before the first agent session, and the cache gives the
@@ -113,8 +113,7 @@ describe("setup: in .github/lisa.yml", () => {
     await label(e, "Add a cart");
     expect(agent.calls()).toHaveLength(2);
     expect(e.github.pulls(REPO)).toHaveLength(1);
-    const stats = JSON.parse(readFileSync(path.join(setupCacheRoot(e.dataDir), "stats.json"), "utf8"));
-    expect(stats).toEqual({ hits: 1, misses: 1 });
+    expect(await cacheStats(setupCacheRoot(e.dataDir))).toEqual({ hits: 1, misses: 1 });
     expect(readFileSync(stored, "utf8")).toContain('"hello"');
     const metrics = await (await fetch(`${new URL(e.webhookUrl).origin}/metrics`)).text();
     expect(metrics).toContain('lisa_setup_cache_total{outcome="hit"} 1');
@@ -138,6 +137,6 @@ describe("setup: in .github/lisa.yml", () => {
     expect(await e.github.readFile(REPO, "src/shop.js", pull?.head.ref)).toBe("export const shop = 2;\n");
     // Set-up ran again (its gate passed), and what it made on the agent's branch was not stored.
     expect(await listEntries(root)).toEqual([]);
-    expect(JSON.parse(readFileSync(path.join(root, "stats.json"), "utf8"))).toEqual({ hits: 0, misses: 2 });
+    expect(await cacheStats(root)).toEqual({ hits: 0, misses: 2 });
   });
 });

@@ -13,9 +13,11 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runSandboxed } from "../../src/sandbox/run-sandboxed.ts";
 import {
+  cacheStats,
   clearSetupCache,
   evictSetupCache,
   listEntries,
+  recordCacheOutcome,
   restoreSetup,
   setupCacheKey,
   spareCopies,
@@ -196,6 +198,16 @@ describe("clearSetupCache", () => {
     expect(await clearSetupCache(root, { owner: "Acme", repo: "Shop" })).toBe(1);
     expect((await listEntries(root)).map((e) => e.repo)).toEqual(["acme/blog"]);
     expect(await clearSetupCache(root)).toBe(1);
+    expect(await listEntries(root)).toEqual([]);
+  });
+});
+
+describe("recordCacheOutcome", () => {
+  it("counts every lookup when many are recorded at once, as a fleet's workers do", async () => {
+    const root = tempDir("cache-stats");
+    expect(await cacheStats(root)).toEqual({ hits: 0, misses: 0 });
+    await Promise.all(Array.from({ length: 40 }, (_, i) => recordCacheOutcome(root, i % 4 === 0 ? "miss" : "hit")));
+    expect(await cacheStats(root)).toEqual({ hits: 30, misses: 10 });
     expect(await listEntries(root)).toEqual([]);
   });
 });
