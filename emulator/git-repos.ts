@@ -99,6 +99,16 @@ export async function commitExists(gitDir: string, sha: string): Promise<boolean
   }
 }
 
+/** Whether commit `sha` is in the history of `ref` (a branch name or a commit). */
+export async function inHistoryOf(gitDir: string, sha: string, ref: string): Promise<boolean> {
+  try {
+    await git(gitDir, ["merge-base", "--is-ancestor", sha, ref]);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** How many commits `head` has that `base` lacks: GitHub refuses a pull request without any. */
 export async function commitsAhead(gitDir: string, base: string, head: string): Promise<number> {
   const count = await git(gitDir, ["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`]);

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { CONFIG_PATH } from "../src/config/parse-config.ts";
 import { grantedPermissions, subscribedEvents } from "./app-events.ts";
+import { rerequestCheckRun } from "./check-rerequest.ts";
 import { checkRunJson } from "./check-runs.ts";
 import { ciBaseline, rerunCheck, runCi } from "./ci-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
@@ -796,6 +797,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (!check) throw new Error(`no CI check named ${name} in ${fullName}`);
       rerunCheck(context, repo, checkRunId, check);
     },
+
+    /** `user` presses "Re-run" on Lisa's check run `checkRunId`: `check_run.rerequested`, sent and returned. */
+    rerequestCheckRun: (fullName: string, checkRunId: number, user: string): Promise<Delivery> =>
+      rerequestCheckRun(context, repoNamed(fullName), checkRunId, state.account(user)),
 
     /** Commit statuses reported on a repository's commits, oldest first. */
     statuses: (fullName: string) => repoNamed(fullName).statuses.map((s) => ({ ...s })),

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { RouteRequest, RouteResponse } from "./router.ts";
 
 /** GitHub's page size when a request names none, for most lists. */
@@ -7,7 +8,7 @@ const MAX_PER_PAGE = 100;
 
 /**
  * One page of `items` as GitHub pages a list: `per_page` (at most 100) and `page` from the query,
- * `Link` headers to the next, last, first and previous pages. `wrap` shapes a page whose list sits
+ * `Link` headers to the next, last, first and previous pages, and an ETag. `wrap` shapes a page whose list sits
  * in an object (`{ total_count, check_runs }`); without it the page is the array itself.
  */
 export function paginate(
@@ -31,9 +32,10 @@ export function paginate(
     ...(page > 1 ? [`${pageUrl(1)}; rel="first"`, `${pageUrl(Math.min(page - 1, lastPage))}; rel="prev"`] : []),
   ];
   const slice = items.slice((page - 1) * perPage, page * perPage);
-  return {
-    status: 200,
-    body: wrap ? wrap(slice) : slice,
-    headers: links.length > 0 ? { link: links.join(", ") } : {},
-  };
+  const body = wrap ? wrap(slice) : slice;
+  const link = links.join(", ");
+  // GitHub's ETag changes with the page (its links included); a request holding it gets a 304, free of rate limit.
+  const etag = `W/"${createHash("sha256").update(JSON.stringify(body)).update(link).digest("hex").slice(0, 40)}"`;
+  if (request.headers["if-none-match"] === etag) return { status: 304, headers: { etag } };
+  return { status: 200, body, headers: { etag, ...(link ? { link } : {}) } };
 }

@@ -220,6 +220,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     now,
     stored: (command) => worker.commandStored(command),
     ...(deps.ciSignals ? { ciSignals: deps.ciSignals } : {}),
+    appId: options.appId,
   });
 
   let operatorServer: Server | undefined;

@@ -3,6 +3,7 @@ import { storeConfigCache } from "./config/config-cache.ts";
 import { createGitHubPort } from "./github/create-github-port.ts";
 import { asGitHubError } from "./github/github-error.ts";
 import type { GitHubPort } from "./github/github-port.ts";
+import { type PageCache, pageCache } from "./github/page-cache.ts";
 import { cachedTokens } from "./github/token-cache.ts";
 import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";
 import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
@@ -55,6 +56,8 @@ export function installationPorts(
     tokens.set(installationId, cached);
     return cached;
   };
+  // One cache of polled pages per installation, for every port made for it: the next poll asks on their ETags.
+  const pages = new Map<number, PageCache>();
   return async (installationId) => {
     const waits = new Set<(wait: LongWait) => void>();
     let octokit: Hooked = counted(await app.auth(installationId), metrics);
@@ -62,6 +65,7 @@ export function installationPorts(
     const port = createGitHubPort(octokit as never, tokenOf(installationId), {
       configCache: storeConfigCache(store, installationId, now),
       appId: ownId,
+      pageCache: pages.get(installationId) ?? pages.set(installationId, pageCache()).get(installationId),
     });
     return Object.assign(port, { onWriteWait: (listener: (wait: LongWait) => void) => void waits.add(listener) });
   };

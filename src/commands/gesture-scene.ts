@@ -12,6 +12,8 @@ export interface RunControls {
    * pacing without holding up the commands and runs after it.
    */
   acknowledge(write: Promise<void>): void;
+  /** Runs the gates of a run at rest again at its step's head, into a new check run ("Re-run" on Lisa's check). */
+  rerunGates(runId: number, stepId: number, asked: { headSha: string; sender: string }): Promise<string>;
 }
 
 /** A gesture with what every handler of it reads: looked up once, so each family of gestures starts from the same facts. */

@@ -59,7 +59,18 @@ export interface IssueGesture extends GestureOrigin {
   label: string | null;
 }
 
-export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture | IssueGesture;
+/** "Re-run" pressed on Lisa's check run (or "Re-run all" on her check suite) at a head of one of her pull requests. */
+export interface CheckGesture extends GestureOrigin {
+  kind: "check";
+  action: "rerequested";
+  headSha: string;
+  /** The check run pressed; null for a suite, whose newest Lisa check run at the head is meant. */
+  checkRunId: number | null;
+  /** What the pressed check run says now, kept when Lisa adds why she does not re-run it. */
+  shown: { conclusion: string | null; title: string | null; summary: string | null } | null;
+}
+
+export type Gesture = CommandGesture | ReviewGesture | PullRequestGesture | IssueGesture | CheckGesture;
 
 /** What Lisa keeps of an `issues.labeled` webhook: enough to decide later, nothing more. */
 export interface LabeledCommand {

@@ -6,6 +6,7 @@ import { onCommand } from "./on-command.ts";
 import { onIssueChange } from "./on-issue-change.ts";
 import { onPullRequestChange } from "./on-pull-request-change.ts";
 import { onReview } from "./on-review.ts";
+import { onCheckRerun } from "./rerun-check.ts";
 
 /**
  * Acts on a human gesture stored by a webhook handler: a `/lisa` command, a review, a change to
@@ -43,5 +44,7 @@ export async function handleGesture(
       return onCommand(scene, gesture);
     case "issue":
       return onIssueChange(scene, gesture);
+    case "check":
+      return onCheckRerun(scene, gesture);
   }
 }

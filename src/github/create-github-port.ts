@@ -8,24 +8,35 @@ import { octokitIssues } from "./octokit-issues.ts";
 import { octokitPulls } from "./octokit-pulls.ts";
 import { octokitRepos } from "./octokit-repos.ts";
 import { octokitReviews } from "./octokit-reviews.ts";
+import type { PageCache } from "./page-cache.ts";
 
 /**
  * The GitHub port over an installation-authenticated Octokit, and a function that mints a fresh
- * installation token for git. With `configCache`, config files are read conditionally (config-cache.ts).
+ * installation token for git. With `configCache`, config files are read conditionally (config-cache.ts);
+ * with `pageCache`, the CI and check-run lists Lisa polls (read-all-pages.ts).
  * `self` is the login of a person's token (`lisa run`); without it, Lisa is the App's bot, whose
  * id `appId` tells (its check runs are found by it).
  */
 export function createGitHubPort(
   octokit: Octokit,
   mintToken: () => Promise<string>,
-  { self, configCache, appId }: { self?: string; configCache?: ConfigFileCache; appId?: () => Promise<number> } = {},
+  {
+    self,
+    configCache,
+    appId,
+    pageCache,
+  }: { self?: string; configCache?: ConfigFileCache; appId?: () => Promise<number>; pageCache?: PageCache } = {},
 ): GitHubPort {
   return throwingGitHubErrors({
     installationToken: mintToken,
     ...octokitRepos(octokit, configCache),
     ...octokitIssues(octokit, self),
-    ...octokitChecks(octokit, { ...(appId ? { appId } : {}), person: self !== undefined }),
-    ...octokitCi(octokit, appId ? { appId } : {}),
+    ...octokitChecks(octokit, {
+      ...(appId ? { appId } : {}),
+      person: self !== undefined,
+      ...(pageCache ? { pages: pageCache } : {}),
+    }),
+    ...octokitCi(octokit, { ...(appId ? { appId } : {}), ...(pageCache ? { pages: pageCache } : {}) }),
     ...octokitPulls(octokit),
     ...octokitReviews(octokit, self),
   });

@@ -1,6 +1,7 @@
 import type { Octokit } from "@octokit/rest";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
 import type { CheckReport, GitHubPort } from "./github-port.ts";
+import type { PageCache } from "./page-cache.ts";
 import { readAllPages } from "./read-all-pages.ts";
 
 /** The checks API bounds a summary one character below a comment's body. */
@@ -13,7 +14,7 @@ const CHECK_SUMMARY_LIMIT = 65_535;
  */
 export function octokitChecks(
   octokit: Octokit,
-  { appId, person }: { appId?: () => Promise<number>; person: boolean },
+  { appId, person, pages }: { appId?: () => Promise<number>; person: boolean; pages?: PageCache },
 ): Pick<GitHubPort, "findCheckRun" | "ensureCheckRun" | "updateCheckRun" | "createCheckRun"> {
   const findCheckRun: GitHubPort["findCheckRun"] = async ({ owner, repo }, sha, name) => {
     if (person) return undefined;
@@ -24,6 +25,7 @@ export function octokitChecks(
       octokit.rest.checks.listForRef,
       { owner, repo, ref: sha, check_name: name, ...app },
       (page) => page.check_runs,
+      pages,
     );
     const found = runs.sort((a, b) => b.id - a.id)[0];
     return found ? { id: found.id, status: found.status } : undefined;

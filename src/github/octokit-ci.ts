@@ -2,20 +2,22 @@ import type { Octokit } from "@octokit/rest";
 import { branchRules } from "./branch-rules.ts";
 import { statusOf } from "./github-error.ts";
 import type { CiCheckRun, GitHubPort } from "./github-port.ts";
+import type { PageCache } from "./page-cache.ts";
 import { pagesOf, readAllPages } from "./read-all-pages.ts";
 
 /**
  * The port's reads of a pull request's CI over Octokit. Lisa's own check runs and suites (those of
  * the App whose id `appId` gives) are left out: her "Lisa" check is no CI of the pull request.
+ * With `pages`, the lists polled are read conditionally (read-all-pages.ts).
  */
 export function octokitCi(
   octokit: Octokit,
-  { appId }: { appId?: () => Promise<number> },
+  { appId, pages }: { appId?: () => Promise<number>; pages?: PageCache },
 ): Pick<GitHubPort, "ciOf" | "checkAnnotations" | "jobLog" | "requiredChecks"> {
   return {
     async ciOf(ref, sha) {
       const own = appId ? await appId() : undefined;
-      // Every page of each: a failure on the second page of 150 check runs closes the gate as surely as one on the first.
+      // Every page of each, asked for on its ETag (a 304 is free of rate limit): a failure on the second page of 150 check runs closes the gate as surely as one on the first.
       const [runs, suites, statuses] = await Promise.all([
         unlessRefused(
           readAllPages(
@@ -23,15 +25,16 @@ export function octokitCi(
             octokit.rest.checks.listForRef,
             { ...ref, ref: sha, filter: "latest" },
             (page) => page.check_runs,
+            pages,
           ),
           [],
         ),
         unlessRefused(
-          readAllPages(octokit, octokit.rest.checks.listSuitesForRef, { ...ref, ref: sha }, (page) => page.check_suites),
+          readAllPages(octokit, octokit.rest.checks.listSuitesForRef, { ...ref, ref: sha }, (page) => page.check_suites, pages),
           [],
         ),
         unlessRefused(
-          readAllPages(octokit, octokit.rest.repos.getCombinedStatusForRef, { ...ref, ref: sha }, (page) => page.statuses),
+          readAllPages(octokit, octokit.rest.repos.getCombinedStatusForRef, { ...ref, ref: sha }, (page) => page.statuses, pages),
           [],
         ),
       ]);

@@ -3,6 +3,7 @@ import { type ConfigFileCache, type ConfigFileRef, type ConfigFileText, resolveC
 import { ConfigError } from "../errors.ts";
 import { statusOf } from "./github-error.ts";
 import type { GitHubPort } from "./github-port.ts";
+import { ifChanged } from "./if-changed.ts";
 
 const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);
 
@@ -34,18 +35,15 @@ export function octokitRepos(
 /** A config file's text from the default branch, asked for with `If-None-Match` when an ETag is held. */
 async function readConfigFile(octokit: Octokit, file: ConfigFileRef, etag: string | null): Promise<ConfigFileText | "unchanged"> {
   try {
-    const { data, headers } = await octokit.request("GET /repos/{owner}/{repo}/contents/{path}", {
-      ...file,
-      mediaType: { format: "raw" },
-      headers: etag === null ? {} : { "if-none-match": etag },
-    });
+    const answer = await ifChanged(etag, (headers) =>
+      octokit.request("GET /repos/{owner}/{repo}/contents/{path}", { ...file, mediaType: { format: "raw" }, headers }),
+    );
+    if (answer === "unchanged") return answer;
     // Asked for raw, a file is text; a directory or a submodule comes back as JSON.
-    if (typeof data !== "string") throw new ConfigError(`\`${file.owner}/${file.repo}:${file.path}\` is not a file`);
-    return { etag: headers.etag ?? null, content: data };
+    if (typeof answer.data !== "string") throw new ConfigError(`\`${file.owner}/${file.repo}:${file.path}\` is not a file`);
+    return { etag: answer.headers.etag ?? null, content: answer.data };
   } catch (error) {
-    const status = statusOf(error);
-    if (status === 304) return "unchanged";
-    if (status === 404) return { etag: null, content: null };
+    if (statusOf(error) === 404) return { etag: null, content: null };
     throw error;
   }
 }

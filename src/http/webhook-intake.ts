@@ -1,6 +1,7 @@
 import type { Probot } from "probot";
 import { type CiSignals, ciKey } from "../ci/ci-signals.ts";
 import { foreignLabels } from "../config/config-cache.ts";
+import { onCheckRerequested } from "../handlers/on-check-rerequested.ts";
 import { onIssueClosedOrUnlabeled } from "../handlers/on-issue-closed-or-unlabeled.ts";
 import { onIssueComment } from "../handlers/on-issue-comment.ts";
 import { onIssueLabeled } from "../handlers/on-issue-labeled.ts";
@@ -22,6 +23,8 @@ export interface WebhookIntake {
   stored(command: { id: number; kind: string; payload: unknown }): void;
   /** Runs in this process waiting for a head's CI, woken when a check on it reports. */
   ciSignals?: CiSignals;
+  /** The App's id (APP_ID): a rerequest of another App's check is not Lisa's. */
+  appId?: number | undefined;
 }
 
 /**
@@ -115,6 +118,13 @@ export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
       | { check_suite: { head_sha: string } }
     );
     ciReported(payload.repository, "check_run" in payload ? payload.check_run.head_sha : payload.check_suite.head_sha);
+    // "Re-run" pressed on Lisa's own check: her gates run again at that head.
+    if ((context.payload as { action?: string }).action === "rerequested")
+      await accept(
+        context,
+        "gesture",
+        onCheckRerequested(context.payload as never, { appId: intake.appId, deliveryId: context.id }),
+      );
   });
   app.on("status", async (context) => ciReported(context.payload.repository, context.payload.sha));
 }

@@ -1,8 +1,10 @@
 // About 320 lines, on purpose: the worker's loop, its timers and its stopping share one state (stopped,
 // pumping, idle waiters); the runs it executes are in run-executions.ts, its commands in command-inbox.ts.
+
 import type { CoreDeps } from "../deps.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killGroup } from "../providers/run-agent.ts";
+import { rerunGates } from "../runs/rerun-gates.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
@@ -98,6 +100,7 @@ export class Worker {
       controls: {
         stopSessions: (runId, stepId) => this.stopSessions(runId, stepId, { byPerson: true }),
         acknowledge: (write) => this.acknowledge(write),
+        rerunGates: (runId, stepId, asked) => rerunGates(deps, runId, stepId, asked),
       },
       ...(options.commandRetryMs === undefined ? {} : { retryMs: options.commandRetryMs }),
       beforeEach: () => this.#runs.recordUnrecorded(),

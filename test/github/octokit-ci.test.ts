@@ -5,6 +5,7 @@ import { readCi } from "../../src/ci/read-ci.ts";
 import { parseConfig } from "../../src/config/parse-config.ts";
 import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
+import { type PageCache, pageCache } from "../../src/github/page-cache.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 // The port's reads of a pull request's CI (issue 25), against the emulator's CI.
@@ -19,7 +20,7 @@ afterEach(async () => {
   github = undefined;
 });
 
-async function emulated(permissions?: Record<string, "read" | "write">) {
+async function emulated(permissions?: Record<string, "read" | "write">, pages?: PageCache) {
   const emulator = createGitHubEmulator({
     reposRoot: tempDir("ci-repos"),
     webhookSecret: "s",
@@ -40,7 +41,10 @@ async function emulated(permissions?: Record<string, "read" | "write">) {
     retry: { enabled: false },
     throttle: { enabled: false },
   });
-  const gh = createGitHubPort(octokit as never, async () => "token", { appId: async () => LISA_APP });
+  const gh = createGitHubPort(octokit as never, async () => "token", {
+    appId: async () => LISA_APP,
+    ...(pages ? { pageCache: pages } : {}),
+  });
   const { sha } = await emulator.pushCommit("acme/api", "main", {
     files: { "a.ts": "x\n// TODO\n" },
     message: "wip",
@@ -51,6 +55,45 @@ async function emulated(permissions?: Record<string, "read" | "write">) {
 }
 
 describe("the port's reads of a commit's CI", () => {
+  it("polls conditionally: an unchanged head's lists come back 304 on their ETags, a new check run 200", async () => {
+    const { emulator, gh, sha } = await emulated(undefined, pageCache());
+    const polled = (from: number) =>
+      emulator
+        .requests()
+        .slice(from)
+        .filter((r) => /\/commits\/[0-9a-f]+\/(check-runs|check-suites|status)/.test(r.path))
+        .map((r) => ({
+          list: r.path.split("?")[0]?.split("/").at(-1),
+          status: r.status,
+          conditional: r.ifNoneMatch !== undefined,
+        }))
+        .sort((a, b) => String(a.list).localeCompare(String(b.list)));
+    let from = emulator.requests().length;
+    const first = await gh.ciOf(REF, sha);
+    expect(polled(from).map((r) => [r.list, r.status, r.conditional])).toEqual([
+      ["check-runs", 200, false],
+      ["check-suites", 200, false],
+      ["status", 200, false],
+    ]);
+    from = emulator.requests().length;
+    expect(await gh.ciOf(REF, sha)).toEqual(first);
+    expect(polled(from).map((r) => [r.list, r.status, r.conditional])).toEqual([
+      ["check-runs", 304, true],
+      ["check-suites", 304, true],
+      ["status", 304, true],
+    ]);
+    await emulator.addCheckRun("acme/api", { sha, name: "e2e", appId: 77, conclusion: "success" });
+    from = emulator.requests().length;
+    const changed = await gh.ciOf(REF, sha);
+    expect(changed.runs.map((r) => r.name).sort()).toEqual(["e2e", "test"]);
+    expect(polled(from).find((r) => r.list === "check-runs")).toEqual({ list: "check-runs", status: 200, conditional: true });
+    // Lisa's own check, looked up before she writes it, is a conditional read too.
+    await gh.findCheckRun(REF, sha, "Lisa");
+    from = emulator.requests().length;
+    await gh.findCheckRun(REF, sha, "Lisa");
+    expect(polled(from).map((r) => [r.status, r.conditional])).toEqual([[304, true]]);
+  });
+
   it("reads other Apps' check runs and suites and the commit statuses, never Lisa's own check", async () => {
     const { emulator, gh, sha } = await emulated();
     await emulator.addCheckRun("acme/api", { sha, name: "Lisa", appId: LISA_APP, conclusion: "success" });
