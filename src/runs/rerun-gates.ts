@@ -6,6 +6,7 @@ import { trackingUrl } from "../publication/check-runs.ts";
 import { CHECK_NAME } from "../reporting/check-summary.ts";
 import { describeGates } from "../reporting/describe-gate.ts";
 import { mention, shortSha } from "../reporting/format.ts";
+import { code } from "../reporting/untrusted.ts";
 import { freshToken, type RunContext } from "../workflow/run-context.ts";
 import { checkoutDetached } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
@@ -68,7 +69,7 @@ export async function rerunGates(
       nativePath: undefined,
       scope: { mirrors: [mirrorPath(deps.workspace, stepRef)] },
     };
-    await prepareWorktree(ctx, step.id, checkout);
+    await prepareWorktree(ctx, step, checkout);
     const results = await runGates(ctx.config.gates, {
       cwd: dir,
       env: agentEnv(ctx, []),
@@ -89,7 +90,7 @@ export async function rerunGates(
     report = {
       conclusion: "failure",
       title: "The gates could not run again",
-      summary: `${asked}\n\nThey could not run: ${(error as Error).message}${link}`,
+      summary: `${asked}\n\nThey could not run: ${code((error as Error).message, { secrets: ctx.secrets })}${link}`,
     };
   } finally {
     await removeWorktree(deps.workspace, stepRef, { path: dir }).catch(() => undefined);
