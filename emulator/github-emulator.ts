@@ -99,6 +99,8 @@ export interface RecordedRequest {
   path: string;
   status: number;
   route: string | null;
+  /** When the request came in (`performance.now()`): the spacing of writes as GitHub's socket sees it. */
+  arrivedAt: number;
   /** The ETag the client held (`If-None-Match`), when it sent one: was a read conditional? */
   ifNoneMatch?: string;
 }
@@ -225,6 +227,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
   }
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const arrivedAt = performance.now();
     const method = request.method ?? "GET";
     const url = new URL(request.url ?? "/", "http://emulator");
     if (options.intercept?.(request, response)) return;
@@ -282,6 +285,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       path: safeDecode(url.pathname + url.search),
       status: answer.status,
       route: match?.route.pattern ?? null,
+      arrivedAt,
       ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     };
     requestLog.push(recorded);

@@ -1,5 +1,6 @@
 import { GitHubError } from "./github-error.ts";
 import type { GitHubPort, RepoRef } from "./github-port.ts";
+import type { Lane } from "./write-pacer.ts";
 
 // "Look before you create", in one place: every comment Lisa writes carries a marker (an HTML
 // comment GitHub does not render), and a stop between creating it and recording its id cannot
@@ -11,7 +12,8 @@ function withMarker(marker: string, body: string): string {
 
 /**
  * The comment that `marker` names shows `body`: edited where it is (`known`, else found by its
- * marker), or created. A known comment someone deleted is made again. Returns its id, to record.
+ * marker), or created (in the write lane `lane`, when named). A known comment someone deleted is
+ * made again. Returns its id, to record.
  */
 export async function ensureComment(
   gh: GitHubPort,
@@ -20,6 +22,7 @@ export async function ensureComment(
   marker: string,
   body: string,
   known?: number | null,
+  lane?: Lane,
 ): Promise<number> {
   const text = withMarker(marker, body);
   if (known !== undefined && known !== null) {
@@ -31,7 +34,7 @@ export async function ensureComment(
     }
   }
   const found = await gh.findComment(ref, issue, marker);
-  if (found === undefined) return gh.createComment(ref, issue, text);
+  if (found === undefined) return gh.createComment(ref, issue, text, lane);
   await gh.updateComment(ref, found, text);
   return found;
 }

@@ -1,4 +1,4 @@
-import type { LongWait } from "./write-pacer.ts";
+import type { Lane, LongWait } from "./write-pacer.ts";
 
 export interface RepoRef {
   owner: string;
@@ -131,7 +131,9 @@ export interface GitHubPort {
   roleOf(ref: RepoRef, username: string): Promise<string>;
   addReaction(ref: RepoRef, issue: number, content: "eyes" | "rocket"): Promise<void>;
   findComment(ref: RepoRef, issue: number, marker: string): Promise<number | undefined>;
-  createComment(ref: RepoRef, issue: number, body: string): Promise<number>;
+  /** `lane`: where the write waits among the installation's (write-pacer.ts); by its kind otherwise. */
+  createComment(ref: RepoRef, issue: number, body: string, lane?: Lane): Promise<number>;
+  /** Resolves once this text, or a newer one of the same comment, is written (coalesced-edits.ts). */
   updateComment(ref: RepoRef, commentId: number, body: string): Promise<void>;
   /** The names of the labels on an issue or pull request. */
   labelsOf(ref: RepoRef, issue: number): Promise<string[]>;

@@ -1,4 +1,5 @@
 import type { Octokit } from "@octokit/rest";
+import { coalescedEdits } from "./coalesced-edits.ts";
 import { fitBody } from "./fit-body.ts";
 import { statusOf } from "./github-error.ts";
 import type { GitHubPort } from "./github-port.ts";
@@ -15,6 +16,9 @@ type IssueMethods =
   | "removeLabel"
   | "ensureIssueClosed"
   | "addCommentReaction";
+
+/** Every port's comment edits in this process, by host and comment: ports are made per command and run. */
+const edits = coalescedEdits();
 
 /** The port's issue methods over Octokit: comments, reactions and labels (a pull request is an issue here too). */
 export function octokitIssues(octokit: Octokit, self: string | undefined): Pick<GitHubPort, IssueMethods> {
@@ -39,12 +43,22 @@ export function octokitIssues(octokit: Octokit, self: string | undefined): Pick<
       }
       return undefined;
     },
-    async createComment({ owner, repo }, issue, body) {
-      const { data } = await octokit.rest.issues.createComment({ owner, repo, issue_number: issue, body: fitBody(body) });
+    async createComment({ owner, repo }, issue, body, lane) {
+      const { data } = await octokit.rest.issues.createComment({
+        owner,
+        repo,
+        issue_number: issue,
+        body: fitBody(body),
+        // The write pacer's lane (write-pacer.ts), when the caller names one.
+        ...(lane ? { request: { lane } } : {}),
+      });
       return data.id;
     },
     async updateComment({ owner, repo }, commentId, body) {
-      await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: fitBody(body) });
+      const key = `${octokit.request.endpoint.DEFAULTS.baseUrl} ${owner}/${repo} ${commentId}`;
+      await edits(key, body, async (newest) => {
+        await octokit.rest.issues.updateComment({ owner, repo, comment_id: commentId, body: fitBody(newest) });
+      });
     },
     async labelsOf({ owner, repo }, issue) {
       const labels = await readAllPages(

@@ -221,7 +221,8 @@ function failedView(view: TrackingView, failure: string): TrackingView {
 async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: string): Promise<void> {
   const ref = { owner: run.owner, repo: run.repo };
   // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
-  const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id);
+  // The first tracking comment tells the issue Lisa heard it, as the 👀 does: it goes out first.
+  const id = await ensureComment(gh, ref, run.issue_number, trackingMarker(run.id), body, run.comment_id, "ack");
   if (id !== run.comment_id) await deps.store.runs.recordTrackingComment(run.id, id);
 }
 

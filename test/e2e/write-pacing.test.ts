@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { LANES } from "../../src/github/write-pacer.ts";
 import { Store } from "../../src/store/store.ts";
 
 // Lisa as deployed paces an installation's writes through the store (issue 23): 1 s apart, as
@@ -57,7 +58,7 @@ describe("write pacing as deployed", () => {
     let clock = Date.now() - 3_600_000 + 45_000;
     const other = new Store(testStoreLocation(dataDir), () => clock);
     for (let i = 0; i < 497; i++, clock += 1_000) {
-      await other.writeSlots.reserve({ installationId: 1, creates: true, priority: false, horizonMs: 0 });
+      await other.writeSlots.reserve({ installationId: 1, creates: true, lane: LANES.indexOf("normal"), horizonMs: 0 });
     }
     await other.close();
     const edits: string[] = [];

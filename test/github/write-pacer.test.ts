@@ -2,7 +2,14 @@ import nock from "nock";
 import { afterEach, describe, expect, it } from "vitest";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
-import { classifyRequest, createWritePacer, type LongWait, paceWrites } from "../../src/github/write-pacer.ts";
+import {
+  classifyRequest,
+  createWritePacer,
+  LANES,
+  type LongWait,
+  paceWrites,
+  type WriteKind,
+} from "../../src/github/write-pacer.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { useStrictNock } from "../support/strict-nock.ts";
@@ -56,27 +63,35 @@ function virtualTime() {
 }
 
 describe("createWritePacer", () => {
-  it("sends a write a reviewer waits for ahead of the ordinary writes queued before it", async () => {
+  it("sends an acknowledgement first, then what the issue and a reviewer wait for, then the rest, tracking edits last", async () => {
     const [store] = processes(1);
     const time = virtualTime();
     const pace = createWritePacer({ slots: (store as Store).writeSlots, installationId: 1, now: () => clock, sleep: time.sleep });
     const sent: [string, number][] = [];
-    const write = (name: string, priority: boolean) =>
-      pace({ creates: true, priority }).then((at) => sent.push([name, (at - T0) / 1000]));
-    const writes = [1, 2, 3, 4, 5, 6].map((i) => write(`comment ${i}`, false));
-    writes.push(write("pull request", true));
+    const write = (name: string, kind: WriteKind) => pace(kind).then((at) => sent.push([name, (at - T0) / 1000]));
+    // A write just went out: the ones asked for next wait for their turn.
+    await write("comment 0", { creates: true, lane: "normal" });
+    clock += 100;
+    // Asked for in this order, all at once.
+    const writes = [
+      write("edit 1", { creates: false, lane: "edit" }),
+      ...[1, 2, 3, 4].map((i) => write(`comment ${i}`, { creates: true, lane: "normal" })),
+      write("pull request", { creates: true, lane: "state" }),
+      write("👀", { creates: true, lane: "ack" }),
+    ];
     await time.run(writes);
     await Promise.all(writes);
     // Sent 1 s and the send margin (25 ms) apart, measured from each send.
     expect(sent.sort((a, b) => a[1] - b[1])).toEqual([
-      ["comment 1", 0],
-      ["comment 2", 1.025],
-      ["comment 3", 2.05],
-      // Only the ordinary writes within 2 s had a slot; the pull request takes the next.
-      ["pull request", 3.075],
-      ["comment 4", 4.1],
-      ["comment 5", 5.125],
-      ["comment 6", 6.15],
+      ["comment 0", 0],
+      ["👀", 1.025],
+      ["pull request", 2.05],
+      ["comment 1", 3.075],
+      ["comment 2", 4.1],
+      ["comment 3", 5.125],
+      ["comment 4", 6.15],
+      // Asked for first, sent last: the comment shows the newest when it goes.
+      ["edit 1", 7.175],
     ]);
   });
 
@@ -96,7 +111,7 @@ describe("createWritePacer", () => {
     };
     const time = virtualTime();
     const pace = createWritePacer({ slots: late, installationId: 1, now: () => clock, sleep: time.sleep });
-    const write = pace({ creates: true, priority: false });
+    const write = pace({ creates: true, lane: "normal" });
     await time.run([write]);
     expect(await write).toBe(T0 + 300);
     expect(sends).toBe(4);
@@ -105,7 +120,12 @@ describe("createWritePacer", () => {
   it("says once that a write waits on a content budget, with the writes that fill it", async () => {
     const [store] = processes(1);
     for (let i = 0; i < 500; i++) {
-      await (store as Store).writeSlots.reserve({ installationId: 1, creates: true, priority: false, horizonMs: 2_000 });
+      await (store as Store).writeSlots.reserve({
+        installationId: 1,
+        creates: true,
+        lane: LANES.indexOf("normal"),
+        horizonMs: 2_000,
+      });
       clock += 7_000;
     }
     const waits: LongWait[] = [];
@@ -118,7 +138,7 @@ describe("createWritePacer", () => {
       onLongWait: (wait) => waits.push(wait),
     });
     const started = clock;
-    const slot = pace({ creates: true, priority: false });
+    const slot = pace({ creates: true, lane: "normal" });
     await time.run([slot]);
     expect(await slot).toBe(T0 + 3_600_000);
     expect(waits).toEqual([
@@ -137,12 +157,18 @@ describe("createWritePacer", () => {
 describe("paceWrites", () => {
   it("sends an installation's writes at the slots the store gave them, after another process's, and its reads at once", async () => {
     const [mine, other] = processes(2) as [Store, Store];
-    // Another Lisa process took the installation's first slot.
-    expect(await other.writeSlots.reserve({ installationId: 5, creates: true, priority: false, horizonMs: 2_000 })).toMatchObject(
-      {
-        at: T0,
-      },
-    );
+    // Another Lisa process took the installation's first slot, and sent its write.
+    const taken = await other.writeSlots.reserve({
+      installationId: 5,
+      creates: true,
+      lane: LANES.indexOf("normal"),
+      horizonMs: 2_000,
+    });
+    expect(taken).toMatchObject({ at: T0 });
+    const slot = "slot" in taken ? taken.slot : -1;
+    expect(await other.writeSlots.send({ installationId: 5, slot, lane: LANES.indexOf("normal"), marginMs: 25 })).toEqual({
+      sentAt: T0,
+    });
     const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
     // Sleeping moves the clock on: each request reaches GitHub at the time its pacer woke.
     const sleep = async (ms: number) => {
@@ -181,7 +207,7 @@ describe("paceWrites", () => {
     };
     paceWrites(octokit, createWritePacer({ slots: store.writeSlots, installationId: 6, now: () => clock, sleep }));
     // Another write of the installation holds the first slot, so the first write sleeps.
-    await store.writeSlots.reserve({ installationId: 6, creates: false, priority: false, horizonMs: 2_000 });
+    await store.writeSlots.reserve({ installationId: 6, creates: false, lane: LANES.indexOf("normal"), horizonMs: 2_000 });
     const sentAt: number[] = [];
     nock(API)
       .post("/repos/acme/api/issues/1/comments")
@@ -211,23 +237,29 @@ describe("LisaOctokit", () => {
 describe("classifyRequest", () => {
   it.each([
     ["GET", "/repos/{owner}/{repo}/issues/{issue_number}/comments", {}, null],
-    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", {}, { creates: true, priority: false }],
-    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", {}, { creates: true, priority: false }],
-    ["POST", "/repos/{owner}/{repo}/check-runs", {}, { creates: true, priority: false }],
-    ["POST", "/repos/{owner}/{repo}/pulls", {}, { creates: true, priority: true }],
-    ["POST", "/repos/acme/api/pulls/4/requested_reviewers", {}, { creates: true, priority: true }],
-    ["PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", {}, { creates: false, priority: false }],
-    ["PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", {}, { creates: false, priority: false }],
-    ["DELETE", "/repos/{owner}/{repo}/issues/{issue_number}/labels/{name}", {}, { creates: false, priority: false }],
+    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/comments", {}, { creates: true, lane: "normal" }],
+    ["POST", "/repos/acme/api/issues/3/comments", { request: { lane: "ack" } }, { creates: true, lane: "ack" }],
+    ["POST", "/repos/acme/api/issues/3/reactions", {}, { creates: true, lane: "ack" }],
+    ["POST", "/repos/acme/api/issues/comments/7/reactions", {}, { creates: true, lane: "ack" }],
+    ["POST", "/repos/{owner}/{repo}/issues/{issue_number}/labels", {}, { creates: true, lane: "state" }],
+    ["PUT", "/repos/acme/api/issues/3/labels", {}, { creates: false, lane: "state" }],
+    ["DELETE", "/repos/acme/api/issues/3/labels/lisa%3Aworking", {}, { creates: false, lane: "state" }],
+    ["POST", "/repos/{owner}/{repo}/check-runs", {}, { creates: true, lane: "normal" }],
+    ["POST", "/repos/{owner}/{repo}/pulls", {}, { creates: true, lane: "state" }],
+    ["POST", "/repos/acme/api/pulls/4/requested_reviewers", {}, { creates: true, lane: "state" }],
+    ["PATCH", "/repos/{owner}/{repo}/issues/comments/{comment_id}", {}, { creates: false, lane: "edit" }],
+    ["PATCH", "/repos/acme/api/pulls/4", {}, { creates: false, lane: "normal" }],
+    ["PUT", "/repos/{owner}/{repo}/pulls/{pull_number}/merge", {}, { creates: false, lane: "normal" }],
+    ["POST", "/repos/acme/api/issues/3/comments", { request: { lane: "fast" } }, { creates: true, lane: "normal" }],
     ["POST", "/graphql", { query: "query { viewer { login } }" }, null],
     [
       "POST",
       "/graphql",
       { query: "mutation($id: ID!) { markPullRequestReadyForReview(input: {pullRequestId: $id}) { clientMutationId } }" },
-      { creates: false, priority: false },
+      { creates: false, lane: "normal" },
     ],
     ["POST", "/app/installations/{installation_id}/access_tokens", {}, null],
-  ])("%s %s counts as %j", (method, url, extra, kind) => {
+  ])("%s %s %j counts as %j", (method, url, extra, kind) => {
     expect(classifyRequest({ method, url, ...extra })).toEqual(kind);
   });
 });

@@ -3,6 +3,7 @@ import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { testStoreLocation } from "../../dev/test-database.ts";
+import { LANES, type Lane } from "../../src/github/write-pacer.ts";
 import { Store } from "../../src/store/store.ts";
 import type { SlotAnswer, SlotRequest } from "../../src/store/write-slots.ts";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -23,7 +24,12 @@ function twoProcesses(): [Store, Store] {
   return pair;
 }
 
-const comment: SlotRequest = { installationId: 1, creates: true, priority: false, horizonMs: Number.POSITIVE_INFINITY };
+const comment: SlotRequest = {
+  installationId: 1,
+  creates: true,
+  lane: LANES.indexOf("normal"),
+  horizonMs: Number.POSITIVE_INFINITY,
+};
 const at = (answer: SlotAnswer) => ("at" in answer ? answer.at : Number.NaN);
 
 describe("store.writeSlots.reserve", () => {
@@ -60,7 +66,13 @@ describe("store.writeSlots.reserve", () => {
     const slots: number[] = [];
     for (let i = 0; i < 80; i++) slots.push(at(await (i % 2 === 0 ? web : worker).writeSlots.reserve(fast)));
     expect(slots.at(-1)).toBe(T0 + 39_500);
-    expect(await worker.writeSlots.reserve(fast)).toEqual({ at: T0 + 60_000, minute: 80, hour: 80, limitedBy: "minute" });
+    expect(await worker.writeSlots.reserve(fast)).toEqual({
+      at: T0 + 60_000,
+      slot: expect.any(Number),
+      minute: 80,
+      hour: 80,
+      limitedBy: "minute",
+    });
   });
 
   it("holds the 501st content-creating write of an hour until the hour's first leaves it", async () => {
@@ -73,13 +85,24 @@ describe("store.writeSlots.reserve", () => {
     }
     expect(slots.at(-1)).toBe(T0 + 499 * 7_000);
     // 8 of them in the minute before now, all 500 in the hour.
-    expect(await web.writeSlots.reserve(comment)).toEqual({ at: T0 + 3_600_000, minute: 8, hour: 500, limitedBy: "hour" });
+    expect(await web.writeSlots.reserve(comment)).toEqual({
+      at: T0 + 3_600_000,
+      slot: expect.any(Number),
+      minute: 8,
+      hour: 500,
+      limitedBy: "hour",
+    });
   });
 
   it("does not count one installation's writes against another's", async () => {
     const [web, worker] = twoProcesses();
     for (let i = 0; i < 80; i++) await web.writeSlots.reserve(comment);
-    expect(await worker.writeSlots.reserve({ ...comment, installationId: 2 })).toEqual({ at: T0, minute: 0, hour: 0 });
+    expect(await worker.writeSlots.reserve({ ...comment, installationId: 2 })).toEqual({
+      at: T0,
+      slot: expect.any(Number),
+      minute: 0,
+      hour: 0,
+    });
   });
 
   it("lets a write that creates nothing use a gap while content waits for the minute", async () => {
@@ -88,11 +111,21 @@ describe("store.writeSlots.reserve", () => {
     for (let i = 0; i < 80; i++) await web.writeSlots.reserve(fast);
     expect(at(await web.writeSlots.reserve(fast))).toBe(T0 + 60_000);
     // The edits are not behind the held comment: they take the free slots after the 80 creations.
-    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({ at: T0 + 40_000, minute: 0, hour: 0 });
-    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({ at: T0 + 40_500, minute: 0, hour: 0 });
+    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({
+      at: T0 + 40_000,
+      slot: expect.any(Number),
+      minute: 0,
+      hour: 0,
+    });
+    expect(await web.writeSlots.reserve({ ...fast, creates: false })).toEqual({
+      at: T0 + 40_500,
+      slot: expect.any(Number),
+      minute: 0,
+      hour: 0,
+    });
   });
 
-  it("gives an ordinary write no slot beyond its horizon, while a priority write takes the first free one", async () => {
+  it("gives a write of a bounded lane no slot beyond its horizon, while a state write takes the first free one", async () => {
     const [web, worker] = twoProcesses();
     const ordinary = { ...comment, horizonMs: 2_000 };
     expect(await web.writeSlots.reserve(ordinary)).toMatchObject({ at: T0 });
@@ -100,13 +133,65 @@ describe("store.writeSlots.reserve", () => {
     expect(await web.writeSlots.reserve(ordinary)).toMatchObject({ at: T0 + 2_000 });
     // The next ordinary write would be 3 s ahead: it asks again when that is within 2 s.
     expect(await worker.writeSlots.reserve(ordinary)).toEqual({ retryAt: T0 + 1_000, minute: 3, hour: 3 });
-    expect(await worker.writeSlots.reserve({ ...ordinary, priority: true })).toMatchObject({ at: T0 + 3_000 });
+    expect(await worker.writeSlots.reserve({ ...ordinary, lane: LANES.indexOf("edit") })).toMatchObject({ retryAt: T0 + 1_000 });
+    // A state write takes a slot ahead of the ordinary ones not yet sent.
+    expect(await worker.writeSlots.reserve({ ...ordinary, lane: LANES.indexOf("state") })).toMatchObject({ at: T0 });
+  });
+
+  it("puts an acknowledgement ahead of the unsent writes of later lanes, never ahead of one sent", async () => {
+    const [web, worker] = twoProcesses();
+    const send = (store: Store, answer: SlotAnswer, lane: Lane) =>
+      store.writeSlots.send({
+        installationId: 1,
+        slot: "slot" in answer ? answer.slot : -1,
+        lane: LANES.indexOf(lane),
+        marginMs: 25,
+      });
+    const first = await web.writeSlots.reserve(comment);
+    expect(await send(web, first, "normal")).toEqual({ sentAt: T0 });
+    clock += 100;
+    for (const lane of ["edit", "normal", "state"] as const)
+      await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf(lane) });
+    // 1 s after the write that went out, ahead of the three waiting.
+    const ack = await web.writeSlots.reserve({ ...comment, lane: LANES.indexOf("ack"), creates: true });
+    expect(ack).toMatchObject({ at: T0 + 1_000 });
+    expect(await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf("ack") })).toMatchObject({ at: T0 + 2_000 });
+  });
+
+  it("holds a later lane's write whose slot came while an earlier lane's is due within the gap, and sends that first", async () => {
+    const [web, worker] = twoProcesses();
+    const edit = await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf("edit"), creates: false });
+    const ack = await web.writeSlots.reserve({ ...comment, lane: LANES.indexOf("ack") });
+    expect([at(edit), at(ack)]).toEqual([T0, T0]);
+    const sendAs = (store: Store, answer: SlotAnswer, lane: Lane) =>
+      store.writeSlots.send({
+        installationId: 1,
+        slot: "slot" in answer ? answer.slot : -1,
+        lane: LANES.indexOf(lane),
+        marginMs: 25,
+      });
+    // The edit's slot has come, but the 👀 is due: it waits a gap after it.
+    expect(await sendAs(worker, edit, "edit")).toEqual({ retryAt: T0 + 1_025 });
+    expect(await sendAs(web, ack, "ack")).toEqual({ sentAt: T0 });
+    clock = T0 + 1_025;
+    expect(await sendAs(worker, edit, "edit")).toEqual({ sentAt: T0 + 1_025 });
+  });
+
+  it("stops holding later lanes for an earlier lane's write that never went out (its process gone)", async () => {
+    const [web, worker] = twoProcesses();
+    await web.writeSlots.reserve({ ...comment, lane: LANES.indexOf("state") });
+    const edit = await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf("edit"), creates: false });
+    clock = T0 + 5_000;
+    const slot = "slot" in edit ? edit.slot : -1;
+    expect(await worker.writeSlots.send({ installationId: 1, slot, lane: LANES.indexOf("edit"), marginMs: 25 })).toEqual({
+      sentAt: T0 + 5_000,
+    });
   });
 
   it("forgets slots over an hour old", async () => {
     const [web, worker] = twoProcesses();
     for (let i = 0; i < 80; i++) await web.writeSlots.reserve(comment);
     clock = T0 + 3_600_000 + 80_000;
-    expect(await worker.writeSlots.reserve(comment)).toEqual({ at: clock, minute: 0, hour: 0 });
+    expect(await worker.writeSlots.reserve(comment)).toEqual({ at: clock, slot: expect.any(Number), minute: 0, hour: 0 });
   });
 });

@@ -109,4 +109,10 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     asked_at ${int} NOT NULL
   );
   `,
+  // 10 (SQLite 16, PostgreSQL 11): each write slot's lane (write-slots.ts: an acknowledgement before
+  // a state label before the rest, a tracking edit last) and whether its write went out; slots here now count as sent.
+  ({ int }) => `
+  ALTER TABLE write_slots ADD COLUMN lane ${int} NOT NULL DEFAULT 2;
+  ALTER TABLE write_slots ADD COLUMN sent ${int} NOT NULL DEFAULT 1;
+  `,
 ];
