@@ -308,6 +308,93 @@ const otherFaults: FaultScenario[] = [
   },
 ];
 
+/** A process of this host alive, a zombie aside. */
+function isRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An unsandboxed agent that starts a tool in its own process group (a shell whose command line
+ * names the worktree, so the orphan count finds it), writes the tool's pid, and waits for `go` to
+ * appear before it finishes: when it exits is the fault's to choose.
+ */
+function agentLeavingATool(): { invocation: FakeInvocation; toolPid: string; go: string } {
+  const dir = tempDir("agent-tool");
+  const toolPid = path.join(dir, "tool.pid");
+  const go = path.join(dir, "go");
+  const invocation: FakeInvocation = {
+    ...CHANGE,
+    run: [
+      `sh -c 'sleep 600; true' agent-tool "$PWD" & echo $! > '${toolPid}.tmp' && mv '${toolPid}.tmp' '${toolPid}'`,
+      `while [ ! -e '${go}' ]; do sleep 0.05; done`,
+    ],
+  };
+  return { invocation, toolPid, go };
+}
+
+/**
+ * Lisa is killed, its agent exits on its own before the next Lisa starts, and the agent's tool
+ * lives on in the group of a leader that is gone: the next Lisa's start-up reaper must end it.
+ * `killLisa` does the kill and lets the agent exit (`release`), in the order the fault needs.
+ */
+function exitedAgentOrphan(
+  name: string,
+  what: string,
+  killLisa: (world: FaultWorld, release: () => void, agentExited: () => Promise<void>) => Promise<void>,
+): FaultScenario {
+  const { invocation, toolPid, go } = agentLeavingATool();
+  return {
+    name,
+    what,
+    killPoint: true,
+    invocations: [invocation, CHANGE],
+    config: GATED,
+    sandbox: { mode: "off" },
+    async inflict(world) {
+      const tool = await waitFor(
+        "the agent to start its tool",
+        () => existsSync(toolPid) && Number(readFileSync(toolPid, "utf8")),
+        60_000,
+      );
+      const release = () => writeFileSync(go, "");
+      const agentExited = () =>
+        waitFor("the agent to exit", () => world.agent.processes().length === 0, 10_000).then(() => undefined);
+      await killLisa(world, release, agentExited);
+      // A tool that died with its agent would leave the reaper nothing to do: the fault would prove nothing.
+      if (!isRunning(tool)) throw new Error("the agent's tool ended with its agent, before any Lisa started again");
+      await world.restart();
+    },
+  };
+}
+
+const exitedAgentOrphans: FaultScenario[] = [
+  exitedAgentOrphan(
+    "orphan-agent-exited-after-kill",
+    "SIGKILL while an unsandboxed agent works; the agent exits before the restart, its tool (sleep 600) runs on",
+    async (world, release, agentExited) => {
+      await world.kill();
+      release();
+      await agentExited();
+    },
+  ),
+  exitedAgentOrphan(
+    "orphan-agent-exited-unheard",
+    "SIGKILL after an unsandboxed agent exited and before Lisa heard so (Lisa frozen meanwhile), its tool (sleep 600) still running",
+    async (world, release, agentExited) => {
+      // Frozen, Lisa cannot hear the agent's exit, nor end its group as it does when it hears it.
+      world.lisa().kill("SIGSTOP");
+      release();
+      await agentExited();
+      await world.kill();
+    },
+  ),
+];
+
 /**
  * Where Lisa's own git is held, holding its locks, until the fault kills it with Lisa: the git
  * command, and how it is held there.
@@ -617,6 +704,7 @@ export const FAULTS: FaultScenario[] = [
   ...afterTransitions,
   ...DISK_FULL_FAULTS,
   ...otherFaults,
+  ...exitedAgentOrphans,
 ];
 
 /** SIGKILLs a process unless it has ended already (Lisa may have stopped the agent first). */

@@ -9,6 +9,7 @@ import { processesMatching } from "../../dev/processes-matching.ts";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
+import type { SandboxSettings } from "../../src/sandbox/sandbox-settings.ts";
 import type { RunState } from "../../src/store/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import type { SmallDisk } from "../support/small-disk.ts";
@@ -84,6 +85,8 @@ export interface FaultScenario {
   pass?: number;
   /** Where the run ends once Lisa recovered: in review by default (accepted, merged, blocked…). */
   ends?: RunState;
+  /** The agents' sandbox of every Lisa of the scenario; bubblewrap unless said. */
+  sandbox?: SandboxSettings;
   /** Environment of every Lisa of the scenario besides the test's own, made once before the first starts. */
   env?(): Record<string, string>;
   /** A disk of the scenario's own mounted on the data directory, made once before the first Lisa starts; undefined: none here. */
@@ -144,6 +147,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         // As deployed: Octokit sends a request GitHub failed again before Lisa hears of it.
         githubRetries: true,
         env,
+        ...(scenario.sandbox ? { sandbox: scenario.sandbox } : {}),
         ...(disk ? { launcher: disk.launcher } : {}),
         ...(scenario.shutdownGraceMs === undefined ? {} : { shutdownGraceMs: scenario.shutdownGraceMs }),
       }),

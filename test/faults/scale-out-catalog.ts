@@ -3,7 +3,9 @@ import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
+import { TRACKING_INTERVAL_MS } from "../../src/publication/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { quiet } from "./fault-world.ts";
 import { type ScaleOutScenario, type ScaleOutWorld, WORKERS, type WorkerName } from "./scale-out-world.ts";
 
 // The faults of Lisa scaled out (`lisa web` and two `lisa worker`s on PostgreSQL): the database's
@@ -22,6 +24,28 @@ const GATED = "label: lisa\ngates:\n  - test -f health.ts\n";
 /** A gate that runs long enough to be caught running; its sleep is its mark in the process list. */
 const SLOW_GATE = "sleep 2.417";
 const SLOW_GATED = `label: lisa\ngates:\n  - ${SLOW_GATE} && test -f health.ts\n`;
+
+/** How long PostgreSQL is gone in the outage faults: past a claim's lease. */
+const OUTAGE_MS = 20_000;
+
+/**
+ * Waits for the first delivery of `event`.`action` to be answered, and throws unless `lisa web`
+ * answered it 503: one it took despite the outage would prove nothing.
+ */
+async function refused(world: ScaleOutWorld, event: string, action: string): Promise<void> {
+  const first = () => world.github.deliveries().find((d) => d.event === event && d.action === action && d.status !== null);
+  const delivery = await waitFor(`the ${event}.${action} delivery to be answered`, first, 30_000);
+  if (delivery.status !== 503) throw new Error(`lisa web answered ${event}.${action} ${delivery.status} with PostgreSQL gone`);
+}
+
+/**
+ * PostgreSQL gone for OUTAGE_MS from `from`, and back: nothing more. Deliveries answered 503
+ * meanwhile reach Lisa only if it asks GitHub for them again: no one presses "Redeliver".
+ */
+async function outageUntilOver(world: ScaleOutWorld, from: number): Promise<void> {
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, from + OUTAGE_MS - Date.now())));
+  await world.restoreDatabase();
+}
 
 /** Waits for the agent's first session to start, and says on which worker. */
 async function sessionStarted(world: ScaleOutWorld): Promise<WorkerName> {
@@ -161,6 +185,45 @@ export const SCALE_OUT_FAULTS: ScaleOutScenario[] = [
     async inflict(world) {
       await sessionStarted(world);
       await world.cutDatabase(15_000);
+    },
+  },
+  (() => {
+    let from = 0;
+    return {
+      name: "scale-outage-label",
+      what: `PostgreSQL gone for ${OUTAGE_MS / 1_000} s, the issue opened and labeled meanwhile (lisa web answers 503); no one presses Redeliver`,
+      invocations: [CHANGE],
+      config: GATED,
+      relay: true,
+      async beforeLabel(world) {
+        from = Date.now();
+        await world.dropDatabase();
+      },
+      async inflict(world) {
+        await refused(world, "issues", "labeled");
+        await outageUntilOver(world, from);
+      },
+    } satisfies ScaleOutScenario;
+  })(),
+  {
+    name: "scale-outage-approval",
+    what: `PostgreSQL gone for ${OUTAGE_MS / 1_000} s, the pull request approved meanwhile (lisa web answers 503); no one presses Redeliver`,
+    invocations: [CHANGE],
+    config: GATED,
+    relay: true,
+    ends: "accepted",
+    async inflict(world) {
+      world.github.addCollaborator(world.repo, "bob", "write");
+      await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
+      // Lisa's last writes of pass 1 are in before the store goes: the approval is what the outage takes.
+      await quiet(world.github, TRACKING_INTERVAL_MS + 1_000);
+      const [pull] = world.github.pulls(world.repo);
+      if (!pull) throw new Error("pass 1 opened no pull request");
+      const from = Date.now();
+      await world.dropDatabase();
+      await world.github.submitReview(world.repo, pull.number, { state: "APPROVED", user: "bob" });
+      await refused(world, "pull_request_review", "submitted");
+      await outageUntilOver(world, from);
     },
   },
   {

@@ -8,7 +8,9 @@ import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
 import { startLisaChild } from "../../dev/lisa-process.ts";
 import { requirePostgres, startThrowawayPostgres, type ThrowawayPostgres } from "../../dev/test-postgres.ts";
 import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
+import { HEADLINE } from "../../src/reporting/tracking-comment.ts";
 import { SWEEP_MS, UNHELD_SWEEP_MS } from "../../src/scheduler/worker.ts";
+import type { RunState } from "../../src/store/transitions.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { startTcpProxy } from "../support/tcp-proxy.ts";
 import { trackingBody } from "../support/tracking-body.ts";
@@ -56,6 +58,10 @@ export interface ScaleOutWorld {
   restartServer(): Promise<void>;
   /** The server gone for `ms` for Lisa (scenarios with `relay`): its connections dropped, new ones refused. */
   cutDatabase(ms: number): Promise<void>;
+  /** The server gone for Lisa until restoreDatabase() (scenarios with `relay`). */
+  dropDatabase(): Promise<void>;
+  /** The server back for Lisa after dropDatabase(). */
+  restoreDatabase(): Promise<void>;
   /** Calls `act` right after GitHub made the first change `matches` names, before its answer leaves. */
   onWrite(matches: (request: RecordedRequest) => boolean, act: (request: RecordedRequest) => void): Promise<RecordedRequest>;
   /** The tracking comment's text on the issue, "" before there is one. */
@@ -78,8 +84,12 @@ export interface ScaleOutScenario {
   ownServer?: boolean;
   /** Lisa reaches the server through a relay the scenario may cut. */
   relay?: boolean;
+  /** Done, and awaited, before the issue is opened: what the opening and the labeling must already meet. */
+  beforeLabel?(world: ScaleOutWorld): Promise<void>;
   /** Does the harm; called right before the issue is labeled. Every worker down afterwards is started again. */
   inflict(world: ScaleOutWorld): Promise<void>;
+  /** Where the run ends once Lisa recovered: in review by default. */
+  ends?: RunState;
 }
 
 const REPO = "acme/api";
@@ -218,9 +228,16 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       },
       terminateBackends,
       async cutDatabase(ms) {
+        await world.dropDatabase();
+        await new Promise((resolve) => setTimeout(resolve, ms));
+        await world.restoreDatabase();
+      },
+      async dropDatabase() {
         if (!relay) throw new Error(`${scenario.name} cuts the database: give it relay`);
         await relay.cut();
-        await new Promise((resolve) => setTimeout(resolve, ms));
+      },
+      async restoreDatabase() {
+        if (!relay) throw new Error(`${scenario.name} cuts the database: give it relay`);
         await relay.restore();
       },
       async restartServer() {
@@ -241,6 +258,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       tracking: () => trackingBody(github, REPO, issueNumber),
     };
 
+    await scenario.beforeLabel?.(world);
     // The harm is set up before the label, so that it can catch Lisa's very first write.
     const harm = scenario.inflict(world).then(
       () => undefined,
@@ -253,8 +271,9 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     if (failed) throw failed;
     for (const name of WORKERS) if (!alive(slots.get(name)?.child)) await startWorker(name);
 
-    const reached = await reachedReview(world);
-    if (!reached) console.log(`${scenario.name}: no review (logs in ${logs}); the issue says:\n${world.tracking()}`);
+    const ends = scenario.ends ?? "review";
+    const reached = await reachedEnd(world, ends);
+    if (!reached) console.log(`${scenario.name}: not ${ends} (logs in ${logs}); the issue says:\n${world.tracking()}`);
     if (exits.length > 0) console.log(`${scenario.name}: ${exits.join("; ")}`);
     // GitHub brought to the store by whichever process, and what another worker took from a worker
     // cleared from its disk at its next sweep (its disk is its own): both are awaited.
@@ -298,11 +317,11 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
   }
 }
 
-/** Waits for the run to stand in review with its pull request open, and Lisa to fall quiet. */
-async function reachedReview(world: ScaleOutWorld): Promise<boolean> {
+/** Waits for the run to stand at `ends` with its pull request, and Lisa to fall quiet. */
+async function reachedEnd(world: ScaleOutWorld, ends: RunState): Promise<boolean> {
   const deadline = Date.now() + RECOVERY_MS;
   while (Date.now() < deadline) {
-    if (world.tracking().includes("pass 1 · 👀 Ready for review") && world.github.pulls(world.repo).length > 0) {
+    if (world.tracking().includes(`pass 1 · ${HEADLINE[ends]}`) && world.github.pulls(world.repo).length > 0) {
       await quiet(world.github);
       return true;
     }
