@@ -11,7 +11,7 @@ import {
   stringField,
   validationFailed,
 } from "./router.ts";
-import { type CheckRun, now, type Repo } from "./state.ts";
+import { type CheckRun, type CheckSuite, now, type Repo } from "./state.ts";
 
 type RepoRoute = (
   method: string,
@@ -67,10 +67,21 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
   };
 }
 
+/** A suite's status and conclusion follow its check runs: completed once they all are, failing if one fails. */
+function followRuns(repo: Repo, suite: CheckSuite): void {
+  const runs = [...repo.checkRuns.values()].filter((run) => run.suiteId === suite.id);
+  const done = runs.every((run) => run.status === "completed");
+  suite.status = done ? "completed" : "in_progress";
+  suite.conclusion = done ? (runs.every((run) => PASSING.has(run.conclusion ?? "")) ? "success" : "failure") : null;
+}
+
+/** Conclusions that do not fail a suite. */
+const PASSING = new Set(["success", "neutral", "skipped"]);
+
 /**
  * The checks API as Lisa uses it: create a check run on a commit, update it, list a commit's. Only
  * an App whose installation holds `checks: write` may write them (403 otherwise, as on GitHub, so
- * app.yml must ask for it); `head_sha` must be a commit of the repository; a completed run needs a
+ * app.yml must ask for it), and only the App that created a run may update it (403 too); `head_sha` must be a commit of the repository; a completed run needs a
  * conclusion; the output is bounded as GitHub bounds it.
  */
 export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
@@ -115,8 +126,12 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       const headSha = stringField(body, "head_sha", "CheckRun");
       if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, `No commit found for SHA: ${headSha}`);
       const run = queuedCheckRun(context.state.nextId(), context.appId, name, headSha);
+      // It joins the suite GitHub made for the App at the push.
+      const suite = [...repo.checkSuites.values()].find((s) => s.appId === context.appId && s.headSha === headSha);
+      if (suite) run.suiteId = suite.id;
       apply(run, body);
       repo.checkRuns.set(run.id, run);
+      if (suite) followRuns(repo, suite);
       return { status: 201, body: checkRunJson(repo, run, context.links()) };
     }),
 
@@ -124,7 +139,14 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       mayWrite(request);
       const run = repo.checkRuns.get(Number(request.params.id));
       if (!run) throw notFound();
+      if (run.appId !== context.appId)
+        throw new HttpError(
+          403,
+          `Invalid app_id \`${run.appId}\` - check run can only be modified by the GitHub App that created it.`,
+        );
       apply(run, (request.body ?? {}) as Record<string, unknown>);
+      const suite = run.suiteId === undefined ? undefined : repo.checkSuites.get(run.suiteId);
+      if (suite) followRuns(repo, suite);
       return { status: 200, body: checkRunJson(repo, run, context.links()) };
     }),
 

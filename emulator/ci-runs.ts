@@ -55,10 +55,10 @@ export async function ciBaseline(repo: Repo): Promise<void> {
  * completes after its delay (tracked, so the emulator's idle waits for it) and sends its webhooks.
  */
 export async function runCi(context: EmulatorContext, repo: Repo): Promise<void> {
-  if (repo.ci.length === 0) return;
   for (const { branch, sha } of await branchHeads(repo)) {
     if (repo.ciRan.has(sha)) continue;
     repo.ciRan.add(sha);
+    for (const appId of checksApps(context)) emptySuite(context, repo, appId, { branch, sha });
     const atPush = repo.ci.filter((check) => !check.appearsAfterMs);
     startChecks(context, repo, atPush, { branch, sha });
     for (const check of repo.ci.filter((c) => c.appearsAfterMs)) {
@@ -70,21 +70,40 @@ export async function runCi(context: EmulatorContext, repo: Repo): Promise<void>
   }
 }
 
+/**
+ * The Apps GitHub makes a suite for at each push: every installed App with `checks: write`, Lisa's
+ * own included, whether or not it ever reports a check run there.
+ */
+function checksApps(context: EmulatorContext): number[] {
+  const own = context.permissions.checks === "write" ? [context.appId] : [];
+  return [...own, ...context.checksApps.map((app) => app.id)];
+}
+
+/** The queued suite with no check run GitHub creates for `appId` on a pushed head; most stay so for good. */
+export function emptySuite(
+  context: EmulatorContext,
+  repo: Repo,
+  appId: number,
+  head: { branch: string; sha: string },
+): CheckSuite {
+  const suite: CheckSuite = {
+    id: context.state.nextId(),
+    appId,
+    headSha: head.sha,
+    headBranch: head.branch,
+    status: "queued",
+    conclusion: null,
+    createdAt: now(),
+  };
+  repo.checkSuites.set(suite.id, suite);
+  return suite;
+}
+
 /** A suite for the check runs among `checks` (GitHub Actions' one per workflow run), and each check started. */
 function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: { branch: string; sha: string }): void {
-  let suite: CheckSuite | undefined;
-  if (checks.some((check) => (check.as ?? "check_run") === "check_run")) {
-    suite = {
-      id: context.state.nextId(),
-      appId: ACTIONS_APP_ID,
-      headSha: head.sha,
-      headBranch: head.branch,
-      status: "queued",
-      conclusion: null,
-      createdAt: now(),
-    };
-    repo.checkSuites.set(suite.id, suite);
-  }
+  const suite = checks.some((check) => (check.as ?? "check_run") === "check_run")
+    ? emptySuite(context, repo, ACTIONS_APP_ID, head)
+    : undefined;
   for (const check of checks) startCheck(context, repo, check, head.sha, suite);
 }
 
@@ -193,7 +212,7 @@ function suiteJson(repo: Repo, suite: CheckSuite, context: EmulatorContext) {
     head_branch: suite.headBranch,
     status: suite.status,
     conclusion: suite.conclusion,
-    app: { id: suite.appId },
+    app: { id: suite.appId, slug: context.checksApps.find((app) => app.id === suite.appId)?.slug ?? null },
     created_at: suite.createdAt,
     latest_check_runs_count: [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id).length,
     url: `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`,

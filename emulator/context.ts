@@ -39,6 +39,8 @@ export interface EmulatorContext {
   apiWebhooks: boolean;
   /** What the installation may do, by permission (app.yml's `default_permissions`). */
   permissions: Readonly<Record<string, "read" | "write">>;
+  /** The other Apps installed with `checks: write`: GitHub makes each an empty check suite at every push. */
+  checksApps: readonly { id: number; slug: string }[];
   /** The events the installation receives (app.yml's `default_events`). */
   events: readonly string[];
   /** The repositories (owner/name) the installation was given, when its owner selected some; all when undefined. */

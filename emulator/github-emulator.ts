@@ -84,6 +84,11 @@ export interface GitHubEmulatorOptions {
    * and events by default; more when its owner has yet to accept what the App asks for now.
    */
   registered?: { permissions?: Readonly<Record<string, "read" | "write">>; events?: readonly string[] };
+  /**
+   * Other Apps installed with `checks: write`, each given an empty queued check suite on every
+   * pushed head as GitHub gives them (Lisa's own App gets one too). Dependabot's by default.
+   */
+  checksApps?: readonly { id: number; slug: string }[];
   /** The repositories (owner/name) the installation's owner selected; all of theirs when omitted. */
   selectedRepos?: readonly string[];
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
@@ -122,6 +127,9 @@ export interface Fault {
   times?: number;
   delayMs?: number;
 }
+
+/** Dependabot's App on github.com: installed with `checks: write` almost everywhere, it reports no check on most pushes. */
+export const DEPENDABOT = { id: 29110, slug: "dependabot" } as const;
 
 /** GitHub's longest issue, comment, review and pull request body, in characters. */
 export const GITHUB_MAX_BODY = 65_536;
@@ -206,6 +214,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     }),
     apiWebhooks: options.apiWebhooks ?? true,
     permissions: options.permissions ?? grantedPermissions(),
+    checksApps: options.checksApps ?? [DEPENDABOT],
     events,
     selectedRepos: options.selectedRepos,
     registered: {

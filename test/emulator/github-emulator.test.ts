@@ -9,7 +9,7 @@ import { execa } from "execa";
 import { Probot, ProbotOctokit } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subscribedEvents } from "../../emulator/app-events.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { createGitHubEmulator, DEPENDABOT, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 
 const SECRET = "emulator-secret";
@@ -526,6 +526,40 @@ describe("the GitHub emulator", () => {
       expect(await create({ head_sha: "0".repeat(40) })).toBe(422);
       expect(await create({ head_sha: sha, status: "completed" })).toBe(422);
       expect(await create({ head_sha: sha, conclusion: "passed" })).toBe(422);
+    });
+
+    it("makes at every push an empty queued suite for each App with `checks: write`, which an App's check run joins", async () => {
+      pushBranch(reposRoot, "suites", { "s.txt": "0\n" });
+      const { sha } = await emulator.pushCommit(FULL_NAME, "suites", { files: { "s.txt": "s\n" }, message: "s", user: "mona" });
+      const suites = async () =>
+        (await octokit.rest.checks.listSuitesForRef({ owner: OWNER, repo: REPO, ref: sha })).data.check_suites
+          .map((suite) => [suite.app?.id, suite.status, suite.conclusion, suite.latest_check_runs_count])
+          .sort(([a], [b]) => Number(a) - Number(b));
+      // Lisa's App (1, as no JWT named another) and Dependabot's, neither of which has reported anything.
+      expect(await suites()).toEqual([
+        [1, "queued", null, 0],
+        [DEPENDABOT.id, "queued", null, 0],
+      ]);
+      const { data: run } = await octokit.rest.checks.create({ owner: OWNER, repo: REPO, name: "Lisa", head_sha: sha });
+      expect(await suites()).toEqual([
+        [1, "in_progress", null, 1],
+        [DEPENDABOT.id, "queued", null, 0],
+      ]);
+      await octokit.rest.checks.update({ owner: OWNER, repo: REPO, check_run_id: run.id, conclusion: "success" });
+      expect((await suites())[0]).toEqual([1, "completed", "success", 1]);
+    });
+
+    it("refuses with 403 to update another App's check run, as GitHub does", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const theirs = await emulator.addCheckRun(FULL_NAME, { sha, name: "build", appId: 999 });
+      const update = octokit.rest.checks.update({ owner: OWNER, repo: REPO, check_run_id: theirs.id, conclusion: "success" });
+      await expect(update).rejects.toMatchObject({
+        status: 403,
+        message: expect.stringContaining(
+          "Invalid app_id `999` - check run can only be modified by the GitHub App that created it.",
+        ),
+      });
+      expect(emulator.checkRuns(FULL_NAME).find((run) => run.id === theirs.id)).toMatchObject({ status: "in_progress" });
     });
 
     it("answers 403 to an installation without `checks: write`", async () => {
