@@ -1,12 +1,13 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
-import { type EmulatorContext, emit } from "./context.ts";
-import { gitEnv, readPath } from "./git-repos.ts";
+import { actorOf, type EmulatorContext, emit, emitInBackground, tokenOf } from "./context.ts";
+import { commitExists, gitEnv, readPath } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
-import { HttpError, notFound } from "./router.ts";
+import { HttpError, notFound, stringField, validationFailed } from "./router.ts";
 import {
+  type Account,
   type CheckAnnotation,
   type CheckRun,
   type CheckSuite,
@@ -233,6 +234,46 @@ function statusJson(status: CommitStatus) {
 
 const statusEvent = (status: CommitStatus) => ({ sha: status.sha, ...statusJson(status) });
 
+const STATUS_STATES: readonly string[] = ["pending", "success", "failure", "error"];
+
+/**
+ * A commit status on `sha`, as `POST /statuses/{sha}` creates one for whoever may write it: 422
+ * for a commit the repository lacks or a state GitHub does not know; sends `status`.
+ */
+export async function createStatus(
+  context: EmulatorContext,
+  repo: Repo,
+  sha: string,
+  body: unknown,
+  creator: Account,
+): Promise<CommitStatus> {
+  const fields = (body ?? {}) as { state?: unknown; context?: unknown; description?: unknown; target_url?: unknown };
+  const state = stringField(body, "state", "Status");
+  if (!STATUS_STATES.includes(state)) throw validationFailed("Status", { field: "state", code: "invalid" });
+  if (!(await commitExists(repo.gitDir, sha))) throw new HttpError(422, `No commit found for SHA: ${sha}`);
+  const at = now();
+  const status: CommitStatus = {
+    id: context.state.nextId(),
+    sha,
+    context: typeof fields.context === "string" ? fields.context : "default",
+    state: state as CommitStatus["state"],
+    description: typeof fields.description === "string" ? fields.description : null,
+    targetUrl: typeof fields.target_url === "string" ? fields.target_url : null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  repo.statuses.push(status);
+  emitInBackground(context, () => emit(context, "status", repo, creator, statusEvent(status)));
+  return status;
+}
+
+/** Whether the account may push to `repo`: its owner, or a collaborator with write, maintain or admin. */
+function mayPush(repo: Repo, account: Account): boolean {
+  if (repo.owner.type === "User" && repo.owner.login.toLowerCase() === account.login.toLowerCase()) return true;
+  const role = repo.collaborators.get(account.login.toLowerCase())?.role;
+  return role === "write" || role === "maintain" || role === "admin";
+}
+
 /**
  * What Lisa reads of a commit's CI, as GitHub answers it: its check suites, its combined status
  * (`statuses: read`), a check run's annotations, an Actions job's log (`actions: read`), and the
@@ -243,6 +284,19 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
     if (!context.permissions[permission]) throw new HttpError(403, "Resource not accessible by integration");
   };
   return [
+    /**
+     * Anyone who may push writes a commit status: an installation with `statuses: write` (403
+     * otherwise), a person with write access (404 otherwise, as GitHub hides what one may not change).
+     */
+    repoRoute("POST", "/statuses/:sha", async (request, repo) => {
+      const person = context.tokenUsers.get(tokenOf(request.headers));
+      if (person ? !mayPush(repo, person) : context.permissions.statuses !== "write") {
+        throw person ? notFound() : new HttpError(403, "Resource not accessible by integration");
+      }
+      const status = await createStatus(context, repo, request.params.sha ?? "", request.body, actorOf(context, request.headers));
+      const url = `${context.links().base}/repos/${repo.fullName}/statuses/${status.sha}`;
+      return { status: 201, body: { ...statusJson(status), url }, headers: { location: url } };
+    }),
     repoRoute("GET", "/commits/:ref/check-suites", (request, repo) => {
       const suites = [...repo.checkSuites.values()]
         .filter((suite) => suite.headSha === request.params.ref)

@@ -4,7 +4,7 @@ import path from "node:path";
 import { CONFIG_PATH } from "../src/config/parse-config.ts";
 import { grantedPermissions, subscribedEvents } from "./app-events.ts";
 import { checkRunJson } from "./check-runs.ts";
-import { ciBaseline, rerunCheck, runCi } from "./ci-runs.ts";
+import { ciBaseline, createStatus, rerunCheck, runCi } from "./ci-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
@@ -777,17 +777,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return checkRunJson(repo, run, context.links());
     },
 
-    /** An external CI reports commit status `context` on `sha`, as `POST /statuses/{sha}` would. */
-    addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): void {
-      const at = now();
-      repoNamed(fullName).statuses.push({
-        id: state.nextId(),
-        description: null,
-        targetUrl: null,
-        createdAt: at,
-        updatedAt: at,
-        ...status,
-      });
+    /** An external CI (`ci-bot[bot]`) reports commit status `context` on `sha`, through what `POST /statuses/{sha}` does. */
+    async addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): Promise<void> {
+      const { sha, ...body } = status;
+      await createStatus(context, repoNamed(fullName), sha, body, state.account("ci-bot[bot]"));
     },
 
     /** The repository's CI from now on (see CreateRepoOptions.ci): what it declares runs on the next push. */

@@ -425,7 +425,7 @@ describe("the GitHub emulator", () => {
         );
       expect(await merge("merge")).toEqual([405, "Merge commits are not allowed on this repository."]);
       expect(await merge("squash")).toEqual([405, 'Required status check "ci" is expected.']);
-      emulator.addStatus(strict, { sha, context: "ci", state: "success" });
+      await emulator.addStatus(strict, { sha, context: "ci", state: "success" });
       expect(await merge("squash")).toEqual([405, "At least 1 approving review is required by reviewers with write access."]);
       expect(await merge("squash", "0".repeat(40))).toEqual([409, "Head branch was modified. Review and try the merge again."]);
       const { sha: head } = await emulator.pushCommit(strict, "feature", {
@@ -433,7 +433,7 @@ describe("the GitHub emulator", () => {
         message: "CI",
         user: "mona",
       });
-      emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
+      await emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
       await emulator.submitReview(strict, pr.number, { state: "APPROVED", user: "mona" });
       const [status, message] = await merge("squash", head);
       expect([status, message]).toEqual([403, expect.stringContaining("without `workflows` permission")]);
@@ -499,7 +499,7 @@ describe("the GitHub emulator", () => {
       const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
       for (let i = 0; i < 105; i += 1) {
         await emulator.addCheckRun(FULL_NAME, { sha, name: `paged ${i}`, appId: 55, conclusion: "success" });
-        emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
+        await emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
       }
       const ref = { owner: OWNER, repo: REPO, ref: sha };
       const first = await octokit.rest.checks.listForRef({ ...ref, per_page: 500 });
@@ -560,6 +560,48 @@ describe("the GitHub emulator", () => {
         ),
       });
       expect(emulator.checkRuns(FULL_NAME).find((run) => run.id === theirs.id)).toMatchObject({ status: "in_progress" });
+    });
+
+    it("takes a commit status from whoever may push, through POST /statuses/{sha}, and refuses the others as GitHub does", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const as = (login: string) => new Octokit({ baseUrl: emulator.url, auth: emulator.createPersonalToken(login), log: quiet });
+      // Bodies Octokit's types would refuse: the point is what the emulator answers to them.
+      const post = (client: Octokit, fields: Record<string, unknown>, at = sha) =>
+        client.request(`POST /repos/${FULL_NAME}/statuses/${at}`, fields);
+      const { status, data } = await post(as("writer"), { state: "failure", context: "ci/deploy", description: "Red" });
+      expect([status, data.state, data.context, data.description]).toEqual([201, "failure", "ci/deploy", "Red"]);
+      expect(
+        emulator
+          .statuses(FULL_NAME)
+          .filter((s) => s.context === "ci/deploy")
+          .map((s) => [s.sha, s.state]),
+      ).toEqual([[sha, "failure"]]);
+      await emulator.waitForWebhooks();
+      const sent = receiver.received.map((r) => JSON.parse(r.body)).filter((p) => p.context === "ci/deploy");
+      expect(sent.map((p) => [p.sha, p.state, p.sender.login])).toEqual([[sha, "failure", "writer"]]);
+      // A person without push access (triage) is told nothing is there; Lisa's installation holds `statuses: read` only.
+      expect(await statusOf(post(as("tri"), { state: "success", context: "ci/deploy" }))).toBe(404);
+      expect(await statusOf(post(octokit, { state: "success", context: "ci/deploy" }))).toBe(403);
+      expect(await statusOf(post(as("mona"), { state: "green" }))).toBe(422);
+      expect(await statusOf(post(as("mona"), { state: "success" }, "0".repeat(40)))).toBe(422);
+      expect(emulator.statuses(FULL_NAME).filter((s) => s.context === "ci/deploy")).toHaveLength(1);
+      // The test's own helper writes through the same code: a bad state is refused there too.
+      await expect(emulator.addStatus(FULL_NAME, { sha, context: "x", state: "green" as "success" })).rejects.toThrow();
+    });
+
+    it("takes a commit status from an installation granted `statuses: write`", async () => {
+      const root = tempDir("emulator-statuses");
+      const ci = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, permissions: { statuses: "write" } });
+      await ci.start();
+      try {
+        await ci.createRepo("acme/plain", { files: { "README.md": "# Plain\n" } });
+        const client = new Octokit({ baseUrl: ci.url, auth: ci.createInstallationToken(), log: quiet });
+        const sha = await mainSha(path.join(root, "acme/plain.git"));
+        await client.rest.repos.createCommitStatus({ owner: "acme", repo: "plain", sha, state: "success", context: "ci" });
+        expect(ci.statuses("acme/plain").map((s) => [s.sha, s.context, s.state])).toEqual([[sha, "ci", "success"]]);
+      } finally {
+        await ci.stop();
+      }
     });
 
     it("answers 403 to an installation without `checks: write`", async () => {
