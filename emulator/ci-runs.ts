@@ -336,12 +336,12 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
       }));
       return paginate(body, request, context.links().base);
     }),
-    // GitHub answers a redirect to the log's download, which Octokit follows; the emulator answers the log itself.
+    // As GitHub: a redirect to the log's download, a signed URL on another host good for a minute.
     repoRoute("GET", "/actions/jobs/:id/logs", (request, repo) => {
       needs("actions");
-      const log = repo.checkRuns.get(Number(request.params.id))?.log;
-      if (log === undefined) throw notFound();
-      return { status: 200, body: log, headers: { "content-type": "text/plain" } };
+      const id = Number(request.params.id);
+      if (repo.checkRuns.get(id)?.log === undefined) throw notFound();
+      return { status: 302, headers: { location: context.logHost.signedUrl(repo.fullName, id) } };
     }),
     repoRoute("GET", "/branches/:branch", async (request, repo) => {
       const branch = request.params.branch ?? "";

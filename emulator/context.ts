@@ -1,4 +1,5 @@
 import { branchSha } from "./git-repos.ts";
+import type { LogHost } from "./log-host.ts";
 import { accountJson, commentJson, issueJson, type Links, type PullJson, pullJson, repoJson } from "./representations.ts";
 import {
   type Account,
@@ -35,6 +36,8 @@ export interface EmulatorContext {
   /** How long after a push a pull request still shows its old head, as GitHub's does for a moment; 0 by default. */
   headLagMs: number;
   webhooks: WebhookSender;
+  /** Where job logs are downloaded from, on URLs it signs. */
+  logHost: LogHost;
   /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
   apiWebhooks: boolean;
   /** What the installation may do, by permission (app.yml's `default_permissions`). */

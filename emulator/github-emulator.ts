@@ -9,6 +9,7 @@ import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChang
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
+import { createLogHost } from "./log-host.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
 import {
@@ -60,7 +61,10 @@ export interface GitHubEmulatorOptions {
    * test cannot shorten that cache to match.
    */
   tokenLifetimeMs?: number;
-  /** What tokens expire by (ms since the epoch); Date.now by default. A test moves it past a token's hour instead of waiting. */
+  /**
+   * What tokens and signed log URLs expire by (ms since the epoch); Date.now by default. A test
+   * moves it past a token's hour instead of waiting.
+   */
   tokenClock?: () => number;
   /**
    * Lay the API out as GitHub Enterprise Server does, where Probot looks for it when `GHE_HOST` is
@@ -213,6 +217,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       events,
     }),
     apiWebhooks: options.apiWebhooks ?? true,
+    logHost: createLogHost(state, options.tokenClock ?? Date.now),
     permissions: options.permissions ?? grantedPermissions(),
     checksApps: options.checksApps ?? [DEPENDABOT],
     events,
@@ -399,11 +404,13 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         server.listen(port, address, () => resolve());
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await context.logHost.start(address);
     },
 
     /** Waits for webhooks under way, then closes the server and its kept-alive connections. */
     async stop(): Promise<void> {
       await context.webhooks.idle();
+      await context.logHost.stop();
       if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -433,6 +440,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
     },
+
+    /** Every request for a job log the log host received (the 302's target), oldest first: did it carry a token? */
+    logDownloads: () => context.logHost.downloads(),
 
     /** When each push over git's HTTP was taken in (`performance.now()`), oldest first: the bench times what follows a push. */
     pushTimes(): readonly number[] {

@@ -623,6 +623,51 @@ describe("the GitHub emulator", () => {
     });
   });
 
+  describe("serves job logs as GitHub does", () => {
+    it("answers a job log with a 302 to a signed URL on another host, which wants no token and refuses an expired or forged one", async () => {
+      let clock = Date.now();
+      const root = tempDir("emulator-logs");
+      const ci = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, tokenClock: () => clock });
+      await ci.start();
+      try {
+        await ci.createRepo("acme/built", { files: { "README.md": "# Built\n" }, ci: [{ name: "test" }] });
+        const { sha } = await ci.pushCommit("acme/built", "main", { files: { "a.ts": "a\n" }, message: "a", user: "ann" });
+        await ci.waitForWebhooks();
+        const job = ci.checkRuns("acme/built").find((run) => run.head_sha === sha && run.name === "test");
+        const token = ci.createInstallationToken();
+        const asked = await fetch(`${ci.url}/repos/acme/built/actions/jobs/${job?.id}/logs`, {
+          headers: { authorization: `token ${token}` },
+          redirect: "manual",
+        });
+        expect(asked.status).toBe(302);
+        const location = new URL(asked.headers.get("location") ?? "");
+        expect(location.origin).not.toBe(new URL(ci.url).origin);
+        const download = await fetch(location);
+        expect([download.status, await download.text()]).toEqual([200, expect.stringContaining("> npm test")]);
+        // The signed URL is the credential: a token sent along is refused, as is a signature changed or expired.
+        expect((await fetch(location, { headers: { authorization: `token ${token}` } })).status).toBe(403);
+        const forged = new URL(location);
+        forged.searchParams.set("expires", String(clock + 3_600_000));
+        expect((await fetch(forged)).status).toBe(403);
+        clock += 61_000;
+        expect((await fetch(location)).status).toBe(403);
+        expect(ci.logDownloads().map((d) => [d.authorization, d.status])).toEqual([
+          [false, 200],
+          [true, 403],
+          [false, 403],
+          [false, 403],
+        ]);
+        // A job that has no log is a 404 at the API, as before.
+        const missing = await fetch(`${ci.url}/repos/acme/built/actions/jobs/1/logs`, {
+          headers: { authorization: `token ${token}` },
+        });
+        expect(missing.status).toBe(404);
+      } finally {
+        await ci.stop();
+      }
+    });
+  });
+
   describe("sends webhooks", () => {
     const webhooks = new Webhooks({ secret: SECRET });
     const lastReceived = () => {

@@ -68,6 +68,13 @@ describe("the port's reads of a commit's CI", () => {
     expect(await gh.jobLog(REF, run?.id ?? 0)).toContain("##[error]Process completed with exit code 1.");
   });
 
+  it("reads a job's log where GitHub's 302 sends it, another host, without sending it Lisa's token", async () => {
+    const { emulator, gh, sha } = await emulated();
+    const [run] = (await gh.ciOf(REF, sha)).runs;
+    expect(await gh.jobLog(REF, run?.id ?? 0)).toContain("##[error]Process completed with exit code 1.");
+    expect(emulator.logDownloads()).toEqual([{ path: `/acme/api/jobs/${run?.id}`, authorization: false, status: 200 }]);
+  });
+
   it("follows a re-run: the newest run of a check is the one read", async () => {
     const { emulator, gh, sha } = await emulated();
     const [first] = (await gh.ciOf(REF, sha)).runs;
