@@ -213,7 +213,7 @@ function suiteJson(repo: Repo, suite: CheckSuite, context: EmulatorContext) {
     head_branch: suite.headBranch,
     status: suite.status,
     conclusion: suite.conclusion,
-    app: { id: suite.appId, slug: context.checksApps.find((app) => app.id === suite.appId)?.slug ?? null },
+    app: { id: suite.appId, ...context.checksApps.filter((app) => app.id === suite.appId).map(({ slug }) => ({ slug }))[0] },
     created_at: suite.createdAt,
     latest_check_runs_count: [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id).length,
     url: `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`,
