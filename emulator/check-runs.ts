@@ -1,7 +1,7 @@
+import { appJson } from "./apps.ts";
 import { type EmulatorContext, tokenOf } from "./context.ts";
 import { commitExists } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
-import type { Links } from "./representations.ts";
 import {
   HttpError,
   notFound,
@@ -40,18 +40,22 @@ export function queuedCheckRun(id: number, appId: number, name: string, headSha:
   };
 }
 
-export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
+export function checkRunJson(context: EmulatorContext, repo: Repo, run: CheckRun) {
+  const links = context.links();
   const url = `${links.base}/repos/${repo.fullName}/check-runs/${run.id}`;
+  const app = appJson(context, run.appId);
+  const suite = run.suiteId === undefined ? undefined : repo.checkSuites.get(run.suiteId);
   return {
     id: run.id,
     node_id: Buffer.from(`CheckRun${run.id}`).toString("base64"),
     name: run.name,
     head_sha: run.headSha,
-    app: { id: run.appId },
-    external_id: null,
+    app,
+    external_id: "",
     url,
     html_url: `${links.base}/${repo.fullName}/runs/${run.id}`,
-    details_url: run.detailsUrl,
+    // Without one of its own, GitHub points at the App's page.
+    details_url: run.detailsUrl ?? app.external_url,
     status: run.status,
     conclusion: run.conclusion,
     started_at: run.startedAt,
@@ -63,6 +67,25 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
       annotations_count: run.annotations?.length ?? 0,
       annotations_url: `${url}/annotations`,
     },
+    ...(suite
+      ? {
+          check_suite: {
+            id: suite.id,
+            node_id: Buffer.from(`CheckSuite${suite.id}`).toString("base64"),
+            head_branch: suite.headBranch,
+            head_sha: suite.headSha,
+            status: suite.status,
+            conclusion: suite.conclusion,
+            url: `${links.base}/repos/${repo.fullName}/check-suites/${suite.id}`,
+            before: null,
+            after: suite.headSha,
+            pull_requests: [],
+            app,
+            created_at: suite.createdAt,
+            updated_at: suite.createdAt,
+          },
+        }
+      : {}),
     pull_requests: [],
   };
 }
@@ -132,7 +155,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       apply(run, body);
       repo.checkRuns.set(run.id, run);
       if (suite) followRuns(repo, suite);
-      return { status: 201, body: checkRunJson(repo, run, context.links()) };
+      return { status: 201, body: checkRunJson(context, repo, run) };
     }),
 
     repoRoute("PATCH", "/check-runs/:id", (request, repo) => {
@@ -147,7 +170,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       apply(run, (request.body ?? {}) as Record<string, unknown>);
       const suite = run.suiteId === undefined ? undefined : repo.checkSuites.get(run.suiteId);
       if (suite) followRuns(repo, suite);
-      return { status: 200, body: checkRunJson(repo, run, context.links()) };
+      return { status: 200, body: checkRunJson(context, repo, run) };
     }),
 
     repoRoute("GET", "/commits/:ref/check-runs", (request, repo) => {
@@ -161,7 +184,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
             (app === null || run.appId === Number(app)),
         )
         .sort((a, b) => b.id - a.id)
-        .map((run) => checkRunJson(repo, run, context.links()));
+        .map((run) => checkRunJson(context, repo, run));
       return paginate(runs, request, context.links().base, { wrap: (page) => ({ total_count: runs.length, check_runs: page }) });
     }),
   ];

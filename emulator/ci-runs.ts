@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { ACTIONS_APP_ID, appJson } from "./apps.ts";
 import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
 import { actorOf, type EmulatorContext, emit, emitInBackground, tokenOf } from "./context.ts";
-import { commitExists, gitEnv, readPath } from "./git-repos.ts";
+import { type CommitInfo, commitExists, commitInfo, gitEnv, readPath } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
 import { HttpError, notFound, stringField, validationFailed } from "./router.ts";
@@ -19,8 +20,6 @@ import {
 
 const run = promisify(execFile);
 
-/** The App id GitHub Actions reports its check runs with on github.com. */
-export const ACTIONS_APP_ID = 15368;
 /** How long the emulator's CI takes to report when a check says nothing. */
 const DEFAULT_DELAY_MS = 50;
 
@@ -59,17 +58,21 @@ export async function runCi(context: EmulatorContext, repo: Repo): Promise<void>
   for (const { branch, sha } of await branchHeads(repo)) {
     if (repo.ciRan.has(sha)) continue;
     repo.ciRan.add(sha);
-    for (const appId of checksApps(context)) emptySuite(context, repo, appId, { branch, sha });
+    const head = { branch, sha, commit: await commitInfo(repo.gitDir, sha) };
+    for (const appId of checksApps(context)) emptySuite(context, repo, appId, head);
     const atPush = repo.ci.filter((check) => !check.appearsAfterMs);
-    startChecks(context, repo, atPush, { branch, sha });
+    startChecks(context, repo, atPush, head);
     for (const check of repo.ci.filter((c) => c.appearsAfterMs)) {
       const later = new Promise((resolve) => setTimeout(resolve, check.appearsAfterMs)).then(() =>
-        startChecks(context, repo, [check], { branch, sha }),
+        startChecks(context, repo, [check], head),
       );
       void context.webhooks.track(later).catch(() => undefined);
     }
   }
 }
+
+/** A branch head the emulator's CI runs on, with its commit. */
+type PushedHead = { branch: string; sha: string; commit: CommitInfo };
 
 /**
  * The Apps GitHub makes a suite for at each push: every installed App with `checks: write`, Lisa's
@@ -81,12 +84,7 @@ function checksApps(context: EmulatorContext): number[] {
 }
 
 /** The queued suite with no check run GitHub creates for `appId` on a pushed head; most stay so for good. */
-export function emptySuite(
-  context: EmulatorContext,
-  repo: Repo,
-  appId: number,
-  head: { branch: string; sha: string },
-): CheckSuite {
+function emptySuite(context: EmulatorContext, repo: Repo, appId: number, head: PushedHead): CheckSuite {
   const suite: CheckSuite = {
     id: context.state.nextId(),
     appId,
@@ -95,13 +93,14 @@ export function emptySuite(
     status: "queued",
     conclusion: null,
     createdAt: now(),
+    headCommit: head.commit,
   };
   repo.checkSuites.set(suite.id, suite);
   return suite;
 }
 
 /** A suite for the check runs among `checks` (GitHub Actions' one per workflow run), and each check started. */
-function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: { branch: string; sha: string }): void {
+function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: PushedHead): void {
   const suite = checks.some((check) => (check.as ?? "check_run") === "check_run")
     ? emptySuite(context, repo, ACTIONS_APP_ID, head)
     : undefined;
@@ -142,7 +141,7 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
       status.description = outcome.passed ? "Build passed" : outcome.firstLine;
       status.targetUrl = `${context.links().base}/ci/${repo.fullName}/builds/${status.id}`;
       status.updatedAt = now();
-      await emit(context, "status", repo, context.state.account("ci-bot[bot]"), statusEvent(status));
+      await emit(context, "status", repo, context.state.account("ci-bot[bot]"), await statusEvent(context, repo, status));
     });
     return;
   }
@@ -163,7 +162,7 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
     const sender = context.state.account("github-actions[bot]");
     await emit(context, "check_run", repo, sender, {
       action: "completed",
-      check_run: checkRunJson(repo, checkRun, context.links()),
+      check_run: checkRunJson(context, repo, checkRun),
     });
     if (!suite) return;
     const inSuite = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
@@ -207,16 +206,59 @@ async function evaluate(repo: Repo, check: CiCheck, sha: string): Promise<Outcom
 }
 
 function suiteJson(repo: Repo, suite: CheckSuite, context: EmulatorContext) {
+  const url = `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`;
   return {
     id: suite.id,
+    node_id: Buffer.from(`CheckSuite${suite.id}`).toString("base64"),
     head_sha: suite.headSha,
     head_branch: suite.headBranch,
     status: suite.status,
     conclusion: suite.conclusion,
-    app: { id: suite.appId, ...context.checksApps.filter((app) => app.id === suite.appId).map(({ slug }) => ({ slug }))[0] },
+    app: appJson(context, suite.appId),
+    before: null,
+    after: suite.headSha,
+    head_commit: headCommitJson(suite.headCommit),
+    pull_requests: [],
     created_at: suite.createdAt,
+    updated_at: suite.createdAt,
     latest_check_runs_count: [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id).length,
-    url: `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`,
+    check_runs_url: `${url}/check-runs`,
+    url,
+  };
+}
+
+/** A commit as a check suite's `head_commit` shows it. */
+const headCommitJson = (commit: CommitInfo) => ({
+  id: commit.sha,
+  tree_id: commit.tree,
+  message: commit.message,
+  timestamp: commit.committer.date,
+  author: { name: commit.author.name, email: commit.author.email },
+  committer: { name: commit.committer.name, email: commit.committer.email },
+});
+
+/** A commit as a `status` payload's `commit` shows it. */
+function statusCommitJson(repo: Repo, commit: CommitInfo, context: EmulatorContext) {
+  const api = `${context.links().base}/repos/${repo.fullName}`;
+  const html = `${context.links().base}/${repo.fullName}`;
+  return {
+    sha: commit.sha,
+    node_id: Buffer.from(`Commit:${commit.sha}`).toString("base64").replace(/=+$/, ""),
+    commit: {
+      author: commit.author,
+      committer: commit.committer,
+      message: commit.message,
+      tree: { sha: commit.tree, url: `${api}/git/trees/${commit.tree}` },
+      url: `${api}/git/commits/${commit.sha}`,
+      comment_count: 0,
+      verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+    },
+    url: `${api}/commits/${commit.sha}`,
+    html_url: `${html}/commit/${commit.sha}`,
+    comments_url: `${api}/commits/${commit.sha}/comments`,
+    author: null,
+    committer: null,
+    parents: commit.parents.map((sha) => ({ sha, url: `${api}/commits/${sha}`, html_url: `${html}/commit/${sha}` })),
   };
 }
 
@@ -232,7 +274,24 @@ function statusJson(status: CommitStatus) {
   };
 }
 
-const statusEvent = (status: CommitStatus) => ({ sha: status.sha, ...statusJson(status) });
+/** A `status` payload: the status, its commit, the repository's name and the branches whose head it is. */
+async function statusEvent(context: EmulatorContext, repo: Repo, status: CommitStatus) {
+  const api = `${context.links().base}/repos/${repo.fullName}`;
+  const branches = (await branchHeads(repo))
+    .filter((head) => head.sha === status.sha)
+    .map((head) => ({
+      name: head.branch,
+      commit: { sha: head.sha, url: `${api}/commits/${head.sha}` },
+      protected: head.branch === repo.defaultBranch && repo.requiredChecks !== undefined,
+    }));
+  return {
+    sha: status.sha,
+    name: repo.fullName,
+    ...statusJson(status),
+    commit: statusCommitJson(repo, await commitInfo(repo.gitDir, status.sha), context),
+    branches,
+  };
+}
 
 const STATUS_STATES: readonly string[] = ["pending", "success", "failure", "error"];
 
@@ -263,7 +322,7 @@ export async function createStatus(
     updatedAt: at,
   };
   repo.statuses.push(status);
-  emitInBackground(context, () => emit(context, "status", repo, creator, statusEvent(status)));
+  emitInBackground(context, async () => emit(context, "status", repo, creator, await statusEvent(context, repo, status)));
   return status;
 }
 

@@ -710,7 +710,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (pull.state !== "open") throw new Error(`${fullName}#${number} is not open`);
       const sha = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${number}`);
       if (!sha) throw new Error(`${fullName}#${number} conflicts with ${pull.pull.base}`);
-      markMerged(pull, sha);
+      markMerged(pull, sha, state.account(merge.user));
       const delivery = await emitPullChange(context, repo, pull, "closed", state.account(merge.user));
       await closeIssuesOnMerge(context, repo, pull, state.account(merge.user));
       return delivery;
@@ -784,7 +784,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         completedAt: check.conclusion ? now() : null,
       };
       repo.checkRuns.set(run.id, run);
-      return checkRunJson(repo, run, context.links());
+      return checkRunJson(context, repo, run);
     },
 
     /** An external CI (`ci-bot[bot]`) reports commit status `context` on `sha`, through what `POST /statuses/{sha}` does. */
@@ -813,7 +813,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     /** Check runs reported on a repository's commits, oldest first, as the API shows them. */
     checkRuns: (fullName: string) => {
       const repo = repoNamed(fullName);
-      return [...repo.checkRuns.values()].map((run) => checkRunJson(repo, run, context.links()));
+      return [...repo.checkRuns.values()].map((run) => checkRunJson(context, repo, run));
     },
 
     /** Inline comments of a pull request, replies included, oldest first. */

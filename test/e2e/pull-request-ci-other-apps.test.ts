@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { EmulatedLisa } from "../../dev/emulated-lisa.ts";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { TEST_APP_ID } from "../../dev/test-probot.ts";
-import { ACTIONS_APP_ID } from "../../emulator/ci-runs.ts";
+import { ACTIONS_APP_ID } from "../../emulator/apps.ts";
 import { type CiCheck, DEPENDABOT } from "../../emulator/github-emulator.ts";
 import { CONFIG, REPO, runOf, passOne as startPassOne } from "../support/pass-one.ts";
 

@@ -4,14 +4,15 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import type { RecordedRequest } from "../../emulator/github-emulator.ts";
+import type { Delivery, RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // The emulator and Lisa held to GitHub's published OpenAPI description (@octokit/openapi): every
 // route the emulator answers is an operation GitHub has; every request Lisa sends in a run that
 // goes round two passes and is accepted is one, with only the body fields GitHub takes, of their
-// types, the required ones present; and every field of the emulator's answers that GitHub
-// documents has GitHub's type. (The emulator answers a subset of each object on purpose, so
-// fields GitHub has and the emulator leaves out are not counted.)
+// types, the required ones present; every webhook the emulator sends in that run carries every
+// field GitHub's schema for it requires, of its type; and every field of the emulator's answers
+// that GitHub documents has GitHub's type. (The emulator answers a subset of each object on
+// purpose, so fields GitHub has and the emulator leaves out of an answer are not counted.)
 
 interface Schema {
   $ref?: string;
@@ -70,16 +71,21 @@ function resolve(schema: Schema): Schema {
 }
 
 /**
- * Where `value` is not what `schema` describes, as `where: what` lines. `strict` (a request Lisa
- * sends) also refuses fields GitHub does not take and wants the required ones; otherwise (an
- * answer of the emulator) only the types of documented fields count.
+ * What is held to `schema`: a request Lisa sends, in full (no field GitHub does not take, the
+ * required ones, enums); a webhook payload the emulator sends, as GitHub's schema for it says
+ * (the required fields, enums, types; more fields may come); an answer of the emulator, only the
+ * types of the documented fields it returns (it answers a subset of each object on purpose).
  */
-function mismatches(value: unknown, raw: Schema, where: string, strict: boolean): string[] {
+type Held = "request" | "payload" | "answer";
+
+/** Where `value` is not what `schema` describes, as `where: what` lines (see Held). */
+function mismatches(value: unknown, raw: Schema, where: string, held: Held): string[] {
+  const strict = held !== "answer";
   const schema = resolve(raw);
-  if (schema.allOf) return schema.allOf.flatMap((part) => mismatches(value, part, where, strict));
+  if (schema.allOf) return schema.allOf.flatMap((part) => mismatches(value, part, where, held));
   const branches = schema.anyOf ?? schema.oneOf;
   if (branches) {
-    const tried = branches.map((branch) => mismatches(value, branch, where, strict));
+    const tried = branches.map((branch) => mismatches(value, branch, where, held));
     return tried.some((problems) => problems.length === 0) ? [] : (tried.sort((a, b) => a.length - b.length)[0] ?? []);
   }
   if (value === null) return schema.nullable || schema.type === "null" ? [] : [`${where}: null, GitHub says ${schema.type}`];
@@ -98,14 +104,15 @@ function mismatches(value: unknown, raw: Schema, where: string, strict: boolean)
         const documented =
           schema.properties?.[name] ??
           (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
-        if (documented) problems.push(...mismatches(field, documented, `${where}.${name}`, strict));
-        else if (strict && schema.additionalProperties !== true) problems.push(`${where}.${name}: GitHub does not take it`);
+        if (documented) problems.push(...mismatches(field, documented, `${where}.${name}`, held));
+        else if (held === "request" && schema.additionalProperties !== true)
+          problems.push(`${where}.${name}: GitHub does not take it`);
       }
       return problems;
     }
     case "array":
       if (!Array.isArray(value)) return [`${where}: ${typeof value}, GitHub says array`];
-      return schema.items ? value.flatMap((item, i) => mismatches(item, schema.items as Schema, `${where}[${i}]`, strict)) : [];
+      return schema.items ? value.flatMap((item, i) => mismatches(item, schema.items as Schema, `${where}[${i}]`, held)) : [];
     case "integer":
       return Number.isInteger(value) ? [] : [`${where}: ${JSON.stringify(value)}, GitHub says integer`];
     case "number":
@@ -128,12 +135,12 @@ describe("the emulator against GitHub's OpenAPI description", () => {
     const comment = operationOf("POST", "/repos/:owner/:repo/issues/:issue_number/comments");
     const schema = comment && requestSchema(comment);
     if (!schema) throw new Error("GitHub's description has no comment body");
-    expect(mismatches({ body: "Hi" }, schema, "body", true)).toEqual([]);
-    expect(mismatches({ body: 5, bodyy: "Hi" }, schema, "body", true)).toEqual([
+    expect(mismatches({ body: "Hi" }, schema, "body", "request")).toEqual([]);
+    expect(mismatches({ body: 5, bodyy: "Hi" }, schema, "body", "request")).toEqual([
       "body.body: 5, GitHub says string",
       "body.bodyy: GitHub does not take it",
     ]);
-    expect(mismatches({}, schema, "body", true)).toEqual(["body.body: missing, GitHub requires it"]);
+    expect(mismatches({}, schema, "body", "request")).toEqual(["body.body: missing, GitHub requires it"]);
   });
 
   it("answers only operations GitHub has, with the same method and path", async () => {
@@ -153,6 +160,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
 
   describe("in a run that goes round two passes and is accepted", () => {
     const exchanges: { request: RecordedRequest; sent: unknown; answered: unknown }[] = [];
+    let deliveries: Delivery[] = [];
     beforeAll(async () => {
       const agent = createFakeClaude([
         { write: { "health.ts": "v1\n" }, manifest: { title: "Add a health check", what: "v1." } },
@@ -165,6 +173,8 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         await github.createRepo("acme/api", {
           files: { "README.md": "# API\n" },
           config: "label: lisa\ngates:\n  - test -f health.ts\n",
+          // CI, for its check_run, check_suite and status webhooks.
+          ci: [{ name: "test" }, { name: "ci/lint", as: "status" }],
         });
         github.addCollaborator("acme/api", "ann", "write");
         const issue = await github.createIssue("acme/api", { title: "Add a health check", body: "Add it.", user: "ann" });
@@ -176,6 +186,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         await env.settle();
         await github.submitReview("acme/api", pull.number, { state: "APPROVED", body: "", user: "ann" });
         await env.settle();
+        deliveries = github.deliveries();
       } finally {
         await env.stop();
       }
@@ -193,9 +204,33 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         const schema = requestSchema(operation);
         if (sent === undefined) return [];
         if (!schema) return [`${request.method} ${request.route}: GitHub takes no JSON body`];
-        return mismatches(sent, schema, `${request.method} ${request.route} body`, true);
+        return mismatches(sent, schema, `${request.method} ${request.route} body`, "request");
       });
       expect([...new Set(problems)]).toEqual([]);
+    });
+
+    it("sends each webhook as GitHub's schema for it says: the required fields, of their types", () => {
+      const sent = deliveries.filter((d) => d.error !== "not subscribed");
+      // Every kind of webhook Lisa got, so a new one is held to its schema here first.
+      const kinds = [...new Set(sent.map((d) => (d.action ? `${d.event}.${d.action}` : d.event)))];
+      expect(kinds).toEqual(expect.arrayContaining(["issues.labeled", "issue_comment.created", "pull_request_review.submitted"]));
+      expect(kinds).toEqual(expect.arrayContaining(["check_run.completed", "check_suite.completed", "status"]));
+      const problems = sent.flatMap((delivery) => {
+        const name = `webhook-${[delivery.event, delivery.action].filter(Boolean).join("-").replaceAll("_", "-")}`;
+        const schema = description.components.schemas[name];
+        if (!schema) return [`${name}: GitHub documents no such webhook`];
+        return mismatches(delivery.payload, schema, name, "payload");
+      });
+      expect([...new Set(problems)]).toEqual([]);
+      // And it would tell: a required field missing, one of the wrong type.
+      const labeled = sent.find((d) => d.event === "issues" && d.action === "labeled");
+      const issue = { ...(labeled?.payload.issue as object), number: "1" } as Record<string, unknown>;
+      delete issue.user;
+      const broken = { ...labeled?.payload, issue };
+      expect(mismatches(broken, description.components.schemas["webhook-issues-labeled"] ?? {}, "p", "payload")).toEqual([
+        "p.issue.user: missing, GitHub requires it",
+        'p.issue.number: "1", GitHub says integer',
+      ]);
     });
 
     it("answers each with GitHub's types for every documented field it returns", () => {
@@ -214,7 +249,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
           const schema = operation && responseSchema(operation, request.status);
           if (!schema)
             return [`${request.method} ${request.route} ${request.status}: GitHub documents no JSON answer with this status`];
-          return mismatches(answered, schema, `${request.method} ${request.route} → ${request.status}`, false);
+          return mismatches(answered, schema, `${request.method} ${request.route} → ${request.status}`, "answer");
         });
       expect([...new Set(problems)]).toEqual([]);
     });

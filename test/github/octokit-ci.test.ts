@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
-import { ACTIONS_APP_ID } from "../../emulator/ci-runs.ts";
+import { ACTIONS_APP_ID } from "../../emulator/apps.ts";
 import { createGitHubEmulator, DEPENDABOT, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { readCi } from "../../src/ci/read-ci.ts";
 import { parseConfig } from "../../src/config/parse-config.ts";
