@@ -26,23 +26,24 @@ export function createLogHost(state: EmulatorState, clock: () => number) {
   let base: string | undefined;
   const sign = (path: string, expires: string) => createHmac("sha256", key).update(`${path}\n${expires}`).digest("hex");
 
-  function answer(request: IncomingMessage, response: ServerResponse): void {
-    const url = new URL(request.url ?? "/", "http://logs");
-    const refuse = (status: number, message: string) => {
-      downloads.push({ path: url.pathname, authorization: request.headers.authorization !== undefined, status });
-      response.writeHead(status, { "content-type": "text/plain" }).end(message);
-    };
-    if (request.headers.authorization !== undefined) return refuse(403, "AuthenticationFailed: unexpected credentials");
+  /** The log the request may have, or the status and message the storage refuses it with. */
+  function lookUp(request: IncomingMessage, url: URL): string | [number, string] {
+    if (request.headers.authorization !== undefined) return [403, "AuthenticationFailed: unexpected credentials"];
     const expires = url.searchParams.get("expires") ?? "";
     const given = Buffer.from(url.searchParams.get("sig") ?? "", "hex");
     const wanted = Buffer.from(sign(url.pathname, expires), "hex");
-    if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) return refuse(403, "AuthenticationFailed: signature");
-    if (!(Number(expires) > clock())) return refuse(403, "AuthenticationFailed: the URL has expired");
+    if (given.length !== wanted.length || !timingSafeEqual(given, wanted)) return [403, "AuthenticationFailed: signature"];
+    if (!(Number(expires) > clock())) return [403, "AuthenticationFailed: the URL has expired"];
     const [, owner = "", name = "", id = ""] = /^\/([\w.-]+)\/([\w.-]+)\/jobs\/(\d+)$/.exec(url.pathname) ?? [];
-    const log = state.findRepo(owner, name)?.checkRuns.get(Number(id))?.log;
-    if (log === undefined) return refuse(404, "BlobNotFound");
-    downloads.push({ path: url.pathname, authorization: false, status: 200 });
-    response.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end(log);
+    return state.findRepo(owner, name)?.checkRuns.get(Number(id))?.log ?? [404, "BlobNotFound"];
+  }
+
+  function answer(request: IncomingMessage, response: ServerResponse): void {
+    const url = new URL(request.url ?? "/", "http://logs");
+    const found = lookUp(request, url);
+    const [status, text] = typeof found === "string" ? [200, found] : found;
+    downloads.push({ path: url.pathname, authorization: request.headers.authorization !== undefined, status });
+    response.writeHead(status, { "content-type": "text/plain; charset=utf-8" }).end(text);
   }
   const server = createServer(answer);
 
