@@ -31,6 +31,14 @@ interface Description {
 export const API_DESCRIPTIONS = ["api.github.com", "ghes-3.17", "ghes-3.18", "ghes-3.19"] as const;
 export type ApiDescriptionName = (typeof API_DESCRIPTIONS)[number];
 
+/**
+ * What is held to a schema: a request Lisa sends, in full (no field GitHub does not take, the
+ * required ones, enums); a webhook payload the emulator sends, as GitHub's schema for it says (the
+ * required fields, enums, types; more fields may come); an answer of the emulator, only the types
+ * of the documented fields it returns (it answers a subset of each object on purpose).
+ */
+type Held = "request" | "payload" | "answer";
+
 const require = createRequire(import.meta.url);
 
 /** `/repos/:owner/:repo/contents/*path` and `/repos/{owner}/{repo}/contents/{path}` alike: `/repos/{}/{}/contents/{}`. */
@@ -57,17 +65,14 @@ export function openApiChecker(name: ApiDescriptionName = "api.github.com") {
     return resolved;
   }
 
-  /**
-   * Where `value` is not what `schema` describes, as `where: what` lines. `strict` (a request Lisa
-   * sends) also refuses fields GitHub does not take and wants the required ones; otherwise (an
-   * answer of the emulator) only the types of documented fields count.
-   */
-  function mismatches(value: unknown, raw: Schema, where: string, strict: boolean): string[] {
+  /** Where `value` is not what `schema` describes, as `where: what` lines (see Held). */
+  function mismatches(value: unknown, raw: Schema, where: string, held: Held): string[] {
     const schema = resolve(raw);
-    if (schema.allOf) return schema.allOf.flatMap((part) => mismatches(value, part, where, strict));
+    const strict = held !== "answer";
+    if (schema.allOf) return schema.allOf.flatMap((part) => mismatches(value, part, where, held));
     const branches = schema.anyOf ?? schema.oneOf;
     if (branches) {
-      const tried = branches.map((branch) => mismatches(value, branch, where, strict));
+      const tried = branches.map((branch) => mismatches(value, branch, where, held));
       return tried.some((problems) => problems.length === 0) ? [] : (tried.sort((a, b) => a.length - b.length)[0] ?? []);
     }
     if (value === null) return schema.nullable || schema.type === "null" ? [] : [`${where}: null, GitHub says ${schema.type}`];
@@ -86,14 +91,15 @@ export function openApiChecker(name: ApiDescriptionName = "api.github.com") {
           const documented =
             schema.properties?.[field] ??
             (typeof schema.additionalProperties === "object" ? schema.additionalProperties : undefined);
-          if (documented) problems.push(...mismatches(fieldValue, documented, `${where}.${field}`, strict));
-          else if (strict && schema.additionalProperties !== true) problems.push(`${where}.${field}: GitHub does not take it`);
+          if (documented) problems.push(...mismatches(fieldValue, documented, `${where}.${field}`, held));
+          else if (held === "request" && schema.additionalProperties !== true)
+            problems.push(`${where}.${field}: GitHub does not take it`);
         }
         return problems;
       }
       case "array":
         if (!Array.isArray(value)) return [`${where}: ${typeof value}, GitHub says array`];
-        return schema.items ? value.flatMap((item, i) => mismatches(item, schema.items as Schema, `${where}[${i}]`, strict)) : [];
+        return schema.items ? value.flatMap((item, i) => mismatches(item, schema.items as Schema, `${where}[${i}]`, held)) : [];
       case "integer":
         return Number.isInteger(value) ? [] : [`${where}: ${JSON.stringify(value)}, GitHub says integer`];
       case "number":
@@ -116,13 +122,20 @@ export function openApiChecker(name: ApiDescriptionName = "api.github.com") {
       if (body === undefined) return [];
       const schema = operation.requestBody?.content?.["application/json"]?.schema;
       if (!schema) return [`${method} ${route}: GitHub takes no JSON body`];
-      return mismatches(body, schema, `${method} ${route} body`, true);
+      return mismatches(body, schema, `${method} ${route} body`, "request");
     },
     /** Where an answer's documented fields have another type than GitHub's (extra fields are not counted). */
     answerProblems(method: string, route: string, status: number, body: unknown): string[] {
       const schema = operationOf(method, route)?.responses?.[String(status)]?.content?.["application/json"]?.schema;
       if (!schema) return [`${method} ${route} ${status}: GitHub documents no JSON answer with this status`];
-      return mismatches(body, schema, `${method} ${route} → ${status}`, false);
+      return mismatches(body, schema, `${method} ${route} → ${status}`, "answer");
+    },
+    /** Where a webhook payload is not what GitHub's schema for its event and action says. */
+    payloadProblems(event: string, action: string | undefined, payload: unknown): string[] {
+      const name = `webhook-${[event, action].filter(Boolean).join("-").replaceAll("_", "-")}`;
+      const schema = description.components.schemas[name];
+      if (!schema) return [`${name}: GitHub documents no such webhook`];
+      return mismatches(payload, schema, name, "payload");
     },
   };
 }

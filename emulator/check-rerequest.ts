@@ -39,6 +39,6 @@ export async function rerequestCheckRun(
   }
   return emit(context, "check_run", repo, sender, {
     action: "rerequested",
-    check_run: { ...checkRunJson(repo, run, context.links()), pull_requests: pullRequests },
+    check_run: { ...checkRunJson(context, repo, run), pull_requests: pullRequests },
   });
 }

@@ -1,7 +1,7 @@
+import { appJson } from "./apps.ts";
 import { type EmulatorContext, tokenOf } from "./context.ts";
 import { commitExists } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
-import type { Links } from "./representations.ts";
 import {
   HttpError,
   notFound,
@@ -11,7 +11,7 @@ import {
   stringField,
   validationFailed,
 } from "./router.ts";
-import { type CheckRun, now, type Repo } from "./state.ts";
+import { type CheckRun, type CheckSuite, now, type Repo } from "./state.ts";
 
 type RepoRoute = (
   method: string,
@@ -40,18 +40,22 @@ export function queuedCheckRun(id: number, appId: number, name: string, headSha:
   };
 }
 
-export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
+export function checkRunJson(context: EmulatorContext, repo: Repo, run: CheckRun) {
+  const links = context.links();
   const url = `${links.base}/repos/${repo.fullName}/check-runs/${run.id}`;
+  const app = appJson(context, run.appId);
+  const suite = run.suiteId === undefined ? undefined : repo.checkSuites.get(run.suiteId);
   return {
     id: run.id,
     node_id: Buffer.from(`CheckRun${run.id}`).toString("base64"),
     name: run.name,
     head_sha: run.headSha,
-    app: { id: run.appId },
-    external_id: null,
+    app,
+    external_id: "",
     url,
     html_url: `${links.base}/${repo.fullName}/runs/${run.id}`,
-    details_url: run.detailsUrl,
+    // Without one of its own, GitHub points at the App's page.
+    details_url: run.detailsUrl ?? app.external_url,
     status: run.status,
     conclusion: run.conclusion,
     started_at: run.startedAt,
@@ -63,14 +67,44 @@ export function checkRunJson(repo: Repo, run: CheckRun, links: Links) {
       annotations_count: run.annotations?.length ?? 0,
       annotations_url: `${url}/annotations`,
     },
+    ...(suite
+      ? {
+          check_suite: {
+            id: suite.id,
+            node_id: Buffer.from(`CheckSuite${suite.id}`).toString("base64"),
+            head_branch: suite.headBranch,
+            head_sha: suite.headSha,
+            status: suite.status,
+            conclusion: suite.conclusion,
+            url: `${links.base}/repos/${repo.fullName}/check-suites/${suite.id}`,
+            before: null,
+            after: suite.headSha,
+            pull_requests: [],
+            app,
+            created_at: suite.createdAt,
+            updated_at: suite.createdAt,
+          },
+        }
+      : {}),
     pull_requests: [],
   };
 }
 
+/** A suite's status and conclusion follow its check runs: completed once they all are, failing if one fails. */
+function followRuns(repo: Repo, suite: CheckSuite): void {
+  const runs = [...repo.checkRuns.values()].filter((run) => run.suiteId === suite.id);
+  const done = runs.every((run) => run.status === "completed");
+  suite.status = done ? "completed" : "in_progress";
+  suite.conclusion = done ? (runs.every((run) => PASSING.has(run.conclusion ?? "")) ? "success" : "failure") : null;
+}
+
+/** Conclusions that do not fail a suite. */
+const PASSING = new Set(["success", "neutral", "skipped"]);
+
 /**
  * The checks API as Lisa uses it: create a check run on a commit, update it, list a commit's. Only
  * an App whose installation holds `checks: write` may write them (403 otherwise, as on GitHub, so
- * app.yml must ask for it); `head_sha` must be a commit of the repository; a completed run needs a
+ * app.yml must ask for it), and only the App that created a run may update it (403 too); `head_sha` must be a commit of the repository; a completed run needs a
  * conclusion; the output is bounded as GitHub bounds it.
  */
 export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[] {
@@ -115,17 +149,28 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
       const headSha = stringField(body, "head_sha", "CheckRun");
       if (!(await commitExists(repo.gitDir, headSha))) throw new HttpError(422, `No commit found for SHA: ${headSha}`);
       const run = queuedCheckRun(context.state.nextId(), context.appId, name, headSha);
+      // It joins the suite GitHub made for the App at the push.
+      const suite = [...repo.checkSuites.values()].find((s) => s.appId === context.appId && s.headSha === headSha);
+      if (suite) run.suiteId = suite.id;
       apply(run, body);
       repo.checkRuns.set(run.id, run);
-      return { status: 201, body: checkRunJson(repo, run, context.links()) };
+      if (suite) followRuns(repo, suite);
+      return { status: 201, body: checkRunJson(context, repo, run) };
     }),
 
     repoRoute("PATCH", "/check-runs/:id", (request, repo) => {
       mayWrite(request);
       const run = repo.checkRuns.get(Number(request.params.id));
       if (!run) throw notFound();
+      if (run.appId !== context.appId)
+        throw new HttpError(
+          403,
+          `Invalid app_id \`${run.appId}\` - check run can only be modified by the GitHub App that created it.`,
+        );
       apply(run, (request.body ?? {}) as Record<string, unknown>);
-      return { status: 200, body: checkRunJson(repo, run, context.links()) };
+      const suite = run.suiteId === undefined ? undefined : repo.checkSuites.get(run.suiteId);
+      if (suite) followRuns(repo, suite);
+      return { status: 200, body: checkRunJson(context, repo, run) };
     }),
 
     repoRoute("GET", "/commits/:ref/check-runs", (request, repo) => {
@@ -139,7 +184,7 @@ export function checkRunRoutes(context: EmulatorContext, repoRoute: RepoRoute): 
             (app === null || run.appId === Number(app)),
         )
         .sort((a, b) => b.id - a.id)
-        .map((run) => checkRunJson(repo, run, context.links()));
+        .map((run) => checkRunJson(context, repo, run));
       return paginate(runs, request, context.links().base, { wrap: (page) => ({ total_count: runs.length, check_runs: page }) });
     }),
   ];

@@ -1,12 +1,14 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
+import { ACTIONS_APP_ID, appJson } from "./apps.ts";
 import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
-import { type EmulatorContext, emit } from "./context.ts";
-import { gitEnv, readPath } from "./git-repos.ts";
+import { actorOf, type EmulatorContext, emit, emitInBackground, tokenOf } from "./context.ts";
+import { type CommitInfo, commitExists, commitInfo, gitEnv, readPath } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
 import type { Route, RouteRequest, RouteResponse } from "./router.ts";
-import { HttpError, notFound } from "./router.ts";
+import { HttpError, notFound, stringField, validationFailed } from "./router.ts";
 import {
+  type Account,
   type CheckAnnotation,
   type CheckRun,
   type CheckSuite,
@@ -18,8 +20,6 @@ import {
 
 const run = promisify(execFile);
 
-/** The App id GitHub Actions reports its check runs with on github.com. */
-export const ACTIONS_APP_ID = 15368;
 /** How long the emulator's CI takes to report when a check says nothing. */
 const DEFAULT_DELAY_MS = 50;
 
@@ -55,36 +55,55 @@ export async function ciBaseline(repo: Repo): Promise<void> {
  * completes after its delay (tracked, so the emulator's idle waits for it) and sends its webhooks.
  */
 export async function runCi(context: EmulatorContext, repo: Repo): Promise<void> {
-  if (repo.ci.length === 0) return;
   for (const { branch, sha } of await branchHeads(repo)) {
     if (repo.ciRan.has(sha)) continue;
     repo.ciRan.add(sha);
+    const head = { branch, sha, commit: await commitInfo(repo.gitDir, sha) };
+    for (const appId of checksApps(context)) emptySuite(context, repo, appId, head);
     const atPush = repo.ci.filter((check) => !check.appearsAfterMs);
-    startChecks(context, repo, atPush, { branch, sha });
+    startChecks(context, repo, atPush, head);
     for (const check of repo.ci.filter((c) => c.appearsAfterMs)) {
       const later = new Promise((resolve) => setTimeout(resolve, check.appearsAfterMs)).then(() =>
-        startChecks(context, repo, [check], { branch, sha }),
+        startChecks(context, repo, [check], head),
       );
       void context.webhooks.track(later).catch(() => undefined);
     }
   }
 }
 
+/** A branch head the emulator's CI runs on, with its commit. */
+type PushedHead = { branch: string; sha: string; commit: CommitInfo };
+
+/**
+ * The Apps GitHub makes a suite for at each push: every installed App with `checks: write`, Lisa's
+ * own included, whether or not it ever reports a check run there.
+ */
+function checksApps(context: EmulatorContext): number[] {
+  const own = context.permissions.checks === "write" ? [context.appId] : [];
+  return [...own, ...context.checksApps.map((app) => app.id)];
+}
+
+/** The queued suite with no check run GitHub creates for `appId` on a pushed head; most stay so for good. */
+function emptySuite(context: EmulatorContext, repo: Repo, appId: number, head: PushedHead): CheckSuite {
+  const suite: CheckSuite = {
+    id: context.state.nextId(),
+    appId,
+    headSha: head.sha,
+    headBranch: head.branch,
+    status: "queued",
+    conclusion: null,
+    createdAt: now(),
+    headCommit: head.commit,
+  };
+  repo.checkSuites.set(suite.id, suite);
+  return suite;
+}
+
 /** A suite for the check runs among `checks` (GitHub Actions' one per workflow run), and each check started. */
-function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: { branch: string; sha: string }): void {
-  let suite: CheckSuite | undefined;
-  if (checks.some((check) => (check.as ?? "check_run") === "check_run")) {
-    suite = {
-      id: context.state.nextId(),
-      appId: ACTIONS_APP_ID,
-      headSha: head.sha,
-      headBranch: head.branch,
-      status: "queued",
-      conclusion: null,
-      createdAt: now(),
-    };
-    repo.checkSuites.set(suite.id, suite);
-  }
+function startChecks(context: EmulatorContext, repo: Repo, checks: CiCheck[], head: PushedHead): void {
+  const suite = checks.some((check) => (check.as ?? "check_run") === "check_run")
+    ? emptySuite(context, repo, ACTIONS_APP_ID, head)
+    : undefined;
   for (const check of checks) startCheck(context, repo, check, head.sha, suite);
 }
 
@@ -122,7 +141,7 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
       status.description = outcome.passed ? "Build passed" : outcome.firstLine;
       status.targetUrl = `${context.links().base}/ci/${repo.fullName}/builds/${status.id}`;
       status.updatedAt = now();
-      await emit(context, "status", repo, context.state.account("ci-bot[bot]"), statusEvent(status));
+      await emit(context, "status", repo, context.state.account("ci-bot[bot]"), await statusEvent(context, repo, status));
     });
     return;
   }
@@ -143,7 +162,7 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
     const sender = context.state.account("github-actions[bot]");
     await emit(context, "check_run", repo, sender, {
       action: "completed",
-      check_run: checkRunJson(repo, checkRun, context.links()),
+      check_run: checkRunJson(context, repo, checkRun),
     });
     if (!suite) return;
     const inSuite = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
@@ -187,16 +206,59 @@ async function evaluate(repo: Repo, check: CiCheck, sha: string): Promise<Outcom
 }
 
 function suiteJson(repo: Repo, suite: CheckSuite, context: EmulatorContext) {
+  const url = `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`;
   return {
     id: suite.id,
+    node_id: Buffer.from(`CheckSuite${suite.id}`).toString("base64"),
     head_sha: suite.headSha,
     head_branch: suite.headBranch,
     status: suite.status,
     conclusion: suite.conclusion,
-    app: { id: suite.appId },
+    app: appJson(context, suite.appId),
+    before: null,
+    after: suite.headSha,
+    head_commit: headCommitJson(suite.headCommit),
+    pull_requests: [],
     created_at: suite.createdAt,
+    updated_at: suite.createdAt,
     latest_check_runs_count: [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id).length,
-    url: `${context.links().base}/repos/${repo.fullName}/check-suites/${suite.id}`,
+    check_runs_url: `${url}/check-runs`,
+    url,
+  };
+}
+
+/** A commit as a check suite's `head_commit` shows it. */
+const headCommitJson = (commit: CommitInfo) => ({
+  id: commit.sha,
+  tree_id: commit.tree,
+  message: commit.message,
+  timestamp: commit.committer.date,
+  author: { name: commit.author.name, email: commit.author.email },
+  committer: { name: commit.committer.name, email: commit.committer.email },
+});
+
+/** A commit as a `status` payload's `commit` shows it. */
+function statusCommitJson(repo: Repo, commit: CommitInfo, context: EmulatorContext) {
+  const api = `${context.links().base}/repos/${repo.fullName}`;
+  const html = `${context.links().base}/${repo.fullName}`;
+  return {
+    sha: commit.sha,
+    node_id: Buffer.from(`Commit:${commit.sha}`).toString("base64").replace(/=+$/, ""),
+    commit: {
+      author: commit.author,
+      committer: commit.committer,
+      message: commit.message,
+      tree: { sha: commit.tree, url: `${api}/git/trees/${commit.tree}` },
+      url: `${api}/git/commits/${commit.sha}`,
+      comment_count: 0,
+      verification: { verified: false, reason: "unsigned", signature: null, payload: null, verified_at: null },
+    },
+    url: `${api}/commits/${commit.sha}`,
+    html_url: `${html}/commit/${commit.sha}`,
+    comments_url: `${api}/commits/${commit.sha}/comments`,
+    author: null,
+    committer: null,
+    parents: commit.parents.map((sha) => ({ sha, url: `${api}/commits/${sha}`, html_url: `${html}/commit/${sha}` })),
   };
 }
 
@@ -212,7 +274,64 @@ function statusJson(status: CommitStatus) {
   };
 }
 
-const statusEvent = (status: CommitStatus) => ({ sha: status.sha, ...statusJson(status) });
+/** A `status` payload: the status, its commit, the repository's name and the branches whose head it is. */
+async function statusEvent(context: EmulatorContext, repo: Repo, status: CommitStatus) {
+  const api = `${context.links().base}/repos/${repo.fullName}`;
+  const branches = (await branchHeads(repo))
+    .filter((head) => head.sha === status.sha)
+    .map((head) => ({
+      name: head.branch,
+      commit: { sha: head.sha, url: `${api}/commits/${head.sha}` },
+      protected: head.branch === repo.defaultBranch && repo.requiredChecks !== undefined,
+    }));
+  return {
+    sha: status.sha,
+    name: repo.fullName,
+    ...statusJson(status),
+    commit: statusCommitJson(repo, await commitInfo(repo.gitDir, status.sha), context),
+    branches,
+  };
+}
+
+const STATUS_STATES: readonly string[] = ["pending", "success", "failure", "error"];
+
+/**
+ * A commit status on `sha`, as `POST /statuses/{sha}` creates one for whoever may write it: 422
+ * for a commit the repository lacks or a state GitHub does not know; sends `status`.
+ */
+export async function createStatus(
+  context: EmulatorContext,
+  repo: Repo,
+  sha: string,
+  body: unknown,
+  creator: Account,
+): Promise<CommitStatus> {
+  const fields = (body ?? {}) as { state?: unknown; context?: unknown; description?: unknown; target_url?: unknown };
+  const state = stringField(body, "state", "Status");
+  if (!STATUS_STATES.includes(state)) throw validationFailed("Status", { field: "state", code: "invalid" });
+  if (!(await commitExists(repo.gitDir, sha))) throw new HttpError(422, `No commit found for SHA: ${sha}`);
+  const at = now();
+  const status: CommitStatus = {
+    id: context.state.nextId(),
+    sha,
+    context: typeof fields.context === "string" ? fields.context : "default",
+    state: state as CommitStatus["state"],
+    description: typeof fields.description === "string" ? fields.description : null,
+    targetUrl: typeof fields.target_url === "string" ? fields.target_url : null,
+    createdAt: at,
+    updatedAt: at,
+  };
+  repo.statuses.push(status);
+  emitInBackground(context, async () => emit(context, "status", repo, creator, await statusEvent(context, repo, status)));
+  return status;
+}
+
+/** Whether the account may push to `repo`: its owner, or a collaborator with write, maintain or admin. */
+function mayPush(repo: Repo, account: Account): boolean {
+  if (repo.owner.type === "User" && repo.owner.login.toLowerCase() === account.login.toLowerCase()) return true;
+  const role = repo.collaborators.get(account.login.toLowerCase())?.role;
+  return role === "write" || role === "maintain" || role === "admin";
+}
 
 /**
  * What Lisa reads of a commit's CI, as GitHub answers it: its check suites, its combined status
@@ -224,6 +343,19 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
     if (!context.permissions[permission]) throw new HttpError(403, "Resource not accessible by integration");
   };
   return [
+    /**
+     * Anyone who may push writes a commit status: an installation with `statuses: write` (403
+     * otherwise), a person with write access (404 otherwise, as GitHub hides what one may not change).
+     */
+    repoRoute("POST", "/statuses/:sha", async (request, repo) => {
+      const person = context.tokenUsers.get(tokenOf(request.headers));
+      if (person ? !mayPush(repo, person) : context.permissions.statuses !== "write") {
+        throw person ? notFound() : new HttpError(403, "Resource not accessible by integration");
+      }
+      const status = await createStatus(context, repo, request.params.sha ?? "", request.body, actorOf(context, request.headers));
+      const url = `${context.links().base}/repos/${repo.fullName}/statuses/${status.sha}`;
+      return { status: 201, body: { ...statusJson(status), url }, headers: { location: url } };
+    }),
     repoRoute("GET", "/commits/:ref/check-suites", (request, repo) => {
       const suites = [...repo.checkSuites.values()]
         .filter((suite) => suite.headSha === request.params.ref)
@@ -263,12 +395,12 @@ export function ciRoutes(context: EmulatorContext, repoRoute: RepoRoute): Route[
       }));
       return paginate(body, request, context.links().base);
     }),
-    // GitHub answers a redirect to the log's download, which Octokit follows; the emulator answers the log itself.
+    // As GitHub: a redirect to the log's download, a signed URL on another host good for a minute.
     repoRoute("GET", "/actions/jobs/:id/logs", (request, repo) => {
       needs("actions");
-      const log = repo.checkRuns.get(Number(request.params.id))?.log;
-      if (log === undefined) throw notFound();
-      return { status: 200, body: log, headers: { "content-type": "text/plain" } };
+      const id = Number(request.params.id);
+      if (repo.checkRuns.get(id)?.log === undefined) throw notFound();
+      return { status: 302, headers: { location: context.logHost.signedUrl(repo.fullName, id) } };
     }),
     repoRoute("GET", "/branches/:branch", async (request, repo) => {
       const branch = request.params.branch ?? "";

@@ -1,5 +1,15 @@
-import { branchSha } from "./git-repos.ts";
-import { accountJson, commentJson, issueJson, type Links, type PullJson, pullJson, repoJson } from "./representations.ts";
+import { branchSha, diffStats } from "./git-repos.ts";
+import type { LogHost } from "./log-host.ts";
+import {
+  accountJson,
+  commentJson,
+  issueJson,
+  type Links,
+  labelJson,
+  type PullJson,
+  pullJson,
+  repoJson,
+} from "./representations.ts";
 import {
   type Account,
   type Comment,
@@ -35,10 +45,14 @@ export interface EmulatorContext {
   /** How long after a push a pull request still shows its old head, as GitHub's does for a moment; 0 by default. */
   headLagMs: number;
   webhooks: WebhookSender;
+  /** Where job logs are downloaded from, on URLs it signs. */
+  logHost: LogHost;
   /** Whether changes made through the API send webhooks too, as on GitHub (where the bot is their sender). */
   apiWebhooks: boolean;
   /** What the installation may do, by permission (app.yml's `default_permissions`). */
   permissions: Readonly<Record<string, "read" | "write">>;
+  /** The other Apps installed with `checks: write`: GitHub makes each an empty check suite at every push. */
+  checksApps: readonly { id: number; slug: string }[];
   /** The events the installation receives (app.yml's `default_events`). */
   events: readonly string[];
   /** The repositories (owner/name) the installation was given, when its owner selected some; all when undefined. */
@@ -71,6 +85,8 @@ export function emitInBackground(context: EmulatorContext, send: () => Promise<D
 export async function pullView(context: EmulatorContext, repo: Repo, pull: PullRequest): Promise<PullJson> {
   pull.pull.headSha = shownHead(context, pull.pull, (await branchSha(repo.gitDir, pull.pull.head)) ?? pull.pull.headSha);
   pull.pull.baseSha = (await branchSha(repo.gitDir, pull.pull.base)) ?? pull.pull.baseSha;
+  // A merged pull request keeps what it changed when it was merged.
+  if (!pull.pull.merged) pull.pull.stats = await diffStats(repo.gitDir, pull.pull.baseSha, pull.pull.headSha);
   return pullJson(repo, pull, context.links());
 }
 
@@ -117,7 +133,7 @@ export async function emitLabelChange(
   sender: Account,
 ): Promise<Delivery> {
   const label = context.state.label(repo, labelName);
-  const labelField = { id: label.id, name: label.name, color: label.color, default: false, description: null };
+  const labelField = labelJson(repo, label, context.links());
   if (isPull(issue)) {
     const pullRequest = await pullView(context, repo, issue);
     return emit(context, "pull_request", repo, sender, {

@@ -109,10 +109,48 @@ export async function inHistoryOf(gitDir: string, sha: string, ref: string): Pro
   }
 }
 
+/** A commit as GitHub's payloads describe it: its tree, parents, message, and who wrote and committed it when. */
+export interface CommitInfo {
+  sha: string;
+  tree: string;
+  parents: string[];
+  message: string;
+  author: { name: string; email: string; date: string };
+  committer: { name: string; email: string; date: string };
+}
+
+export async function commitInfo(gitDir: string, sha: string): Promise<CommitInfo> {
+  const format = ["%T", "%P", "%an", "%ae", "%aI", "%cn", "%ce", "%cI", "%B"].join("%x00");
+  const [tree = "", parents = "", an = "", ae = "", ad = "", cn = "", ce = "", cd = "", message = ""] = (
+    await git(gitDir, ["show", "-s", `--format=${format}`, sha])
+  ).split("\0");
+  return {
+    sha,
+    tree,
+    parents: parents.split(" ").filter(Boolean),
+    message: message.trimEnd(),
+    author: { name: an, email: ae, date: ad },
+    committer: { name: cn, email: ce, date: cd },
+  };
+}
+
 /** How many commits `head` has that `base` lacks: GitHub refuses a pull request without any. */
 export async function commitsAhead(gitDir: string, base: string, head: string): Promise<number> {
   const count = await git(gitDir, ["rev-list", "--count", `refs/heads/${base}..refs/heads/${head}`]);
   return Number(count.trim());
+}
+
+/** What a pull request from `headSha` into `baseSha` changes: its commits, lines added and deleted, files. */
+export async function diffStats(
+  gitDir: string,
+  baseSha: string,
+  headSha: string,
+): Promise<{ commits: number; additions: number; deletions: number; changedFiles: number }> {
+  const commits = Number((await git(gitDir, ["rev-list", "--count", `${baseSha}..${headSha}`])).trim());
+  const numstat = await git(gitDir, ["diff", "--numstat", `${baseSha}...${headSha}`]);
+  const lines = numstat.split("\n").filter(Boolean);
+  const sum = (column: number) => lines.reduce((total, line) => total + (Number(line.split("\t")[column]) || 0), 0);
+  return { commits, additions: sum(0), deletions: sum(1), changedFiles: lines.length };
 }
 
 export interface TreeEntry {

@@ -5,11 +5,12 @@ import { CONFIG_PATH } from "../src/config/parse-config.ts";
 import { grantedPermissions, subscribedEvents } from "./app-events.ts";
 import { rerequestCheckRun } from "./check-rerequest.ts";
 import { checkRunJson } from "./check-runs.ts";
-import { ciBaseline, rerunCheck, runCi } from "./ci-runs.ts";
+import { ciBaseline, createStatus, rerunCheck, runCi } from "./ci-runs.ts";
 import { type EmulatorContext, emit, emitComment, emitLabelChange, emitPullChange, pullView } from "./context.ts";
 import { isGitPath, serveGit } from "./git-http.ts";
 import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath } from "./git-repos.ts";
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
+import { createLogHost } from "./log-host.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
 import { recordForValidation } from "./request-record.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
@@ -62,7 +63,10 @@ export interface GitHubEmulatorOptions {
    * test cannot shorten that cache to match.
    */
   tokenLifetimeMs?: number;
-  /** What tokens expire by (ms since the epoch); Date.now by default. A test moves it past a token's hour instead of waiting. */
+  /**
+   * What tokens and signed log URLs expire by (ms since the epoch); Date.now by default. A test
+   * moves it past a token's hour instead of waiting.
+   */
   tokenClock?: () => number;
   /**
    * Lay the API out as GitHub Enterprise Server does, where Probot looks for it when `GHE_HOST` is
@@ -86,6 +90,11 @@ export interface GitHubEmulatorOptions {
    * and events by default; more when its owner has yet to accept what the App asks for now.
    */
   registered?: { permissions?: Readonly<Record<string, "read" | "write">>; events?: readonly string[] };
+  /**
+   * Other Apps installed with `checks: write`, each given an empty queued check suite on every
+   * pushed head as GitHub gives them (Lisa's own App gets one too). Dependabot's by default.
+   */
+  checksApps?: readonly { id: number; slug: string }[];
   /** The repositories (owner/name) the installation's owner selected; all of theirs when omitted. */
   selectedRepos?: readonly string[];
   /** Answers a request before the emulator does (the standalone emulator's own controls); true when it did. */
@@ -126,6 +135,9 @@ export interface Fault {
   times?: number;
   delayMs?: number;
 }
+
+/** Dependabot's App on github.com: installed with `checks: write` almost everywhere, it reports no check on most pushes. */
+export const DEPENDABOT = { id: 29110, slug: "dependabot" } as const;
 
 /** GitHub's longest issue, comment, review and pull request body, in characters. */
 export const GITHUB_MAX_BODY = 65_536;
@@ -209,7 +221,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       events,
     }),
     apiWebhooks: options.apiWebhooks ?? true,
+    logHost: createLogHost(state, options.tokenClock ?? Date.now),
     permissions: options.permissions ?? grantedPermissions(),
+    checksApps: options.checksApps ?? [DEPENDABOT],
     events,
     selectedRepos: options.selectedRepos,
     registered: {
@@ -397,11 +411,13 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         server.listen(port, address, () => resolve());
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      await context.logHost.start(address);
     },
 
     /** Waits for webhooks under way, then closes the server and its kept-alive connections. */
     async stop(): Promise<void> {
       await context.webhooks.idle();
+      await context.logHost.stop();
       if (!server.listening) return;
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
@@ -431,6 +447,9 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       answerListeners.add(listener);
       return () => answerListeners.delete(listener);
     },
+
+    /** Every request for a job log the log host received (the 302's target), oldest first: did it carry a token? */
+    logDownloads: () => context.logHost.downloads(),
 
     /** When each push over git's HTTP was taken in (`performance.now()`), oldest first: the bench times what follows a push. */
     pushTimes(): readonly number[] {
@@ -698,7 +717,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       if (pull.state !== "open") throw new Error(`${fullName}#${number} is not open`);
       const sha = await mergeBranches(repo.gitDir, pull.pull.base, pull.pull.head, `Merge pull request #${number}`);
       if (!sha) throw new Error(`${fullName}#${number} conflicts with ${pull.pull.base}`);
-      markMerged(pull, sha);
+      markMerged(pull, sha, state.account(merge.user));
       const delivery = await emitPullChange(context, repo, pull, "closed", state.account(merge.user));
       await closeIssuesOnMerge(context, repo, pull, state.account(merge.user));
       return delivery;
@@ -772,20 +791,13 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         completedAt: check.conclusion ? now() : null,
       };
       repo.checkRuns.set(run.id, run);
-      return checkRunJson(repo, run, context.links());
+      return checkRunJson(context, repo, run);
     },
 
-    /** An external CI reports commit status `context` on `sha`, as `POST /statuses/{sha}` would. */
-    addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): void {
-      const at = now();
-      repoNamed(fullName).statuses.push({
-        id: state.nextId(),
-        description: null,
-        targetUrl: null,
-        createdAt: at,
-        updatedAt: at,
-        ...status,
-      });
+    /** An external CI (`ci-bot[bot]`) reports commit status `context` on `sha`, through what `POST /statuses/{sha}` does. */
+    async addStatus(fullName: string, status: { sha: string; context: string; state: CommitStatus["state"] }): Promise<void> {
+      const { sha, ...body } = status;
+      await createStatus(context, repoNamed(fullName), sha, body, state.account("ci-bot[bot]"));
     },
 
     /** The repository's CI from now on (see CreateRepoOptions.ci): what it declares runs on the next push. */
@@ -812,7 +824,7 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
     /** Check runs reported on a repository's commits, oldest first, as the API shows them. */
     checkRuns: (fullName: string) => {
       const repo = repoNamed(fullName);
-      return [...repo.checkRuns.values()].map((run) => checkRunJson(repo, run, context.links()));
+      return [...repo.checkRuns.values()].map((run) => checkRunJson(context, repo, run));
     },
 
     /** Inline comments of a pull request, replies included, oldest first. */

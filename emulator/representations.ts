@@ -5,6 +5,7 @@ import {
   isPull,
   type Label,
   type PullRequest,
+  type Reaction,
   type Repo,
   type Review,
   type ReviewComment,
@@ -23,16 +24,76 @@ export interface Links {
 }
 
 export function accountJson(account: Account, links: Links) {
+  const url = `${links.base}/users/${encodeURIComponent(account.login)}`;
   return {
     login: account.login,
     id: account.id,
     node_id: nodeId(account.type, account.id),
     type: account.type,
     site_admin: false,
-    url: `${links.base}/users/${encodeURIComponent(account.login)}`,
+    avatar_url: `${links.base}/avatars/u/${account.id}`,
+    gravatar_id: "",
+    url,
     html_url: `${links.base}/${encodeURIComponent(account.login)}`,
+    ...urls(url, ACCOUNT_URLS),
   };
 }
+
+/** `<name>_url` fields GitHub puts on an object: `url` + its path (a URI template where GitHub's is one). */
+function urls(url: string, paths: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(paths).map(([name, path]) => [`${name}_url`, `${url}${path}`]));
+}
+
+const ACCOUNT_URLS = {
+  followers: "/followers",
+  following: "/following{/other_user}",
+  gists: "/gists{/gist_id}",
+  starred: "/starred{/owner}{/repo}",
+  subscriptions: "/subscriptions",
+  organizations: "/orgs",
+  repos: "/repos",
+  events: "/events{/privacy}",
+  received_events: "/received_events",
+};
+
+const REPO_URLS = {
+  archive: "/{archive_format}{/ref}",
+  assignees: "/assignees{/user}",
+  blobs: "/git/blobs{/sha}",
+  branches: "/branches{/branch}",
+  collaborators: "/collaborators{/collaborator}",
+  comments: "/comments{/number}",
+  commits: "/commits{/sha}",
+  compare: "/compare/{base}...{head}",
+  contents: "/contents/{+path}",
+  contributors: "/contributors",
+  deployments: "/deployments",
+  downloads: "/downloads",
+  events: "/events",
+  forks: "/forks",
+  git_commits: "/git/commits{/sha}",
+  git_refs: "/git/refs{/sha}",
+  git_tags: "/git/tags{/sha}",
+  hooks: "/hooks",
+  issue_comment: "/issues/comments{/number}",
+  issue_events: "/issues/events{/number}",
+  issues: "/issues{/number}",
+  keys: "/keys{/key_id}",
+  labels: "/labels{/name}",
+  languages: "/languages",
+  merges: "/merges",
+  milestones: "/milestones{/number}",
+  notifications: "/notifications{?since,all,participating}",
+  pulls: "/pulls{/number}",
+  releases: "/releases{/id}",
+  stargazers: "/stargazers",
+  statuses: "/statuses/{sha}",
+  subscribers: "/subscribers",
+  subscription: "/subscription",
+  tags: "/tags",
+  teams: "/teams",
+  trees: "/git/trees{/sha}",
+};
 
 export function repoJson(repo: Repo, links: Links) {
   return {
@@ -54,9 +115,36 @@ export function repoJson(repo: Repo, links: Links) {
     url: `${links.base}/repos/${repo.fullName}`,
     html_url: `${links.base}/${repo.fullName}`,
     clone_url: `${links.git}/${repo.fullName}.git`,
+    git_url: `${links.git.replace(/^https?:/, "git:")}/${repo.fullName}.git`,
+    ssh_url: `git@${new URL(links.git).hostname}:${repo.fullName}.git`,
+    svn_url: `${links.base}/${repo.fullName}`,
+    mirror_url: null,
+    homepage: null,
+    language: null,
+    license: null,
+    topics: [],
+    size: 0,
+    forks: 0,
+    forks_count: 0,
+    stargazers_count: 0,
+    watchers: 0,
+    watchers_count: 0,
+    open_issues: openIssues(repo),
+    open_issues_count: openIssues(repo),
+    has_issues: true,
+    has_projects: false,
+    has_wiki: false,
+    has_pages: false,
+    has_downloads: false,
+    has_discussions: false,
+    ...urls(`${links.base}/repos/${repo.fullName}`, REPO_URLS),
     created_at: repo.createdAt,
+    updated_at: repo.createdAt,
+    pushed_at: repo.createdAt,
   };
 }
+
+const openIssues = (repo: Repo) => [...repo.issues.values()].filter((issue) => issue.state === "open").length;
 
 export function labelJson(repo: Repo, label: Label, links: Links) {
   return {
@@ -91,8 +179,17 @@ export function issueJson(repo: Repo, issue: Issue, links: Links) {
     state: issue.state,
     state_reason: issue.stateReason ?? null,
     locked: false,
+    active_lock_reason: null,
+    assignee: null,
+    assignees: [],
+    milestone: null,
     comments: [...repo.comments.values()].filter((c) => c.issueNumber === issue.number).length,
+    reactions: reactionsJson(`${api}/issues/${issue.number}/reactions`, issue.reactions),
     url: `${api}/issues/${issue.number}`,
+    repository_url: api,
+    labels_url: `${api}/issues/${issue.number}/labels{/name}`,
+    comments_url: `${api}/issues/${issue.number}/comments`,
+    events_url: `${api}/issues/${issue.number}/events`,
     html_url: `${links.base}/${repo.fullName}/${isPull(issue) ? "pull" : "issues"}/${issue.number}`,
     created_at: issue.createdAt,
     updated_at: issue.updatedAt,
@@ -119,6 +216,11 @@ export function commentJson(repo: Repo, comment: Comment, links: Links) {
     url: `${links.base}/repos/${repo.fullName}/issues/comments/${comment.id}`,
     html_url: `${links.base}/${repo.fullName}/issues/${comment.issueNumber}#issuecomment-${comment.id}`,
     issue_url: `${links.base}/repos/${repo.fullName}/issues/${comment.issueNumber}`,
+    reactions: reactionsJson(
+      `${links.base}/repos/${repo.fullName}/issues/comments/${comment.id}/reactions`,
+      comment.reactions ?? [],
+    ),
+    performed_via_github_app: null,
     created_at: comment.createdAt,
     updated_at: comment.updatedAt,
     author_association: association(repo, comment.user),
@@ -147,13 +249,44 @@ export function pullJson(repo: Repo, pull: PullRequest, links: Links) {
     draft: pull.pull.draft,
     merged: pull.pull.merged,
     merged_at: pull.pull.mergedAt,
+    merged_by: pull.pull.mergedBy ? accountJson(pull.pull.mergedBy, links) : null,
+    commits: pull.pull.stats?.commits ?? 0,
+    additions: pull.pull.stats?.additions ?? 0,
+    deletions: pull.pull.stats?.deletions ?? 0,
+    changed_files: pull.pull.stats?.changedFiles ?? 0,
+    comments: [...repo.comments.values()].filter((c) => c.issueNumber === pull.number).length,
+    review_comments: [...repo.reviewComments.values()].filter((c) => c.pullNumber === pull.number).length,
     merge_commit_sha: pull.pull.mergeCommitSha,
     mergeable: pull.state === "open" ? true : null,
     mergeable_state: pull.state !== "open" ? "unknown" : pull.pull.draft ? "draft" : "clean",
     requested_reviewers: pull.pull.requestedReviewers.map((account) => accountJson(account, links)),
+    active_lock_reason: null,
+    assignee: null,
+    assignees: [],
+    milestone: null,
+    requested_teams: [],
+    auto_merge: null,
+    maintainer_can_modify: false,
     url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
     html_url: `${links.base}/${repo.fullName}/pull/${pull.number}`,
     issue_url: `${links.base}/repos/${repo.fullName}/issues/${pull.number}`,
+    diff_url: `${links.base}/${repo.fullName}/pull/${pull.number}.diff`,
+    patch_url: `${links.base}/${repo.fullName}/pull/${pull.number}.patch`,
+    commits_url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}/commits`,
+    review_comments_url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}/comments`,
+    review_comment_url: `${links.base}/repos/${repo.fullName}/pulls/comments{/number}`,
+    comments_url: `${links.base}/repos/${repo.fullName}/issues/${pull.number}/comments`,
+    statuses_url: `${links.base}/repos/${repo.fullName}/statuses/${pull.pull.headSha}`,
+    _links: hrefs({
+      self: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
+      html: `${links.base}/${repo.fullName}/pull/${pull.number}`,
+      issue: `${links.base}/repos/${repo.fullName}/issues/${pull.number}`,
+      comments: `${links.base}/repos/${repo.fullName}/issues/${pull.number}/comments`,
+      review_comments: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}/comments`,
+      review_comment: `${links.base}/repos/${repo.fullName}/pulls/comments{/number}`,
+      commits: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}/commits`,
+      statuses: `${links.base}/repos/${repo.fullName}/statuses/${pull.pull.headSha}`,
+    }),
     head: branch(pull.pull.head, pull.pull.headSha),
     base: branch(pull.pull.base, pull.pull.baseSha),
     created_at: pull.createdAt,
@@ -174,6 +307,10 @@ export function reviewJson(repo: Repo, pull: PullRequest, review: Review, links:
     submitted_at: review.submittedAt,
     html_url: `${links.base}/${repo.fullName}/pull/${pull.number}#pullrequestreview-${review.id}`,
     pull_request_url: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
+    _links: hrefs({
+      html: `${links.base}/${repo.fullName}/pull/${pull.number}#pullrequestreview-${review.id}`,
+      pull_request: `${links.base}/repos/${repo.fullName}/pulls/${pull.number}`,
+    }),
     author_association: association(repo, review.user),
   };
 }
@@ -199,6 +336,27 @@ export function reviewCommentJson(repo: Repo, comment: ReviewComment, links: Lin
     pull_request_url: `${links.base}/repos/${repo.fullName}/pulls/${comment.pullNumber}`,
     url: `${links.base}/repos/${repo.fullName}/pulls/comments/${comment.id}`,
     author_association: association(repo, comment.user),
+  };
+}
+
+/** `_links` as GitHub writes them: each link an object with its `href`. */
+const hrefs = (links: Record<string, string>) =>
+  Object.fromEntries(Object.entries(links).map(([name, href]) => [name, { href }]));
+
+/** The counts of each reaction on an issue or comment, as GitHub sums them up. */
+function reactionsJson(url: string, reactions: readonly Reaction[]) {
+  const count = (content: string) => reactions.filter((r) => r.content === content).length;
+  return {
+    url,
+    total_count: reactions.length,
+    "+1": count("+1"),
+    "-1": count("-1"),
+    laugh: count("laugh"),
+    confused: count("confused"),
+    heart: count("heart"),
+    hooray: count("hooray"),
+    eyes: count("eyes"),
+    rocket: count("rocket"),
   };
 }
 

@@ -37,7 +37,7 @@ import {
   stringField,
   validationFailed,
 } from "./router.ts";
-import { type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
+import { type Account, type Issue, isPull, now, type PullRequest, type Reaction, type Repo, type Role } from "./state.ts";
 
 const REACTIONS = ["+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes"];
 
@@ -683,8 +683,8 @@ export function restRoutes(context: EmulatorContext): Route[] {
         method as MergeMethod,
       );
       if (!merged) throw new HttpError(405, "Pull Request is not mergeable");
-      markMerged(pull, merged);
       const merger = actorOf(context, request.headers);
+      markMerged(pull, merged, merger);
       emitInBackground(context, async () => {
         const delivery = await emitPullChange(context, repo, pull, "closed", merger);
         await closeIssuesOnMerge(context, repo, pull, merger);
@@ -756,7 +756,8 @@ function reviewDecision(repo: Repo, pull: PullRequest, head: string): string | n
 }
 
 /** A merged pull request is closed and keeps its merge commit. */
-export function markMerged(pull: PullRequest, mergeCommitSha: string): void {
+export function markMerged(pull: PullRequest, mergeCommitSha: string, merger: Account): void {
+  pull.pull.mergedBy = merger;
   pull.state = "closed";
   pull.closedAt = now();
   pull.updatedAt = pull.closedAt;

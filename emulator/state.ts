@@ -4,6 +4,8 @@
  * `representations.ts`, and the git side of a repository lives in its bare repository on disk.
  */
 
+import type { CommitInfo } from "./git-repos.ts";
+
 export type Role = "admin" | "maintain" | "write" | "triage" | "read";
 export type AccountType = "User" | "Bot" | "Organization";
 export type ReviewState = "APPROVED" | "CHANGES_REQUESTED" | "COMMENTED";
@@ -70,6 +72,10 @@ export interface PullFields {
   reviews: Review[];
   merged: boolean;
   mergedAt: string | null;
+  /** Who merged it, once merged. */
+  mergedBy?: Account;
+  /** What it changes, as last seen (`pullView` counts it). */
+  stats?: { commits: number; additions: number; deletions: number; changedFiles: number };
   mergeCommitSha: string | null;
   requestedReviewers: Account[];
 }
@@ -140,6 +146,7 @@ export interface CheckSuite {
   status: "queued" | "in_progress" | "completed";
   conclusion: string | null;
   createdAt: string;
+  headCommit: CommitInfo;
 }
 
 /** A commit status an external CI reported (`POST /statuses/{sha}`). */

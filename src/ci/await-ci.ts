@@ -40,10 +40,10 @@ export async function awaitCi(
   const firstLook = deps.now();
   let delay = FIRST_POLL_MS;
   for (;;) {
-    const read = await readCi(gh, ref, sha, { ci: config.ci, required, now: deps.now() });
+    const read = await readCi(gh, ref, sha, { ci: config.ci, required });
     const { checks } = read;
     // Workflows in the repository: their checks may be on their way even though none reports yet.
-    const starting = read.starting || (head.workflows && checks.length === 0 && deps.now() - firstLook < WORKFLOWS_GRACE_MS);
+    const starting = head.workflows && checks.length === 0 && deps.now() - firstLook < WORKFLOWS_GRACE_MS;
     if (checks.length === 0 && !starting) return none;
     const pending = checks.filter((check) => check.state === "pending");
     const failed = checks.filter((check) => check.state === "failed");

@@ -17,18 +17,17 @@ export interface CiCheck {
 /** Conclusions that let a pull request through, as branch protection reads them. */
 const PASSING: ReadonlySet<string> = new Set(["success", "neutral", "skipped"]);
 /**
- * A suite another App has on the head with no check run yet is CI about to start, for this long
- * after it was created; GitHub creates suites for every App that may write checks, and most stay empty.
+ * The checks that count on `sha` (see checksThatCount). Check suites without a check run count for
+ * nothing: GitHub makes one at every push for each App installed with `checks: write`, Dependabot's
+ * and Lisa's own among them, and most stay queued and empty for good; waiting on them held every
+ * gate up for as long as it waited.
  */
-export const EMPTY_SUITE_GRACE_MS = 60_000;
-
-/** The checks that count on `sha` (see checksThatCount), and whether a suite without runs may still bring more. */
 export async function readCi(
   gh: GitHubPort,
   ref: RepoRef,
   sha: string,
-  { ci, required, now }: { ci: LisaConfig["ci"]; required: readonly string[]; now: number },
-): Promise<{ checks: CiCheck[]; starting: boolean; snapshot: CiSnapshot }> {
+  { ci, required }: { ci: LisaConfig["ci"]; required: readonly string[] },
+): Promise<{ checks: CiCheck[]; snapshot: CiSnapshot }> {
   const snapshot = await gh.ciOf(ref, sha);
   const reported: CiCheck[] = [
     ...snapshot.runs.map((run) => ({
@@ -58,15 +57,7 @@ export async function readCi(
       since: status.createdAt,
     })),
   ];
-  const checks = checksThatCount(reported, ci, required);
-  const starting =
-    !ci.checks &&
-    required.length === 0 &&
-    snapshot.suites.some(
-      (suite) =>
-        suite.runs === 0 && suite.status !== "completed" && now - Date.parse(suite.createdAt ?? "") < EMPTY_SUITE_GRACE_MS,
-    );
-  return { checks, starting, snapshot };
+  return { checks: checksThatCount(reported, ci, required), snapshot };
 }
 
 /**

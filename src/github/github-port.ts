@@ -92,7 +92,7 @@ export interface CiCheckRun {
   startedAt: string | null;
 }
 
-/** A check suite of another App on a commit: one with no runs yet may still be CI about to start. */
+/** A check suite of another App on a commit; the gate counts its runs, never the suite (most stay empty for good). */
 export interface CiSuite {
   id: number;
   appId: number | null;

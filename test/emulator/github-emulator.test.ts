@@ -9,7 +9,7 @@ import { execa } from "execa";
 import { Probot, ProbotOctokit } from "probot";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { subscribedEvents } from "../../emulator/app-events.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { createGitHubEmulator, DEPENDABOT, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { gitIn, tempDir } from "../support/git-fixtures.ts";
 
 const SECRET = "emulator-secret";
@@ -425,7 +425,7 @@ describe("the GitHub emulator", () => {
         );
       expect(await merge("merge")).toEqual([405, "Merge commits are not allowed on this repository."]);
       expect(await merge("squash")).toEqual([405, 'Required status check "ci" is expected.']);
-      emulator.addStatus(strict, { sha, context: "ci", state: "success" });
+      await emulator.addStatus(strict, { sha, context: "ci", state: "success" });
       expect(await merge("squash")).toEqual([405, "At least 1 approving review is required by reviewers with write access."]);
       expect(await merge("squash", "0".repeat(40))).toEqual([409, "Head branch was modified. Review and try the merge again."]);
       const { sha: head } = await emulator.pushCommit(strict, "feature", {
@@ -433,7 +433,7 @@ describe("the GitHub emulator", () => {
         message: "CI",
         user: "mona",
       });
-      emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
+      await emulator.addStatus(strict, { sha: head, context: "ci", state: "success" });
       await emulator.submitReview(strict, pr.number, { state: "APPROVED", user: "mona" });
       const [status, message] = await merge("squash", head);
       expect([status, message]).toEqual([403, expect.stringContaining("without `workflows` permission")]);
@@ -499,7 +499,7 @@ describe("the GitHub emulator", () => {
       const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
       for (let i = 0; i < 105; i += 1) {
         await emulator.addCheckRun(FULL_NAME, { sha, name: `paged ${i}`, appId: 55, conclusion: "success" });
-        emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
+        await emulator.addStatus(FULL_NAME, { sha, context: `paged/${i}`, state: "success" });
       }
       const ref = { owner: OWNER, repo: REPO, ref: sha };
       const first = await octokit.rest.checks.listForRef({ ...ref, per_page: 500 });
@@ -528,6 +528,82 @@ describe("the GitHub emulator", () => {
       expect(await create({ head_sha: sha, conclusion: "passed" })).toBe(422);
     });
 
+    it("makes at every push an empty queued suite for each App with `checks: write`, which an App's check run joins", async () => {
+      pushBranch(reposRoot, "suites", { "s.txt": "0\n" });
+      const { sha } = await emulator.pushCommit(FULL_NAME, "suites", { files: { "s.txt": "s\n" }, message: "s", user: "mona" });
+      const suites = async () =>
+        (await octokit.rest.checks.listSuitesForRef({ owner: OWNER, repo: REPO, ref: sha })).data.check_suites
+          .map((suite) => [suite.app?.id, suite.status, suite.conclusion, suite.latest_check_runs_count])
+          .sort(([a], [b]) => Number(a) - Number(b));
+      // Lisa's App (1, as no JWT named another) and Dependabot's, neither of which has reported anything.
+      expect(await suites()).toEqual([
+        [1, "queued", null, 0],
+        [DEPENDABOT.id, "queued", null, 0],
+      ]);
+      const { data: run } = await octokit.rest.checks.create({ owner: OWNER, repo: REPO, name: "Lisa", head_sha: sha });
+      expect(await suites()).toEqual([
+        [1, "in_progress", null, 1],
+        [DEPENDABOT.id, "queued", null, 0],
+      ]);
+      await octokit.rest.checks.update({ owner: OWNER, repo: REPO, check_run_id: run.id, conclusion: "success" });
+      expect((await suites())[0]).toEqual([1, "completed", "success", 1]);
+    });
+
+    it("refuses with 403 to update another App's check run, as GitHub does", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const theirs = await emulator.addCheckRun(FULL_NAME, { sha, name: "build", appId: 999 });
+      const update = octokit.rest.checks.update({ owner: OWNER, repo: REPO, check_run_id: theirs.id, conclusion: "success" });
+      await expect(update).rejects.toMatchObject({
+        status: 403,
+        message: expect.stringContaining(
+          "Invalid app_id `999` - check run can only be modified by the GitHub App that created it.",
+        ),
+      });
+      expect(emulator.checkRuns(FULL_NAME).find((run) => run.id === theirs.id)).toMatchObject({ status: "in_progress" });
+    });
+
+    it("takes a commit status from whoever may push, through POST /statuses/{sha}, and refuses the others as GitHub does", async () => {
+      const sha = await mainSha(path.join(reposRoot, `${FULL_NAME}.git`));
+      const as = (login: string) => new Octokit({ baseUrl: emulator.url, auth: emulator.createPersonalToken(login), log: quiet });
+      // Bodies Octokit's types would refuse: the point is what the emulator answers to them.
+      const post = (client: Octokit, fields: Record<string, unknown>, at = sha) =>
+        client.request(`POST /repos/${FULL_NAME}/statuses/${at}`, fields);
+      const { status, data } = await post(as("writer"), { state: "failure", context: "ci/deploy", description: "Red" });
+      expect([status, data.state, data.context, data.description]).toEqual([201, "failure", "ci/deploy", "Red"]);
+      expect(
+        emulator
+          .statuses(FULL_NAME)
+          .filter((s) => s.context === "ci/deploy")
+          .map((s) => [s.sha, s.state]),
+      ).toEqual([[sha, "failure"]]);
+      await emulator.waitForWebhooks();
+      const sent = receiver.received.map((r) => JSON.parse(r.body)).filter((p) => p.context === "ci/deploy");
+      expect(sent.map((p) => [p.sha, p.state, p.sender.login])).toEqual([[sha, "failure", "writer"]]);
+      // A person without push access (triage) is told nothing is there; Lisa's installation holds `statuses: read` only.
+      expect(await statusOf(post(as("tri"), { state: "success", context: "ci/deploy" }))).toBe(404);
+      expect(await statusOf(post(octokit, { state: "success", context: "ci/deploy" }))).toBe(403);
+      expect(await statusOf(post(as("mona"), { state: "green" }))).toBe(422);
+      expect(await statusOf(post(as("mona"), { state: "success" }, "0".repeat(40)))).toBe(422);
+      expect(emulator.statuses(FULL_NAME).filter((s) => s.context === "ci/deploy")).toHaveLength(1);
+      // The test's own helper writes through the same code: a bad state is refused there too.
+      await expect(emulator.addStatus(FULL_NAME, { sha, context: "x", state: "green" as "success" })).rejects.toThrow();
+    });
+
+    it("takes a commit status from an installation granted `statuses: write`", async () => {
+      const root = tempDir("emulator-statuses");
+      const ci = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, permissions: { statuses: "write" } });
+      await ci.start();
+      try {
+        await ci.createRepo("acme/plain", { files: { "README.md": "# Plain\n" } });
+        const client = new Octokit({ baseUrl: ci.url, auth: ci.createInstallationToken(), log: quiet });
+        const sha = await mainSha(path.join(root, "acme/plain.git"));
+        await client.rest.repos.createCommitStatus({ owner: "acme", repo: "plain", sha, state: "success", context: "ci" });
+        expect(ci.statuses("acme/plain").map((s) => [s.sha, s.context, s.state])).toEqual([[sha, "ci", "success"]]);
+      } finally {
+        await ci.stop();
+      }
+    });
+
     it("answers 403 to an installation without `checks: write`", async () => {
       const root = tempDir("emulator-no-checks");
       const bare = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, permissions: { contents: "write" } });
@@ -543,6 +619,51 @@ describe("the GitHub emulator", () => {
         });
       } finally {
         await bare.stop();
+      }
+    });
+  });
+
+  describe("serves job logs as GitHub does", () => {
+    it("answers a job log with a 302 to a signed URL on another host, which wants no token and refuses an expired or forged one", async () => {
+      let clock = Date.now();
+      const root = tempDir("emulator-logs");
+      const ci = createGitHubEmulator({ reposRoot: root, webhookSecret: SECRET, tokenClock: () => clock });
+      await ci.start();
+      try {
+        await ci.createRepo("acme/built", { files: { "README.md": "# Built\n" }, ci: [{ name: "test" }] });
+        const { sha } = await ci.pushCommit("acme/built", "main", { files: { "a.ts": "a\n" }, message: "a", user: "ann" });
+        await ci.waitForWebhooks();
+        const job = ci.checkRuns("acme/built").find((run) => run.head_sha === sha && run.name === "test");
+        const token = ci.createInstallationToken();
+        const asked = await fetch(`${ci.url}/repos/acme/built/actions/jobs/${job?.id}/logs`, {
+          headers: { authorization: `token ${token}` },
+          redirect: "manual",
+        });
+        expect(asked.status).toBe(302);
+        const location = new URL(asked.headers.get("location") ?? "");
+        expect(location.origin).not.toBe(new URL(ci.url).origin);
+        const download = await fetch(location);
+        expect([download.status, await download.text()]).toEqual([200, expect.stringContaining("> npm test")]);
+        // The signed URL is the credential: a token sent along is refused, as is a signature changed or expired.
+        expect((await fetch(location, { headers: { authorization: `token ${token}` } })).status).toBe(403);
+        const forged = new URL(location);
+        forged.searchParams.set("expires", String(clock + 3_600_000));
+        expect((await fetch(forged)).status).toBe(403);
+        clock += 61_000;
+        expect((await fetch(location)).status).toBe(403);
+        expect(ci.logDownloads().map((d) => [d.authorization, d.status])).toEqual([
+          [false, 200],
+          [true, 403],
+          [false, 403],
+          [false, 403],
+        ]);
+        // A job that has no log is a 404 at the API, as before.
+        const missing = await fetch(`${ci.url}/repos/acme/built/actions/jobs/1/logs`, {
+          headers: { authorization: `token ${token}` },
+        });
+        expect(missing.status).toBe(404);
+      } finally {
+        await ci.stop();
       }
     });
   });

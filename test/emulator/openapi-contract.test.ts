@@ -5,14 +5,15 @@ import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { type OpenApiChecker, openApiChecker } from "../../dev/openapi-check.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
-import type { RecordedRequest } from "../../emulator/github-emulator.ts";
+import type { Delivery, RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // The emulator and Lisa held to GitHub's published OpenAPI description (@octokit/openapi): every
 // route the emulator answers is an operation GitHub has; every request Lisa sends in a run that
 // goes round two passes and is accepted is one, with only the body fields GitHub takes, of their
-// types, the required ones present; and every field of the emulator's answers that GitHub
-// documents has GitHub's type. (The emulator answers a subset of each object on purpose, so
-// fields GitHub has and the emulator leaves out are not counted.) The whole suite's requests are
+// types, the required ones present; every webhook the emulator sends in that run carries every
+// field GitHub's schema for it requires, of its type; and every field of the emulator's answers
+// that GitHub documents has GitHub's type. (The emulator answers a subset of each object on
+// purpose, so fields GitHub has and the emulator leaves out of an answer are not counted.) The whole suite's requests are
 // checked against GHES's descriptions too, by scripts/validate-requests.ts in `npm run check`.
 
 let api: OpenApiChecker;
@@ -51,6 +52,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
 
   describe("in a run that goes round two passes and is accepted", () => {
     const exchanges: { request: RecordedRequest; sent: unknown; answered: unknown }[] = [];
+    let deliveries: Delivery[] = [];
     const recordFolder = tempDir("contract-record");
     beforeAll(async () => {
       const agent = createFakeClaude([
@@ -67,6 +69,8 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         await github.createRepo("acme/api", {
           files: { "README.md": "# API\n" },
           config: "label: lisa\ngates:\n  - test -f health.ts\n",
+          // CI, for its check_run, check_suite and status webhooks.
+          ci: [{ name: "test" }, { name: "ci/lint", as: "status" }],
         });
         github.addCollaborator("acme/api", "ann", "write");
         const issue = await github.createIssue("acme/api", { title: "Add a health check", body: "Add it.", user: "ann" });
@@ -78,6 +82,7 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         await env.settle();
         await github.submitReview("acme/api", pull.number, { state: "APPROVED", body: "", user: "ann" });
         await env.settle();
+        deliveries = github.deliveries();
       } finally {
         if (suiteRecord === undefined) delete process.env.LISA_RECORD_REQUESTS;
         else process.env.LISA_RECORD_REQUESTS = suiteRecord;
@@ -106,6 +111,24 @@ describe("the emulator against GitHub's OpenAPI description", () => {
         .trim()
         .split("\n");
       expect(recorded).toHaveLength(exchanges.filter((e) => e.request.route !== "/graphql").length);
+    });
+
+    it("sends each webhook as GitHub's schema for it says: the required fields, of their types", () => {
+      const sent = deliveries.filter((d) => d.error !== "not subscribed");
+      // Every kind of webhook Lisa got, so a new one is held to its schema here first.
+      const kinds = [...new Set(sent.map((d) => (d.action ? `${d.event}.${d.action}` : d.event)))];
+      expect(kinds).toEqual(expect.arrayContaining(["issues.labeled", "issue_comment.created", "pull_request_review.submitted"]));
+      expect(kinds).toEqual(expect.arrayContaining(["check_run.completed", "check_suite.completed", "status"]));
+      const problems = sent.flatMap((delivery) => api.payloadProblems(delivery.event, delivery.action, delivery.payload));
+      expect([...new Set(problems)]).toEqual([]);
+      // And it would tell: a required field missing, one of the wrong type.
+      const labeled = sent.find((d) => d.event === "issues" && d.action === "labeled");
+      const issue = { ...(labeled?.payload.issue as object), number: "1" } as Record<string, unknown>;
+      delete issue.user;
+      expect(api.payloadProblems("issues", "labeled", { ...labeled?.payload, issue })).toEqual([
+        "webhook-issues-labeled.issue.user: missing, GitHub requires it",
+        'webhook-issues-labeled.issue.number: "1", GitHub says integer',
+      ]);
     });
 
     it("answers each with GitHub's types for every documented field it returns", () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { ACTIONS_APP_ID } from "../../emulator/apps.ts";
+import { createGitHubEmulator, DEPENDABOT, type GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { readCi } from "../../src/ci/read-ci.ts";
 import { parseConfig } from "../../src/config/parse-config.ts";
 import { createGitHubPort } from "../../src/github/create-github-port.ts";
@@ -99,12 +100,22 @@ describe("the port's reads of a commit's CI", () => {
     await emulator.addCheckRun("acme/api", { sha, name: "Lisa", appId: LISA_APP, conclusion: "success" });
     const ci = await gh.ciOf(REF, sha);
     expect(ci.runs.map((r) => [r.name, r.status, r.conclusion])).toEqual([["test", "completed", "failure"]]);
-    expect(ci.suites).toHaveLength(1);
-    expect(ci.suites[0]).toMatchObject({ status: "completed", runs: 1 });
+    // The CI's suite, and the empty one GitHub makes for Dependabot at every push; Lisa's own is not read.
+    expect(ci.suites.map((s) => [s.appId, s.status, s.runs]).sort(([a], [b]) => Number(a) - Number(b))).toEqual([
+      [ACTIONS_APP_ID, "completed", 1],
+      [DEPENDABOT.id, "queued", 0],
+    ]);
     expect(ci.statuses.map((s) => [s.context, s.state])).toEqual([["ci/lint", "success"]]);
     const [run] = ci.runs;
     expect(await gh.checkAnnotations(REF, run?.id ?? 0, 20)).toEqual(['a.ts:2: failure: a.ts still contains "TODO"']);
     expect(await gh.jobLog(REF, run?.id ?? 0)).toContain("##[error]Process completed with exit code 1.");
+  });
+
+  it("reads a job's log where GitHub's 302 sends it, another host, without sending it Lisa's token", async () => {
+    const { emulator, gh, sha } = await emulated();
+    const [run] = (await gh.ciOf(REF, sha)).runs;
+    expect(await gh.jobLog(REF, run?.id ?? 0)).toContain("##[error]Process completed with exit code 1.");
+    expect(emulator.logDownloads()).toEqual([{ path: `/acme/api/jobs/${run?.id}`, authorization: false, status: 200 }]);
   });
 
   it("follows a re-run: the newest run of a check is the one read", async () => {
@@ -127,12 +138,12 @@ describe("the port's reads of a commit's CI", () => {
       });
     }
     for (let i = 1; i <= 120; i += 1) {
-      emulator.addStatus("acme/api", { sha, context: `ci/part-${i}`, state: i === 120 ? "failure" : "success" });
+      await emulator.addStatus("acme/api", { sha, context: `ci/part-${i}`, state: i === 120 ? "failure" : "success" });
     }
     const ci = await gh.ciOf(REF, sha);
     expect(ci.runs).toHaveLength(151);
     expect(ci.statuses).toHaveLength(121);
-    const { checks } = await readCi(gh, REF, sha, { ci: parseConfig({}).ci, required: [], now: Date.now() });
+    const { checks } = await readCi(gh, REF, sha, { ci: parseConfig({}).ci, required: [] });
     expect(checks.filter((check) => check.state === "failed").map((check) => check.name)).toEqual(
       expect.arrayContaining(["shard 150", "ci/part-120"]),
     );
