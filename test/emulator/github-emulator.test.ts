@@ -854,6 +854,7 @@ describe("the GitHub emulator", () => {
         path: `/repos/${FULL_NAME}/branches`,
         status: 404,
         route: null,
+        arrivedAt: expect.any(Number),
       });
     });
 
