@@ -150,7 +150,11 @@ describe("the live check run of a pass", () => {
   it("shows a new session's header without the last session's words", async () => {
     const first: FakeInvocation = {
       ...change("health.ts", "BROKEN"),
-      stream: [{ line: assistant("msg_1", { type: "text", text: "Words of the first session." }) }],
+      // Its session lasts past the live check's interval after its words, whatever the gates take after it.
+      stream: [
+        { line: assistant("msg_1", { type: "text", text: "Words of the first session." }) },
+        { delayMs: 400, line: assistant("msg_1", { type: "text", text: "Done." }) },
+      ],
     };
     const fix: FakeInvocation = {
       ...change("health.ts", "fixed"),
