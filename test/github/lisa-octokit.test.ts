@@ -25,6 +25,17 @@ async function client() {
   return { github, octokit };
 }
 
+/** An installation's Octokit as `npm start` makes it: Probot's, with Lisa's Octokit. */
+async function asNpmStart(emulator: GitHubEmulator) {
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs1", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  const probot = new Probot({ appId: 1, privateKey, baseUrl: emulator.url, Octokit: LisaOctokit, logLevel: "fatal" });
+  return probot.auth(emulator.installationId);
+}
+
 const repoReads = (emulator: GitHubEmulator) =>
   emulator
     .requests()
@@ -42,13 +53,7 @@ describe("LisaOctokit", () => {
 
   it("wins over the throttling Probot sets up for `npm start`, which gives up at once", async () => {
     const { github: emulator } = await client();
-    const { privateKey } = generateKeyPairSync("rsa", {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: "pkcs1", format: "pem" },
-      publicKeyEncoding: { type: "spki", format: "pem" },
-    });
-    const probot = new Probot({ appId: 1, privateKey, baseUrl: emulator.url, Octokit: LisaOctokit, logLevel: "fatal" });
-    const octokit = await probot.auth(emulator.installationId);
+    const octokit = await asNpmStart(emulator);
     emulator.injectFault({ method: "GET", path: /^\/repos\/acme\/api$/, kind: "secondary_rate_limit" });
     const { data } = await octokit.rest.repos.get({ owner: "acme", repo: "api" });
     expect(data.full_name).toBe("acme/api");
@@ -57,13 +62,7 @@ describe("LisaOctokit", () => {
 
   it("names itself Lisa first in its User-Agent, once, before Octokit's name, as GitHub asks an App to", async () => {
     const { github: emulator } = await client();
-    const { privateKey } = generateKeyPairSync("rsa", {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: "pkcs1", format: "pem" },
-      publicKeyEncoding: { type: "spki", format: "pem" },
-    });
-    const probot = new Probot({ appId: 1, privateKey, baseUrl: emulator.url, Octokit: LisaOctokit, logLevel: "fatal" });
-    const octokit = await probot.auth(emulator.installationId);
+    const octokit = await asNpmStart(emulator);
     const sent: string[] = [];
     octokit.hook.after("request", (_response, options) => {
       sent.push(String(options.headers["user-agent"]));

@@ -31,6 +31,14 @@ const comment: SlotRequest = {
   horizonMs: Number.POSITIVE_INFINITY,
 };
 const at = (answer: SlotAnswer) => ("at" in answer ? answer.at : Number.NaN);
+/** The write of a slot `store` reserved goes out now, or is told to wait. */
+const send = (store: Store, answer: SlotAnswer, lane: Lane) =>
+  store.writeSlots.send({
+    installationId: 1,
+    slot: "slot" in answer ? answer.slot : -1,
+    lane: LANES.indexOf(lane),
+    marginMs: 25,
+  });
 
 describe("store.writeSlots.reserve", () => {
   it("never gives two writes of one installation slots closer than 1 s, whichever process asks", async () => {
@@ -140,13 +148,6 @@ describe("store.writeSlots.reserve", () => {
 
   it("puts an acknowledgement ahead of the unsent writes of later lanes, never ahead of one sent", async () => {
     const [web, worker] = twoProcesses();
-    const send = (store: Store, answer: SlotAnswer, lane: Lane) =>
-      store.writeSlots.send({
-        installationId: 1,
-        slot: "slot" in answer ? answer.slot : -1,
-        lane: LANES.indexOf(lane),
-        marginMs: 25,
-      });
     const first = await web.writeSlots.reserve(comment);
     expect(await send(web, first, "normal")).toEqual({ sentAt: T0 });
     clock += 100;
@@ -163,18 +164,11 @@ describe("store.writeSlots.reserve", () => {
     const edit = await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf("edit"), creates: false });
     const ack = await web.writeSlots.reserve({ ...comment, lane: LANES.indexOf("ack") });
     expect([at(edit), at(ack)]).toEqual([T0, T0]);
-    const sendAs = (store: Store, answer: SlotAnswer, lane: Lane) =>
-      store.writeSlots.send({
-        installationId: 1,
-        slot: "slot" in answer ? answer.slot : -1,
-        lane: LANES.indexOf(lane),
-        marginMs: 25,
-      });
     // The edit's slot has come, but the 👀 is due: it waits a gap after it.
-    expect(await sendAs(worker, edit, "edit")).toEqual({ retryAt: T0 + 1_025 });
-    expect(await sendAs(web, ack, "ack")).toEqual({ sentAt: T0 });
+    expect(await send(worker, edit, "edit")).toEqual({ retryAt: T0 + 1_025 });
+    expect(await send(web, ack, "ack")).toEqual({ sentAt: T0 });
     clock = T0 + 1_025;
-    expect(await sendAs(worker, edit, "edit")).toEqual({ sentAt: T0 + 1_025 });
+    expect(await send(worker, edit, "edit")).toEqual({ sentAt: T0 + 1_025 });
   });
 
   it("stops holding later lanes for an earlier lane's write that never went out (its process gone)", async () => {
