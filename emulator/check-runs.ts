@@ -91,15 +91,15 @@ export function checkRunJson(context: EmulatorContext, repo: Repo, run: CheckRun
 }
 
 /** A suite's status and conclusion follow its check runs: completed once they all are, failing if one fails. */
-function followRuns(repo: Repo, suite: CheckSuite): void {
+export function followRuns(repo: Repo, suite: CheckSuite): void {
   const runs = [...repo.checkRuns.values()].filter((run) => run.suiteId === suite.id);
   const done = runs.every((run) => run.status === "completed");
   suite.status = done ? "completed" : "in_progress";
-  suite.conclusion = done ? (runs.every((run) => PASSING.has(run.conclusion ?? "")) ? "success" : "failure") : null;
+  suite.conclusion = done ? (runs.every((run) => PASSING_CONCLUSIONS.has(run.conclusion ?? "")) ? "success" : "failure") : null;
 }
 
-/** Conclusions that do not fail a suite. */
-const PASSING = new Set(["success", "neutral", "skipped"]);
+/** Conclusions that fail neither a suite nor a required check, as branch protection reads them. */
+export const PASSING_CONCLUSIONS: ReadonlySet<string> = new Set(["success", "neutral", "skipped"]);
 
 /**
  * The checks API as Lisa uses it: create a check run on a commit, update it, list a commit's. Only

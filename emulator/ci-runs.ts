@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { ACTIONS_APP_ID, appJson } from "./apps.ts";
-import { checkRunJson, queuedCheckRun } from "./check-runs.ts";
+import { checkRunJson, followRuns, queuedCheckRun } from "./check-runs.ts";
 import { actorOf, type EmulatorContext, emit, emitInBackground, tokenOf } from "./context.ts";
 import { type CommitInfo, commitExists, commitInfo, gitEnv, readPath } from "./git-repos.ts";
 import { paginate } from "./paginate.ts";
@@ -165,10 +165,8 @@ function startCheck(context: EmulatorContext, repo: Repo, check: CiCheck, sha: s
       check_run: checkRunJson(context, repo, checkRun),
     });
     if (!suite) return;
-    const inSuite = [...repo.checkRuns.values()].filter((r) => r.suiteId === suite.id);
-    if (inSuite.some((r) => r.status !== "completed")) return;
-    suite.status = "completed";
-    suite.conclusion = inSuite.every((r) => r.conclusion === "success") ? "success" : "failure";
+    followRuns(repo, suite);
+    if (suite.status !== "completed") return;
     await emit(context, "check_suite", repo, sender, { action: "completed", check_suite: suiteJson(repo, suite, context) });
   });
 }

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { branchRuleRoutes } from "./branch-rules.ts";
-import { checkRunRoutes } from "./check-runs.ts";
+import { checkRunRoutes, PASSING_CONCLUSIONS } from "./check-runs.ts";
 import { ciRoutes } from "./ci-runs.ts";
 import {
   actorOf,
@@ -716,9 +716,6 @@ const DISALLOWED_METHOD: Record<MergeMethod, string> = {
   rebase: "Rebase merges are not allowed on this repository.",
 };
 
-/** Conclusions and states that satisfy a required check, as branch protection reads them. */
-const PASSING_CHECK = new Set(["success", "neutral", "skipped"]);
-
 /**
  * What the base branch's protection or ruleset still asks of `pull` at `head` before a merge, in
  * GitHub's words; undefined when nothing. Rules are kept on the default branch only (as the
@@ -729,7 +726,7 @@ function protectionUnmet(repo: Repo, pull: PullRequest, head: string): string | 
   for (const name of new Set([...(repo.requiredChecks ?? []), ...(repo.rulesetChecks ?? [])])) {
     const run = [...repo.checkRuns.values()].filter((r) => r.headSha === head && r.name === name).sort((a, b) => b.id - a.id)[0];
     const status = repo.statuses.filter((s) => s.sha === head && s.context === name).at(-1);
-    const passed = (run?.status === "completed" && PASSING_CHECK.has(run.conclusion ?? "")) || status?.state === "success";
+    const passed = (run?.status === "completed" && PASSING_CONCLUSIONS.has(run.conclusion ?? "")) || status?.state === "success";
     if (!passed) return `Required status check "${name}" is ${run || status ? "failing" : "expected"}.`;
   }
   const required = repo.requiredApprovals;

@@ -17,7 +17,11 @@ type PageOf<R extends ListRequest> = Awaited<ReturnType<R>>["data"];
 /**
  * Each page of a list GitHub pages, first to last, following `Link: rel="next"`. Octokit's own
  * paginate guesses where the list sits in a page and guesses wrong for a combined status (whose
- * page has more than one field), so every list Lisa reads goes through here.
+ * page has more than one field), so every list Lisa reads goes through here. With `cache` (a list
+ * Lisa polls), each page is asked for with the ETag of its last answer, and a 304 gives the page
+ * kept with its `Link`. Each page is checked on its own ETag, so a list that changed on page 2 only
+ * is still read anew there; and the lists Lisa polls carry their `total_count` on every page, so a
+ * list that grew or shrank changes every page's ETag, and its links with it.
  */
 export async function* pagesOf<R extends ListRequest>(
   octokit: Octokit,
@@ -25,43 +29,24 @@ export async function* pagesOf<R extends ListRequest>(
   params: ParamsOf<R>,
   cache?: PageCache,
 ): AsyncGenerator<PageOf<R>> {
-  if (cache) {
-    yield* cachedPagesOf(octokit, request.endpoint({ per_page: PER_PAGE, ...params }).url, cache) as AsyncGenerator<PageOf<R>>;
-    return;
-  }
-  let response = await request({ per_page: PER_PAGE, ...params });
-  yield response.data as PageOf<R>;
+  // A link that comes back again would page forever: GitHub never sends one, a broken proxy might.
   const seen = new Set<string>();
-  for (let next = nextPage(response.headers.link); next && !seen.has(next); next = nextPage(response.headers.link)) {
-    // A link that comes back again would page forever: GitHub never sends one, a broken proxy might.
-    seen.add(next);
-    response = (await octokit.request({ method: "GET", url: next })) as unknown as Awaited<ReturnType<R>>;
-    yield response.data as PageOf<R>;
+  for (let url: string | undefined = request.endpoint({ per_page: PER_PAGE, ...params }).url; url && !seen.has(url); ) {
+    seen.add(url);
+    const page = await readPage(octokit, url, cache);
+    yield page.data as PageOf<R>;
+    url = nextPage(page.link);
   }
 }
 
-/**
- * The pages of a polled list, each asked for with the ETag of its last answer: a 304 gives the page
- * kept, and the `Link` kept with it. Each page is checked on its own ETag, so a list that changed
- * on page 2 only is still read anew there; and the lists Lisa polls carry their `total_count` on
- * every page, so a list that grew or shrank changes every page's ETag, and its links with it.
- */
-async function* cachedPagesOf(octokit: Octokit, first: string, cache: PageCache): AsyncGenerator<unknown> {
-  const seen = new Set<string>();
-  for (let url: string | undefined = first; url && !seen.has(url); ) {
-    seen.add(url);
-    const kept = cache.get(url);
-    const page = url;
-    const answer = await ifChanged(kept?.etag, (headers) => octokit.request({ method: "GET", url: page, headers }));
-    // "unchanged" comes only for an ETag sent, that is for a page kept.
-    const fresh: CachedPage =
-      answer === "unchanged"
-        ? (kept as CachedPage)
-        : { etag: answer.headers.etag ?? "", data: answer.data, link: answer.headers.link };
-    if (answer !== "unchanged" && fresh.etag) cache.set(url, fresh);
-    yield fresh.data;
-    url = nextPage(fresh.link);
-  }
+/** One page, conditionally when `cache` keeps it: "unchanged" comes only for an ETag sent, that is for a page kept. */
+async function readPage(octokit: Octokit, url: string, cache: PageCache | undefined): Promise<Omit<CachedPage, "etag">> {
+  const kept = cache?.get(url);
+  const answer = await ifChanged(kept?.etag, (headers) => octokit.request({ method: "GET", url, headers }));
+  if (answer === "unchanged") return kept as CachedPage;
+  const page = { etag: answer.headers.etag ?? "", data: answer.data, link: answer.headers.link };
+  if (cache && page.etag) cache.set(url, page);
+  return page;
 }
 
 /** Every item of a list GitHub pages, read to its last page; `pick` finds the items in a page. With `cache`, read conditionally. */

@@ -11,6 +11,8 @@ export const LANES = ["ack", "state", "normal", "edit"] as const;
 export type Lane = (typeof LANES)[number];
 /** Lanes that take the earliest slot however far ahead; the later ones reserve only within the horizon. */
 const UNBOUNDED: ReadonlySet<Lane> = new Set(["ack", "state"]);
+/** A lane's place in the order, as the store keeps it. */
+const rank = (lane: Lane) => LANES.indexOf(lane);
 
 /** What a write is to GitHub's limits and in which lane it waits: null for a read, which is not paced. */
 export interface WriteKind {
@@ -38,10 +40,11 @@ export interface SlotReserver {
       limitedBy?: "minute" | "hour";
     }
   >;
-  /** The write of `slot` (of lane `lane`, its index in LANES) goes out now (`sentAt`, its slot moved there), or waits until `retryAt`. */
+  /** The write of `slot` (reserved for `at`, of lane `lane`, its index in LANES) goes out now (`sentAt`, its slot moved there), or waits until `retryAt`. */
   send(request: {
     installationId: number;
     slot: number;
+    at: number;
     lane: number;
     marginMs: number;
   }): Promise<{ sentAt: number } | { retryAt: number }>;
@@ -89,7 +92,7 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
       options.slots.reserve({
         installationId: options.installationId,
         creates: kind.creates,
-        lane: LANES.indexOf(kind.lane),
+        lane: rank(kind.lane),
         horizonMs: UNBOUNDED.has(kind.lane) ? Number.POSITIVE_INFINITY : horizonMs,
       }),
     );
@@ -115,20 +118,15 @@ export function createWritePacer(options: WritePacerOptions): WritePacer {
       }
       const wait = until - now();
       if (wait > 0) await sleep(wait);
-      if ("at" in answer) return send(answer.slot, kind.lane);
+      if ("at" in answer) return send({ slot: answer.slot, at: answer.at, lane: rank(kind.lane) });
     }
   };
 
   // Spacing is measured from when each write goes out, not from its slot: a write woken late
   // must not bring the next one closer than the gap (the store holds the send times of all processes).
-  async function send(slot: number, lane: Lane): Promise<number> {
+  async function send(reserved: { slot: number; at: number; lane: number }): Promise<number> {
     for (let slow = 0; ; ) {
-      const answer = await options.slots.send({
-        installationId: options.installationId,
-        slot,
-        lane: LANES.indexOf(lane),
-        marginMs: SEND_MARGIN_MS,
-      });
+      const answer = await options.slots.send({ installationId: options.installationId, ...reserved, marginMs: SEND_MARGIN_MS });
       if ("retryAt" in answer) {
         const wait = answer.retryAt - now();
         if (wait > 0) await sleep(wait);

@@ -15,7 +15,7 @@ import { gateEgress } from "./network-egress.ts";
 import { pendingGateFailure } from "./pending-gate-failure.ts";
 import { prepareWorktree } from "./prepare-worktree.ts";
 import { blockOnRepeat, gateFailure, recordReflection, reflectionsForPrompt, reflectionsThisTry } from "./reflection.ts";
-import { type GateResult, runGates } from "./run-gates.ts";
+import { type GateResult, type RunGatesOptions, runGates } from "./run-gates.ts";
 import { StepGuidance } from "./step-guidance.ts";
 
 /** Failures that say the agent's task went wrong rather than the machinery around it: the human decides. */
@@ -116,13 +116,7 @@ export async function buildStep(
     skipAgent = false;
     await store.steps.enterPhase(stepId, "gates");
     ctx.publish();
-    const gateOptions = {
-      cwd: workDir(checkout),
-      env: agentEnv(ctx, []),
-      timeoutMs: config.limits.gate_timeout,
-      secrets: ctx.secrets,
-      sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
-    };
+    const gateOptions = stepGateOptions(ctx, stepId, checkout);
     const results = await runGates(config.gates, gateOptions);
     // Green gates are not enough in a later pass: what earlier passes proved must still hold.
     if (results.every((r) => r.passed))
@@ -142,16 +136,27 @@ export async function buildStep(
   }
 }
 
-/** Runs the gates once more, e.g. after rebasing onto a human's push; red gates block the step. */
-export async function verifyGates(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
-  const results = await runGates(ctx.config.gates, {
+/** How a step's gates run: in its worktree and sandbox, with the agent's environment and the gates' egress. */
+function stepGateOptions(ctx: RunContext, stepId: number, checkout: Checkout): RunGatesOptions {
+  return {
     cwd: workDir(checkout),
     env: agentEnv(ctx, []),
     timeoutMs: ctx.config.limits.gate_timeout,
     secrets: ctx.secrets,
     sandbox: { ...ctx.deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, stepId) },
-  });
+  };
+}
+
+/** The configured gates run once at a step's checkout, each counted in the metrics. */
+export async function runStepGates(ctx: RunContext, stepId: number, checkout: Checkout): Promise<GateResult[]> {
+  const results = await runGates(ctx.config.gates, stepGateOptions(ctx, stepId, checkout));
   for (const gate of results) ctx.deps.metrics.gateRan(gate.passed, gate.durationMs);
+  return results;
+}
+
+/** Runs the gates once more, e.g. after rebasing onto a human's push; red gates block the step. */
+export async function verifyGates(ctx: RunContext, stepId: number, checkout: Checkout): Promise<void> {
+  const results = await runStepGates(ctx, stepId, checkout);
   const failed = results.find((result) => !result.passed);
   if (failed) throw new BlockedError(`After taking in the commits pushed meanwhile, \`${failed.command}\` fails.`);
 }

@@ -13,11 +13,9 @@ import { git } from "../workspace/git.ts";
 import { removeWorktree } from "../workspace/remove-worktree.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
 import { mirrorPath, worktreesRoot } from "../workspace/workspace-paths.ts";
+import { runStepGates } from "./build-step.ts";
 import type { Checkout } from "./invoke-agent.ts";
-import { agentEnv } from "./invoke-agent.ts";
-import { gateEgress } from "./network-egress.ts";
 import { prepareWorktree } from "./prepare-worktree.ts";
-import { runGates } from "./run-gates.ts";
 
 /**
  * Runs the gates of a run at rest again at its step's head, as `sender` asked by pressing "Re-run"
@@ -70,14 +68,7 @@ export async function rerunGates(
       scope: { mirrors: [mirrorPath(deps.workspace, stepRef)] },
     };
     await prepareWorktree(ctx, step, checkout);
-    const results = await runGates(ctx.config.gates, {
-      cwd: dir,
-      env: agentEnv(ctx, []),
-      timeoutMs: ctx.config.limits.gate_timeout,
-      secrets: ctx.secrets,
-      sandbox: { ...deps.sandbox, ...checkout.scope, egress: gateEgress(ctx, step.id) },
-    });
-    for (const gate of results) deps.metrics.gateRan(gate.passed, gate.durationMs);
+    const results = await runStepGates(ctx, step.id, checkout);
     const passed = results.every((r) => r.passed);
     const lines = results.map(({ command, passed }) => ({ command, passed }));
     report = {

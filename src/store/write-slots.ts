@@ -102,10 +102,11 @@ export async function reserveWriteSlot(db: SqlStatements, now: number, request: 
 /** A write about to go out at the slot it reserved (`at`): sent now, or held until `retryAt`. */
 export type SendAnswer = { sentAt: number } | { retryAt: number };
 
-/** A write about to go out: its installation, the slot it reserved (the row's id) and its lane. */
+/** A write about to go out: its installation, the slot it reserved (the row's id, and its time `at`) and its lane. */
 export interface SendRequest {
   installationId: number;
   slot: number;
+  at: number;
   lane: number;
   /** What a send may trail its record by. */
   marginMs: number;
@@ -122,15 +123,13 @@ export interface SendRequest {
 export async function sendAtSlot(db: SqlStatements, now: number, request: SendRequest): Promise<SendAnswer> {
   const gap = WRITE_GAP_MS + request.marginMs;
   const lane = request.lane;
-  const [own] = await db.all<{ at: number }>(sql`SELECT at FROM write_slots WHERE id = ${request.slot}`);
-  const reserved = Number(own?.at ?? now);
   // Sent within the gap; or not sent yet, not given up on, due within the gap, and ahead in the
   // order: of an earlier lane, or of this lane with an earlier slot.
   const near = await db.all<{ at: number; sent: number }>(
     sql`SELECT at, sent FROM write_slots WHERE installation_id = ${request.installationId} AND id <> ${request.slot}
           AND ((sent = 1 AND at > ${now - gap} AND at <= ${now})
             OR (sent = 0 AND at > ${now - UNSENT_STALE_MS} AND at < ${now + gap}
-                AND (lane < ${lane} OR (lane = ${lane} AND at < ${reserved}))))`,
+                AND (lane < ${lane} OR (lane = ${lane} AND at < ${request.at}))))`,
   );
   if (near.length > 0) {
     // One gap after the one sent, or after the later of the waiting one's slot and now.

@@ -166,9 +166,11 @@ describe("paceWrites", () => {
     });
     expect(taken).toMatchObject({ at: T0 });
     const slot = "slot" in taken ? taken.slot : -1;
-    expect(await other.writeSlots.send({ installationId: 5, slot, lane: LANES.indexOf("normal"), marginMs: 25 })).toEqual({
-      sentAt: T0,
-    });
+    expect(await other.writeSlots.send({ installationId: 5, slot, at: T0, lane: LANES.indexOf("normal"), marginMs: 25 })).toEqual(
+      {
+        sentAt: T0,
+      },
+    );
     const octokit = new LisaOctokit({ auth: { token: "token" }, retry: { enabled: false } });
     // Sleeping moves the clock on: each request reaches GitHub at the time its pacer woke.
     const sleep = async (ms: number) => {

@@ -36,6 +36,7 @@ const send = (store: Store, answer: SlotAnswer, lane: Lane) =>
   store.writeSlots.send({
     installationId: 1,
     slot: "slot" in answer ? answer.slot : -1,
+    at: at(answer),
     lane: LANES.indexOf(lane),
     marginMs: 25,
   });
@@ -177,7 +178,9 @@ describe("store.writeSlots.reserve", () => {
     const edit = await worker.writeSlots.reserve({ ...comment, lane: LANES.indexOf("edit"), creates: false });
     clock = T0 + 5_000;
     const slot = "slot" in edit ? edit.slot : -1;
-    expect(await worker.writeSlots.send({ installationId: 1, slot, lane: LANES.indexOf("edit"), marginMs: 25 })).toEqual({
+    expect(
+      await worker.writeSlots.send({ installationId: 1, slot, at: at(edit), lane: LANES.indexOf("edit"), marginMs: 25 }),
+    ).toEqual({
       sentAt: T0 + 5_000,
     });
   });
