@@ -22,6 +22,9 @@
 //             on PostgreSQL against bare Probot, then a `lisa` label. Goals: ≥ 0.8× Probot's
 //             throughput on both stores; 👀 < 2 s after the flood; then `lisa web` and a worker in
 //             processes of their own: each one's event-loop delay p99 < 10 ms.
+// repos       2,000 labels that are not Lisa's over 200 repositories whose config no worker has read,
+//             then a `lisa` label, as deployed on SQLite and on PostgreSQL (web + worker), against the
+//             👀 on an idle Lisa (issue 38). Goal: 👀 < 2 s on both.
 // eyes        👀 on a lisa label while 8 runs of the same installation are writing, as deployed, against
 //             the 👀 on an idle Lisa (issue 38). Goal: < 2 s.
 // minute      Content-creating requests in the busiest minute of 3 workers taking 12 issues to
@@ -31,6 +34,7 @@ import { busiestMinute } from "./bench/busiest-minute.ts";
 import { concurrentRuns } from "./bench/concurrent-runs.ts";
 import { eyesWhileWriting } from "./bench/eyes-while-writing.ts";
 import { floodOfIrrelevantDeliveries } from "./bench/flood.ts";
+import { floodOverRepositories } from "./bench/flood-repos.ts";
 import { idleMemory } from "./bench/idle-memory.ts";
 import { scaleOut } from "./bench/scale-out.ts";
 import { sessionDisk } from "./bench/session-disk.ts";
@@ -52,6 +56,7 @@ const FIGURES: Record<string, () => Promise<void>> = {
   concurrent: concurrentRuns,
   scale: scaleOut,
   flood: floodOfIrrelevantDeliveries,
+  repos: floodOverRepositories,
   eyes: eyesWhileWriting,
   minute: busiestMinute,
 };

@@ -1,6 +1,6 @@
 import type { Probot } from "probot";
 import { type CiSignals, ciKey } from "../ci/ci-signals.ts";
-import { foreignLabels } from "../config/config-cache.ts";
+import { type LabelVerdict, labelTriage } from "../config/config-cache.ts";
 import { onCheckRerequested } from "../handlers/on-check-rerequested.ts";
 import { onIssueClosedOrUnlabeled } from "../handlers/on-issue-closed-or-unlabeled.ts";
 import { onIssueComment } from "../handlers/on-issue-comment.ts";
@@ -10,6 +10,8 @@ import { onPullRequestReview } from "../handlers/on-pull-request-review.ts";
 import { onPullRequestReviewComment } from "../handlers/on-pull-request-review-comment.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
 import { STATE_LABELS } from "../publication/state-labels.ts";
+import { saidOnKey } from "../scheduler/command-issue.ts";
+import { SURE_COMMAND, UNSURE_COMMAND } from "../store/commands.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
 import type { Store } from "../store/store.ts";
@@ -20,7 +22,7 @@ export interface WebhookIntake {
   metrics: LisaMetrics;
   now: () => number;
   /** A command row was stored: it is queued for a worker (Worker.commandStored). */
-  stored(command: { id: number; kind: string; payload: unknown }): void;
+  stored(command: { id: number; kind: string; payload: unknown; priority: number }): void;
   /** Runs in this process waiting for a head's CI, woken when a check on it reports. */
   ciSignals?: CiSignals;
   /** The App's id (APP_ID): a rerequest of another App's check is not Lisa's. */
@@ -46,57 +48,58 @@ export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
     context: { id: string; name: string; log: { debug(o: object, m: string): void; info(o: object, m: string): void } },
     kind: "start_run" | "gesture",
     triage: { command: unknown; key: string } | { ignored: string },
+    priority = SURE_COMMAND,
   ) => {
     if ("ignored" in triage) {
       context.log.debug({ reason: triage.ignored }, `${context.name} ignored`);
       return;
     }
     const started = performance.now();
-    const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key));
+    const place = { priority, issue: saidOnKey(kind, triage.command) };
+    const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key, place));
     metrics.webhookStored(performance.now() - started);
     if (id === undefined) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
     // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken.
-    else intake.stored({ id, kind, payload: triage.command });
+    else intake.stored({ id, kind, payload: triage.command, priority });
   };
-  const foreignLabel = foreignLabels(store);
+  const triageLabel = labelTriage(store);
+  // What a stale read says is not Lisa's label is stored behind what is surely hers; what a fresh one says so is dropped.
+  const verdictOn = (command: { installationId: number; owner: string; repo: string }, label: string) =>
+    storing(() => triageLabel({ ...command, label }, now()));
+  const dropped = (context: { log: { debug(o: object, m: string): void } }, label: string | null, verdict: LabelVerdict) => {
+    if (verdict.kind !== "foreign") return false;
+    metrics.webhookDropped("foreign_label");
+    context.log.debug({ label, lisaLabel: verdict.lisaLabel }, "dropped: not the repository's Lisa label");
+    return true;
+  };
+  const priorityOf = (verdict: LabelVerdict | undefined) => (verdict?.kind === "unsure" ? UNSURE_COMMAND : SURE_COMMAND);
   app.on("issues.labeled", async (context) => {
     const triage = onIssueLabeled(context.payload);
     // Only what the worker would answer "another label" is dropped, and only on a fresh read of the config.
-    const lisaLabel = "command" in triage ? await storing(() => foreignLabel(triage.command, now())) : undefined;
-    if (lisaLabel !== undefined) {
-      metrics.webhookDropped("foreign_label");
-      context.log.debug(
-        { label: context.payload.label?.name, lisaLabel },
-        "issues.labeled dropped: not the repository's Lisa label",
-      );
-      return;
-    }
-    await accept(context, "start_run", triage);
+    const label = "command" in triage ? triage.command.label : null;
+    const verdict = "command" in triage && label !== null ? await verdictOn(triage.command, label) : undefined;
+    if (verdict && dropped(context, label, verdict)) return;
+    await accept(context, "start_run", triage, priorityOf(verdict));
   });
   // Rule 24: the Lisa label taken off, or the issue closed, stops the run; another label is dropped as above.
   app.on(["issues.unlabeled", "issues.closed"], async (context) => {
     const triage = onIssueClosedOrUnlabeled(context.payload as never);
     const label = "command" in triage ? triage.command.label : null;
-    const lisaLabel =
-      "command" in triage && label !== null ? await storing(() => foreignLabel({ ...triage.command, label }, now())) : undefined;
-    if (lisaLabel !== undefined) {
-      metrics.webhookDropped("foreign_label");
-      context.log.debug({ label, lisaLabel }, "issues.unlabeled dropped: not the repository's Lisa label");
-      return;
-    }
+    const verdict = "command" in triage && label !== null ? await verdictOn(triage.command, label) : undefined;
+    if (verdict && dropped(context, label, verdict)) return;
     if ("command" in triage && label === null) {
       // Issues close all day: one that carries neither Lisa's label nor a state label of hers has
       // no run under way to stop (a run's issue carries both until it is over, or rule 24 stopped it).
       const labels = (context.payload.issue.labels ?? []).map((l) => (typeof l === "string" ? l : l.name));
       const ours = async (name: string) =>
-        STATE_LABEL_NAMES.has(name) || (await foreignLabel({ ...triage.command, label: name }, now())) === undefined;
-      if (!(await storing(async () => (await Promise.all(labels.map(ours))).some(Boolean)))) {
+        STATE_LABEL_NAMES.has(name) || (await verdictOn(triage.command, name)).kind !== "foreign";
+      if (!(await Promise.all(labels.map(ours))).some(Boolean)) {
         metrics.webhookDropped("no_lisa_label");
         context.log.debug("issues.closed dropped: the issue carries none of Lisa's labels");
         return;
       }
     }
-    await accept(context, "gesture", triage);
+    await accept(context, "gesture", triage, priorityOf(verdict));
   });
   app.on("issue_comment.created", (context) => accept(context, "gesture", onIssueComment(context.payload)));
   app.on(["pull_request_review.submitted", "pull_request_review.dismissed"], (context) =>

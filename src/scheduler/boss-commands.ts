@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { PgBoss } from "pg-boss";
 import type { Log } from "../deps.ts";
+import { SURE_COMMAND } from "../store/commands.ts";
 import { unlessLost } from "./boss-claims.ts";
 import type { CommandQueue } from "./command-queue.ts";
 
@@ -55,18 +56,19 @@ export class BossCommandQueue implements CommandQueue {
     });
   }
 
-  enqueue(commandId: number, issue: () => Promise<string>): void {
+  enqueue(commandId: number, issue: () => Promise<string>, priority = SURE_COMMAND): void {
     this.#sending = this.#sending
-      .then(async () => await this.send(commandId, await issue()))
+      .then(async () => await this.send(commandId, await issue(), priority))
       .catch((error) =>
         // The row is durable: a worker queues it again when it finds it still pending (Worker).
         this.#options.log.warn({ err: error, commandId }, "could not queue a stored command; a worker queues it later"),
       );
   }
 
-  async send(commandId: number, issue: string): Promise<void> {
-    // The job's id is the row's own: a row queued twice is one job.
-    const options = { singletonKey: issue, id: jobId(this.#options.schema, commandId) };
+  async send(commandId: number, issue: string, priority = SURE_COMMAND): Promise<void> {
+    // The job's id is the row's own: a row queued twice is one job. pg-boss hands out each issue's
+    // oldest job, the highest priority first.
+    const options = { singletonKey: issue, id: jobId(this.#options.schema, commandId), priority };
     await unlessLost(this.#options.boss().send(COMMANDS, { commandId }, options));
   }
 

@@ -19,12 +19,23 @@ export async function issueOfCommand(store: Store, command: Pick<CommandRow, "id
 
 /** The same, for a command whose payload is at hand (just stored), not read back from its row. */
 export async function issueOfPayload(store: Store, command: { id: number; kind: string; payload: unknown }): Promise<string> {
-  const payload = (command.payload ?? {}) as Partial<Gesture & LabeledCommand>;
-  const { owner, repo } = payload;
-  const number = command.kind === "start_run" ? payload.issue?.number : payload.number;
-  if (typeof owner !== "string" || typeof repo !== "string" || typeof number !== "number") return `command:${command.id}`;
-  const run = payload.isPullRequest ? (await store.steps.byPullRequest(owner, repo, number))?.run : undefined;
-  return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(owner, repo, number);
+  const said = saidOn(command.kind, command.payload);
+  if (!said) return `command:${command.id}`;
+  const run = said.isPullRequest ? (await store.steps.byPullRequest(said.owner, said.repo, said.number))?.run : undefined;
+  return run ? issueKey(run.owner, run.repo, run.issue_number) : issueKey(said.owner, said.repo, said.number);
+}
+
+/** The key of the issue or pull request a command was said on, read from its payload alone (no run looked up). */
+export function saidOnKey(kind: string, payload: unknown): string | null {
+  const said = saidOn(kind, payload);
+  return said ? issueKey(said.owner, said.repo, said.number) : null;
+}
+
+function saidOn(kind: string, payload: unknown) {
+  const { owner, repo, issue, number, isPullRequest } = (payload ?? {}) as Partial<Gesture & LabeledCommand>;
+  const n = kind === "start_run" ? issue?.number : number;
+  if (typeof owner !== "string" || typeof repo !== "string" || typeof n !== "number") return undefined;
+  return { owner, repo, number: n, isPullRequest };
 }
 
 /** The key of a run's issue, as its commands have it. */

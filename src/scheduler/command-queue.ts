@@ -9,12 +9,13 @@ export interface CommandQueue {
   readonly handsOut: boolean;
   start(): Promise<void>;
   /**
-   * A command row was stored: it waits for a worker behind the earlier commands of its issue.
+   * A command row was stored: it waits for a worker behind the earlier commands of its issue, and
+   * behind the surer commands of other issues (its row's priority).
    * The webhook's answer does not wait for this: the row is durable, and found again if it is lost.
    */
-  enqueue(commandId: number, issue: () => Promise<string>): void;
+  enqueue(commandId: number, issue: () => Promise<string>, priority?: number): void;
   /** Queues a stored command row again; one already queued is left as it is. */
-  send(commandId: number, issue: string): Promise<void>;
+  send(commandId: number, issue: string, priority?: number): Promise<void>;
   /**
    * Hands this worker commands until stopped, several at once and never two of one issue at once.
    * `handle` answers "retry" for a command to be tried again later, still ahead of its issue's later ones.

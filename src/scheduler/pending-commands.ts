@@ -19,5 +19,5 @@ export async function pendingIssues(store: Store): Promise<Set<string>> {
  */
 export async function requeuePending(store: Store, queue: CommandQueue, before: number): Promise<void> {
   for (const command of await store.commands.pendingSince(before))
-    await queue.send(command.id, await issueOfCommand(store, command));
+    await queue.send(command.id, await issueOfCommand(store, command), command.priority);
 }

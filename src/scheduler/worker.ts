@@ -225,8 +225,8 @@ export class Worker {
    * A command was stored (a webhook, `lisa run`): the job library is told of it, or this worker,
    * which drains the table, is woken.
    */
-  commandStored(command: { id: number; kind: string; payload: unknown }): void {
-    this.#commands.enqueue(command.id, () => issueOfPayload(this.#deps.store, command));
+  commandStored(command: { id: number; kind: string; payload: unknown; priority?: number }): void {
+    this.#commands.enqueue(command.id, () => issueOfPayload(this.#deps.store, command), command.priority);
     this.notify();
   }
 

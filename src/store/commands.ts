@@ -3,6 +3,17 @@ import type { Database } from "./database.ts";
 import type { CommandRow } from "./rows.ts";
 import { sql } from "./sql.ts";
 
+/** A command's priority: one surely for Lisa. */
+export const SURE_COMMAND = 0;
+/** A label only a stale read of the repository's config says is not Lisa's (config-cache.ts labelTriage). */
+export const UNSURE_COMMAND = -1;
+
+/** Where a command stands in the queue: its priority, and the issue whose order it keeps. */
+export interface CommandPlace {
+  priority: number;
+  issue: string | null;
+}
+
 /**
  * The webhook commands waiting to be handled, one row per delivery: signed when stored, checked
  * before they run (command-mac.ts).
@@ -20,7 +31,13 @@ export class CommandRecords {
    * Records a webhook command once per delivery id and, when given, once per event key (the same
    * event redelivered under a new id). The new row's id; undefined when it was recorded before.
    */
-  async add(deliveryId: string, kind: string, payload: unknown, eventKey?: string): Promise<number | undefined> {
+  async add(
+    deliveryId: string,
+    kind: string,
+    payload: unknown,
+    eventKey?: string,
+    place: CommandPlace = { priority: SURE_COMMAND, issue: null },
+  ): Promise<number | undefined> {
     const row = {
       delivery_id: deliveryId,
       event_key: eventKey ?? null,
@@ -31,7 +48,7 @@ export class CommandRecords {
     const { rows } = await this.#db
       .statements()
       .run<{ id: number }>(
-        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}) ON CONFLICT DO NOTHING RETURNING id`,
+        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac, priority, issue) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}, ${place.priority}, ${place.issue}) ON CONFLICT DO NOTHING RETURNING id`,
       );
     return rows[0] === undefined ? undefined : Number(rows[0].id);
   }
@@ -55,10 +72,16 @@ export class CommandRecords {
     return hasValidMac(this.#key, command);
   }
 
-  /** The oldest pending commands that may run now, up to `limit` (one waiting to be tried again waits its turn). */
+  /**
+   * The pending commands that may run now, up to `limit`, surest first, then oldest (one waiting to
+   * be tried again waits its turn). An unsure command of an issue with a surer one pending is taken
+   * at that one's priority: the issue's commands stay in order, and the surer one is not held back.
+   */
   async ready(limit = 200): Promise<CommandRow[]> {
     return this.#db.all(
-      sql`SELECT * FROM commands WHERE state = 'pending' AND (not_before IS NULL OR not_before <= ${this.#db.now()}) ORDER BY id LIMIT ${limit}`,
+      sql`SELECT * FROM commands c WHERE c.state = 'pending' AND (c.not_before IS NULL OR c.not_before <= ${this.#db.now()})
+        ORDER BY CASE WHEN c.priority < ${SURE_COMMAND} AND EXISTS (SELECT 1 FROM commands l WHERE l.state = 'pending' AND l.issue = c.issue AND l.priority > c.priority)
+          THEN ${SURE_COMMAND} ELSE c.priority END DESC, c.id LIMIT ${limit}`,
     );
   }
 

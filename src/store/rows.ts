@@ -207,6 +207,10 @@ export interface CommandRow {
   not_before: number | null;
   /** HMAC of the row's signed fields (command-mac.ts); null on rows written before commands were signed. */
   mac: string | null;
+  /** SURE_COMMAND, or UNSURE_COMMAND: handled after every surer command of other issues (commands.ts). */
+  priority: number;
+  /** The issue or pull request the command was said on (`owner/repo#n`, lowercase); null on older rows. */
+  issue: string | null;
 }
 
 /** A config file as a worker last read it (config-cache.ts). Owner and repository are lower-cased. */

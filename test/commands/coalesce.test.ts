@@ -31,6 +31,8 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
     delivery_id: `d-${nextId}`,
     event_key: null,
     kind: "gesture",
+    priority: 0,
+    issue: null,
     payload: JSON.stringify(payload),
     state: finished === null ? "pending" : "done",
     outcome: null,

@@ -4,6 +4,7 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { testStoreLocation } from "../../dev/test-database.ts";
 import type { GitHubEmulator } from "../../emulator/github-emulator.ts";
 import { CONFIG_FRESH_MS } from "../../src/config/config-cache.ts";
+import { SURE_COMMAND, UNSURE_COMMAND } from "../../src/store/commands.ts";
 import { PostgresDriver } from "../../src/store/postgres-driver.ts";
 import { sql } from "../../src/store/sql.ts";
 import { isPostgresUrl } from "../../src/store/sql-driver.ts";
@@ -49,10 +50,18 @@ async function label(e: EmulatedLisa, name: string, sender = OWNER): Promise<voi
 
 /** The commands stored, read from the store as another process would. */
 async function storedCommands(e: EmulatedLisa): Promise<{ kind: string; outcome: string | null }[]> {
+  return (await storedRows(e)).map(({ kind, outcome }) => ({ kind, outcome }));
+}
+
+async function storedRows(e: EmulatedLisa): Promise<{ kind: string; outcome: string | null; priority: number; issue: string }[]> {
   const location = testStoreLocation(e.dataDir);
   const db = isPostgresUrl(location) ? new PostgresDriver(location) : new SqliteDriver(location);
   try {
-    return await db.all(sql`SELECT kind, outcome FROM commands ORDER BY id`);
+    return (
+      await db.all<{ kind: string; outcome: string | null; priority: number; issue: string }>(
+        sql`SELECT kind, outcome, priority, issue FROM commands ORDER BY id`,
+      )
+    ).map((row) => ({ ...row, priority: Number(row.priority) }));
   } finally {
     await db.close();
   }
@@ -87,9 +96,11 @@ describe("labels that are not the repository's Lisa label", () => {
     await label(e, "lisa");
     await e.settle();
 
-    expect(await storedCommands(e)).toEqual([
-      { kind: "start_run", outcome: "ignored: another label" },
-      { kind: "start_run", outcome: "queued run 1" },
+    // The first label, before any read of the config, waited behind what is surely Lisa's.
+    const issue = `${HELLO_WORLD}#${ISSUE}`.toLowerCase();
+    expect(await storedRows(e)).toEqual([
+      { kind: "start_run", outcome: "ignored: another label", priority: UNSURE_COMMAND, issue },
+      { kind: "start_run", outcome: "queued run 1", priority: SURE_COMMAND, issue },
     ]);
     expect(await dropped(e)).toEqual({ foreign_label: 49 });
     expect(agent.calls()).toHaveLength(1);

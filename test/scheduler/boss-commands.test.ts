@@ -5,6 +5,7 @@ import { freshSchemaUrl, requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { BossClaims } from "../../src/scheduler/boss-claims.ts";
 import { BossCommandQueue } from "../../src/scheduler/boss-commands.ts";
+import { SURE_COMMAND, UNSURE_COMMAND } from "../../src/store/commands.ts";
 import { splitSchema } from "../../src/store/postgres-driver.ts";
 
 // Commands on PostgreSQL go through pg-boss (issue 23): the commands of one issue are handed out
@@ -82,6 +83,22 @@ describe("commands through pg-boss", () => {
     expect(seen.indexOf("end 1")).toBeLessThan(seen.indexOf("start 2"));
     held.release(2);
     held.release(3);
+  }, 40_000);
+
+  it("hand a command surely Lisa's out ahead of the unsure ones of other issues sent before it", async () => {
+    const held = heldHandler();
+    const { queue, seen } = await workerQueue(held.handle);
+    // Four held commands fill the worker; three unsure labels and a sure one wait behind them.
+    for (let id = 1; id <= 4; id++) await queue.send(id, `acme/busy#${id}`);
+    await waitFor("the four to start", () => seen.filter((line) => line.startsWith("start")).length === 4, 15_000);
+    for (let id = 5; id <= 7; id++) await queue.send(id, `acme/flood#${id}`, UNSURE_COMMAND);
+    await queue.send(8, "acme/api#8", SURE_COMMAND);
+    held.release(1);
+    await waitFor("a fifth command to start", () => seen.filter((line) => line.startsWith("start")).length === 5, 15_000);
+    expect(seen.filter((line) => line.startsWith("start")).at(-1)).toBe("start 8");
+    for (let id = 2; id <= 8; id++) held.release(id);
+    await waitFor("the unsure ones to start", () => seen.includes("start 7"), 15_000);
+    for (let id = 5; id <= 7; id++) held.release(id);
   }, 40_000);
 
   it("hand a command that asks to be tried again out again, ahead of its issue's later ones", async () => {

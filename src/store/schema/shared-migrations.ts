@@ -115,4 +115,12 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
   ALTER TABLE write_slots ADD COLUMN lane ${int} NOT NULL DEFAULT 2;
   ALTER TABLE write_slots ADD COLUMN sent ${int} NOT NULL DEFAULT 1;
   `,
+  // 11 (SQLite 17, PostgreSQL 12): a command's priority (a label only a stale read of the config
+  // says is not Lisa's waits behind those surely hers) and its issue, so one of an issue with a
+  // later, surer command is taken at that one's priority and the issue's order holds (commands.ts).
+  ({ int }) => `
+  ALTER TABLE commands ADD COLUMN priority ${int} NOT NULL DEFAULT 0;
+  ALTER TABLE commands ADD COLUMN issue TEXT;
+  CREATE INDEX pending_commands_by_issue ON commands (issue, priority) WHERE state = 'pending';
+  `,
 ];
