@@ -1,3 +1,4 @@
+// Over 250 lines: the composition root: every part of a Lisa process is wired here, and nowhere else.
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { hostname } from "node:os";

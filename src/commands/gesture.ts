@@ -51,7 +51,7 @@ export interface PullRequestGesture extends GestureOrigin {
   after: string | null;
 }
 
-/** The issue itself: its Lisa label taken off, or the issue closed (rule 24). */
+/** The issue itself: its Lisa label taken off, or the issue closed (docs/operations.md). */
 export interface IssueGesture extends GestureOrigin {
   kind: "issue";
   action: "unlabeled" | "closed";

@@ -35,7 +35,7 @@ export async function continueRun(scene: Scene, gesture: CommandGesture): Promis
 }
 
 /**
- * Rule 9c: a redirect written as a reply in an inline thread answers that thread; the agent gets
+ * A redirect written as a reply in an inline thread answers that thread; the agent gets
  * the thread's comments before it (as they were when the command was written), quoted after the
  * redirect's own text. Empty for any other redirect.
  */
@@ -64,7 +64,7 @@ function inlinePlace(gesture: CommandGesture) {
 }
 
 /**
- * Rule 9: a redirect on a PR takes with it the writers' inline comments written on that PR since
+ * A redirect on a PR takes with it the writers' inline comments written on that PR since
  * its last review package and before the command (text edited after the command is not used).
  */
 async function inlineCommentsSinceLastPackage(scene: Scene, gesture: CommandGesture): Promise<NewGuidance[]> {

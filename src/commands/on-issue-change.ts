@@ -6,7 +6,7 @@ import type { Scene } from "./gesture-scene.ts";
 import { abort } from "./run-control-commands.ts";
 
 /**
- * Rule 24: a writer who takes the Lisa label off the issue, or closes it, stops the run as `/lisa
+ * A writer who takes the Lisa label off the issue, or closes it, stops the run as `/lisa
  * abort` does. Anyone else's gesture, another label, or a run with nothing under way (ended,
  * waiting for review) changes nothing and gets no answer: closing a finished issue is not news.
  */

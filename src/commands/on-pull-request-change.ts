@@ -14,7 +14,7 @@ export async function onPullRequestChange(scene: Scene, gesture: PullRequestGest
       note: `${gesture.owner}/${gesture.repo}#${gesture.number} ${gesture.before?.slice(0, 7)}..${gesture.after?.slice(0, 7)}`,
     });
     if (gesture.before && gesture.after && (await rewritesHistory(scene, gesture.before, gesture.after))) {
-      // Rule 20: Lisa never restores what a human force-pushed away; it says what disappeared.
+      // Lisa never restores what a human force-pushed away; it says what disappeared.
       await deps.store.events.add(run.id, "force_push", { actor: gesture.sender, note: `${gesture.before}..${gesture.after}` });
       await scene.reply(
         `@${gesture.sender} rewrote this branch: \`${gesture.before.slice(0, 7)}\` and the commits before it that are not in \`${gesture.after.slice(0, 7)}\` are no longer on it. Lisa does not restore them; the next pass starts from \`${gesture.after.slice(0, 7)}\`.`,

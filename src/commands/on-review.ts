@@ -69,7 +69,7 @@ export async function onReview(scene: Scene, gesture: ReviewGesture): Promise<st
   return requestPass(scene, { trigger: "review", by: gesture.sender, items, what: `@${gesture.sender}'s review${comments}` });
 }
 
-/** Whose review was dismissed, and whether it was an approval the gate counted (rule 18 names it). */
+/** Whose review was dismissed, and whether it was an approval the gate counted. */
 async function dismissedReview(scene: Scene, gesture: ReviewGesture): Promise<string> {
   if (!gesture.reviewer) return "a review";
   const steps = scene.run ? await scene.deps.store.steps.of(scene.run.id) : [];

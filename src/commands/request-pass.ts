@@ -88,7 +88,7 @@ export async function requestPass(
     return `refused in ${current.state}`;
   }
   await publishRunState(deps, gh, run.id);
-  // On a PR of the run, the pass's own comment is the answer (rules 5, 9): the pass edits it as it
+  // On a PR of the run, the pass's own comment is the answer (docs/operations.md): the pass edits it as it
   // goes. With several PRs the planner decides which the pass touches; one it leaves out is told so at the gate.
   const here = (await deps.store.steps.of(run.id)).find((step) => step.position > 0 && step.id === scene.step?.id);
   if (here && here.pr_number !== null)

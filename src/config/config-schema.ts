@@ -1,3 +1,4 @@
+// Over 250 lines: the whole `.github/lisa.yml` schema, kept in one object that the docs test walks key by key.
 import { z } from "zod";
 import { type ProviderName, providers } from "../providers/registry.ts";
 import { ALLOW_HOST_PATTERN } from "../sandbox/egress-rules.ts";
@@ -232,7 +233,7 @@ export const configSchema = z.strictObject({
     })
     .prefault({}),
   /**
-   * Anchors (issue 26): the gates that passed and the test files the agent added or changed in a
+   * Anchors (docs/operations.md, What Lisa learns): the gates that passed and the test files the agent added or changed in a
    * delivered pass must keep passing in later passes. `anchors: strict` is short for `{ mode: strict }`.
    */
   anchors: z
@@ -247,7 +248,7 @@ export const configSchema = z.strictObject({
     )
     .prefault({}),
   /**
-   * Memory per repository (issue 26): short learnings from reviewers' addressed guidance, gate
+   * Memory per repository (docs/operations.md, What Lisa learns): short learnings from reviewers' addressed guidance, gate
    * failures Lisa saw fixed and the human commits it kept, in a file humans review like code.
    * Lisa reads the file from the default branch into every prompt whenever it exists.
    */

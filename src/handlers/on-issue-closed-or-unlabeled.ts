@@ -11,7 +11,7 @@ interface IssueChangePayload {
 }
 
 /**
- * Turns a label taken off an issue, or an issue closed, into a gesture (rule 24). Bots never stop
+ * Turns a label taken off an issue, or an issue closed, into a gesture (docs/operations.md). Bots never stop
  * Lisa (Lisa swaps its own state labels all the time); whether the label is Lisa's, the sender a
  * writer and the run under way is the worker's to decide.
  */

@@ -81,7 +81,7 @@ export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
     if (verdict && dropped(context, label, verdict)) return;
     await accept(context, "start_run", triage, priorityOf(verdict));
   });
-  // Rule 24: the Lisa label taken off, or the issue closed, stops the run; another label is dropped as above.
+  // The Lisa label taken off, or the issue closed, stops the run; another label is dropped as above.
   app.on(["issues.unlabeled", "issues.closed"], async (context) => {
     const triage = onIssueClosedOrUnlabeled(context.payload as never);
     const label = "command" in triage ? triage.command.label : null;
@@ -89,7 +89,7 @@ export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
     if (verdict && dropped(context, label, verdict)) return;
     if ("command" in triage && label === null) {
       // Issues close all day: one that carries neither Lisa's label nor a state label of hers has
-      // no run under way to stop (a run's issue carries both until it is over, or rule 24 stopped it).
+      // no run under way to stop (a run's issue carries both until it is over, or its issue's gesture stopped it).
       const labels = (context.payload.issue.labels ?? []).map((l) => (typeof l === "string" ? l : l.name));
       const ours = async (name: string) =>
         STATE_LABEL_NAMES.has(name) || (await verdictOn(triage.command, name)).kind !== "foreign";

@@ -1,3 +1,4 @@
+// Over 250 lines: the deadline, the process-group kill and the bounded output capture guard one child together.
 import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { execa } from "execa";

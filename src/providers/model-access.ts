@@ -3,7 +3,7 @@ import type { ModelRoute } from "../sandbox/model-credentials.ts";
 import { modelApiUrls, OPENCODE_VENDORS, opencodeBaseUrls, readOrUndefined } from "./model-hosts.ts";
 import type { ProviderName } from "./registry.ts";
 
-// How each CLI reaches its model API with a credential it never holds (issue 36): its base URL
+// How each CLI reaches its model API with a credential it never holds (docs/security-model.md): its base URL
 // points at Lisa's model endpoint inside the sandbox and its key is a placeholder; Lisa's egress
 // proxy forwards to the real API and sets the real credential. What a CLI cannot do that way keeps
 // its credential as before (docs/security-model.md names each case).

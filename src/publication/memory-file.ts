@@ -6,7 +6,7 @@ import { ANCHOR_CHECK } from "../store/learnings.ts";
 import type { GuidanceRow, RunRow, StepRow, Store } from "../store/store.ts";
 import { guidanceHere } from "./pass-comment.ts";
 
-// The memory file (issue 26): what runs taught Lisa in a repository, as lines people review like
+// The memory file (docs/operations.md, What Lisa learns): what runs taught Lisa in a repository, as lines people review like
 // code, and what a pass or a whole run taught, from trusted sources only.
 
 const HEADER = [

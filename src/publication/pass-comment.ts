@@ -6,7 +6,7 @@ import { passMarker, renderReviewPackage } from "../reporting/review-package.ts"
 import type { GuidanceRow, PassRow, RunRow, StepRow, Store } from "../store/store.ts";
 import { guidanceView } from "./guidance-view.ts";
 
-// The comment a pass keeps on each pull request it works on (design §5.3): opened as the pass
+// The comment a pass keeps on each pull request it works on: opened as the pass
 // starts, found again by its marker, and edited into the review package when the pass ends.
 
 /** Guidance said on this PR's repository, or on the issue: what the pass was asked here. */
@@ -77,7 +77,7 @@ export async function settleLeftOutPassComment(
 
 /**
  * Opens the comment of a pass that a gesture on this PR just started, as the answer to that
- * gesture (rules 5 and 9): the pass edits this same comment when it starts work and when it ends.
+ * gesture (docs/operations.md): the pass edits this same comment when it starts work and when it ends.
  */
 export async function openPassComment(
   deps: CoreDeps,

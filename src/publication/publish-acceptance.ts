@@ -1,3 +1,4 @@
+// Over 250 lines: the final report, its withdrawal and the merges on acceptance follow one accepted run.
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
 import { commentOnce, ensureComment } from "../github/ensure-comment.ts";
@@ -31,7 +32,7 @@ async function decisionOf(store: Store, runId: number): Promise<Decision | undef
 }
 
 /**
- * The final report on the issue (rule 2 and 12), written or brought up to date. It looks before it
+ * The final report on the issue, written or brought up to date. It looks before it
  * creates: a stop between creating it and recording its id leaves one report, found by its marker.
  */
 export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
@@ -46,7 +47,7 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
 }
 
 /**
- * An acceptance withdrawn (rules 18, 19): the report says it no longer stands, and the PR bodies no
+ * An acceptance withdrawn (docs/operations.md): the report says it no longer stands, and the PR bodies no
  * longer say "Accepted". Each part reads GitHub before it writes.
  */
 export async function publishWithdrawal(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {

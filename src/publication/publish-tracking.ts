@@ -1,3 +1,4 @@
+// Over 250 lines: the tracking comment's view, its publication and its paced publisher write one comment.
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
 import { ensureComment } from "../github/ensure-comment.ts";
@@ -116,7 +117,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
   };
 }
 
-/** Between passes, the pushes people made to the run's PRs in this pass (rule 19): the next pass builds on them. */
+/** Between passes, the pushes people made to the run's PRs in this pass (docs/operations.md): the next pass builds on them. */
 function humanPushes(events: EventRow[], run: RunRow): NonNullable<TrackingView["humanPushes"]> {
   if (run.state === "running" || run.state === "queued") return [];
   return events
@@ -146,7 +147,7 @@ function mergeRefused(events: EventRow[], run: RunRow): Pick<TrackingView, "wait
   };
 }
 
-/** While a run whose acceptance was withdrawn waits for review again, what withdrew it (rules 18, 19). */
+/** While a run whose acceptance was withdrawn waits for review again, what withdrew it (docs/operations.md). */
 function withdrawal(events: EventRow[], run: RunRow): Pick<TrackingView, "withdrawn"> {
   const last = events.findLast((event) => event.to_state !== null);
   if (run.state !== "review" || last?.kind !== "withdraw") return {};

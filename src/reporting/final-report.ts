@@ -23,7 +23,7 @@ type AcceptedPr = {
   gatesPass?: number;
 };
 
-/** The run at accept, for the final report on the issue (design §5.6, seed 001's report). */
+/** The run at accept, for the final report on the issue. */
 export interface ReportView {
   runId: number;
   issueRef: string;
@@ -62,7 +62,7 @@ const MAX_LISTED = 50;
  * human contributions, what was skipped and is still open, totals and the traceability chain.
  */
 /**
- * What the report says once the acceptance it told of no longer stands (rules 18, 19): an approval
+ * What the report says once the acceptance it told of no longer stands (docs/operations.md): an approval
  * dismissed, a push after it. The full report is written again when the run is accepted again.
  */
 export function renderWithdrawnReport(view: { runId: number; reason?: string; secrets: readonly string[] }): string {

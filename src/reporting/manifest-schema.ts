@@ -1,6 +1,6 @@
 import { z } from "zod";
 
-/** The agent's reflection on the gate failure it was sent back for (issue 26): a few lines, not an essay. */
+/** The agent's reflection on the gate failure it was sent back for (docs/operations.md, What Lisa learns): a few lines, not an essay. */
 export const reflectionSchema = z.strictObject({
   /** What failed, in the agent's words. */
   what_failed: z.string().trim().min(1).max(300),

@@ -1,6 +1,6 @@
 import type { CommitView, FileChange, GateLine, GuidanceView, PrGate } from "./views.ts";
 
-/** What a pass did to one pull request, for its review package (design §5.3). */
+/** What a pass did to one pull request, for its review package. */
 export interface PackageView {
   runId: number;
   pass: number;

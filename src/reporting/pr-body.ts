@@ -23,7 +23,7 @@ export interface PassRowView {
   outcome: "working" | "delivered" | "unchanged" | "blocked" | "skipped" | "accepted" | "superseded" | "aborted";
 }
 
-/** The current state of one pull request, for the Lisa-owned section of its body (design §5.4). */
+/** The current state of one pull request, for the Lisa-owned section of its body. */
 export interface PrBodyView {
   /** `#12`, or `acme/api#12` from another repository. */
   issueRef: string;

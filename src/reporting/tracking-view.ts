@@ -34,7 +34,7 @@ export type TrackingStep = {
   reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];
 };
 
-/** The run as the tracking comment shows it (design §5.5). */
+/** The run as the tracking comment shows it (docs/live-progress.md). */
 export interface TrackingView {
   runId: number;
   state: "queued" | "running" | "plan_review" | "blocked" | "review" | "accepted" | "stopped" | "failed" | "merged" | "closed";
@@ -56,9 +56,9 @@ export interface TrackingView {
   waitingFor?: string;
   /** What happened to the run that its steps do not show, e.g. a worker lost and its work redone. */
   notices?: string[];
-  /** The run was accepted, and that no longer stands (rules 18, 19): who did what. */
+  /** The run was accepted, and that no longer stands (docs/operations.md): who did what. */
   withdrawn?: { actor?: string; what?: string };
-  /** Pushes people made to the run's PRs since its pass ended (rule 19); the next pass builds on them. */
+  /** Pushes people made to the run's PRs since its pass ended (docs/operations.md); the next pass builds on them. */
   humanPushes?: { actor: string; pr: string; range: string }[];
   secrets: readonly string[];
 }

@@ -4,7 +4,7 @@
  * unless its comment says otherwise; the renderers treat it as untrusted.
  */
 
-/** The review gate of one pull request of the run, as the gate evaluation (design §4.5) found it. */
+/** The review gate of one pull request of the run, as the gate evaluation (evaluate-gate.ts) found it. */
 export type PrGate = {
   /** `owner/name`. */
   repo: string;

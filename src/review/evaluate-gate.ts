@@ -1,5 +1,5 @@
 /**
- * The review gate as a pure function (§4.5 of the review-gates design). It is recomputed from the
+ * The review gate as a pure function. It is recomputed from the
  * REST reviews on every relevant event and at start-up instead of adding up webhooks, because
  * GitHub neither orders webhooks nor redelivers them on its own.
  */

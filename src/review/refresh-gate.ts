@@ -91,7 +91,7 @@ export async function refreshGate(
   if (!current) return verdict;
   let reopened: RunRow | undefined;
   if (current.state === "closed") {
-    // Rule 22: a PR open again puts the run back before its gate; still all closed, nothing changed.
+    // A PR open again puts the run back before its gate; still all closed, nothing changed.
     if (!statuses.some((status) => status !== "dropped")) return verdict;
     reopened = await reopenRun(store, runId, cause);
     if (!reopened) return verdict;

@@ -1,3 +1,4 @@
+// Over 250 lines: the build loop keeps its resume state (failed gate, CI failure, steering) in one function's locals.
 import { type CiFailure, ciGateName, pendingCiFailure } from "../ci/ci-failure.ts";
 import { StepError } from "../errors.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
@@ -284,7 +285,7 @@ async function guidanceSection(ctx: RunContext, step: StepRow): Promise<string> 
   return items.map((item, index) => guidanceItemText(ctx, step, item, index)).join("\n\n");
 }
 
-/** Guidance of earlier passes: it must still hold (seed 000's signs). */
+/** Guidance of earlier passes: it must still hold. */
 async function ledgerSection(ctx: RunContext): Promise<string> {
   const earlier = (await ctx.deps.store.guidance.ledger(ctx.run.id)).filter((g) => g.pass < ctx.pass.number);
   if (earlier.length === 0) return "";

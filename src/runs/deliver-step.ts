@@ -1,3 +1,4 @@
+// Over 250 lines: commit, secret scan, push and pull request of one step, in the order a delivery must keep.
 import { existsSync } from "node:fs";
 import { isCiGate } from "../ci/ci-failure.ts";
 import { ciGate, hasWorkflows } from "../ci/ci-gate.ts";

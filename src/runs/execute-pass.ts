@@ -1,3 +1,4 @@
+// Over 250 lines: a pass's phases in the order they run, each a few lines, read top to bottom as one story.
 import { parseConfig } from "../config/parse-config.ts";
 import { planRun } from "../planner/plan-run.ts";
 import { checkAtGate } from "../publication/check-runs.ts";
@@ -67,7 +68,7 @@ async function passSteps(ctx: RunContext, relabel: (state: RunState) => Promise<
   }
   if (ctx.pass.state === "planning") {
     await descend(ctx);
-    // `review.plan`: a multi-repository plan waits for `/lisa proceed` (seed 001's plan gate).
+    // `review.plan`: a multi-repository plan waits for `/lisa proceed`.
     if (ctx.config.review.plan && (await store.steps.of(run.id)).some((s) => s.position === 0)) {
       if (!(await awaitPlanReview(store, run.id, ctx.pass.id))) await assertStillRunning(ctx);
       await relabel("plan_review");
@@ -249,7 +250,7 @@ async function settleLeftOut(ctx: RunContext, touched: readonly StepRow[]): Prom
 
 /**
  * At the gate Lisa asks for review explicitly (drafts do not reliably request code owners): the
- * requester, whoever gave guidance in this pass, and whoever requested changes on this PR (rule 10).
+ * requester, whoever gave guidance in this pass, and whoever requested changes on this PR (docs/operations.md).
  */
 async function requestReview(ctx: RunContext, stepId: number): Promise<void> {
   const { store } = ctx.deps;

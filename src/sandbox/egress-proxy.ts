@@ -1,3 +1,4 @@
+// Over 250 lines: the proxy's decision, its CONNECT and plain HTTP paths and its tally share one allow list.
 // Longer than most modules: the proxy's whole request path (decide, rewrite, pipe) and its hand-off
 // to the model endpoint stay together, so each connection is judged in one place.
 import { lookup as dnsLookup } from "node:dns/promises";

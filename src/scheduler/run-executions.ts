@@ -1,3 +1,4 @@
+// Over 250 lines: the runs this process executes, their retries and their interruption share one map of live runs.
 import type { CoreDeps } from "../deps.ts";
 import { killAllAgents } from "../providers/run-agent.ts";
 import { abandonRun, executeRun, GitHubOutage } from "../runs/execute-run.ts";

@@ -43,7 +43,7 @@ export interface MemoryPullRow {
   pr_url: string;
 }
 
-/** What Lisa learns within a run (issue 26): reflections on failures, and the anchors later passes must keep. */
+/** What Lisa learns within a run (docs/operations.md, What Lisa learns): reflections on failures, and the anchors later passes must keep. */
 export class LearningRecords {
   readonly #db: Database;
 

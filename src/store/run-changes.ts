@@ -113,7 +113,7 @@ export async function withdrawRun(store: Store, runId: number, cause: Cause): Pr
 }
 
 /**
- * A PR of a closed run was reopened (rule 22): a pass that had reached the gate waits for review
+ * A PR of a closed run was reopened (docs/operations.md): a pass that had reached the gate waits for review
  * again (an accepted one withdrawn to the gate); one closed mid-way is aborted, its unfinished steps
  * skipped, and the run stands stopped, as after `/lisa abort`.
  */

@@ -57,7 +57,7 @@ export type RunEvent =
   | "withdraw"
   /** Every PR of the run closed without merging. */
   | "close"
-  /** A PR of a closed run reopened, its pass at the gate: the run waits for review again (rule 22). */
+  /** A PR of a closed run reopened, its pass at the gate: the run waits for review again. */
   | "reopen"
   /** The same, but the pass had not reached the gate when the run closed: it stands stopped. */
   | "reopen_stopped"
@@ -88,7 +88,7 @@ export const RUN_TRANSITIONS = {
   stopped: { next_pass: "queued", accept: "accepted", close: "closed", merge: "merged" },
   failed: { retry: "queued", next_pass: "queued", close: "closed", merge: "merged" },
   merged: {},
-  // A reopened PR is back in the gate (rule 22); what its pass left unfinished stays stopped.
+  // A reopened PR is back in the gate; what its pass left unfinished stays stopped.
   closed: { reopen: "review", reopen_stopped: "stopped" },
 } as const satisfies Table<RunState, RunEvent>;
 
@@ -127,7 +127,7 @@ export type PassEvent =
   | "abort";
 
 /**
- * Allowed pass transitions (§4.2 of the review-gates design). A run-level failure leaves the pass
+ * Allowed pass transitions. A run-level failure leaves the pass
  * where it stood, so `/lisa retry` resumes it.
  */
 export const PASS_TRANSITIONS = {

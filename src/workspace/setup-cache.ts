@@ -1,3 +1,4 @@
+// Over 250 lines: the cache's key, store, restore and eviction read one on-disk layout, kept in one place.
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";

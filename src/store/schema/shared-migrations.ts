@@ -55,7 +55,7 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
     UNIQUE (installation_id, owner, repo, path)
   );
   `,
-  // 6 (SQLite 12, PostgreSQL 7): what Lisa learns within a run (issue 26): the agent's reflection on
+  // 6 (SQLite 12, PostgreSQL 7): what Lisa learns within a run (docs/operations.md, What Lisa learns): the agent's reflection on
   // each gate failure it was sent back for, and the anchors (gates and tests) a delivered pass set.
   ({ id, int }) => `
   CREATE TABLE reflections (
