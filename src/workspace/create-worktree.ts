@@ -30,16 +30,14 @@ export function createWorktree(
     const worktreePath = path.join(worktreesRoot(options), dir);
     const remoteBranch = `refs/remotes/origin/${branch}`;
     const fromRef = from ? `refs/remotes/origin/${from}` : undefined;
-    const startRef =
-      fromRef && (await refExists(mirror, fromRef))
-        ? fromRef
-        : (await refExists(mirror, remoteBranch))
-          ? remoteBranch
-          : `refs/remotes/origin/${base}`;
-    if (!(await refExists(mirror, startRef))) {
+    const baseRef = `refs/remotes/origin/${base}`;
+    // One git for every candidate: each process costs as much as a small checkout's tenth.
+    const refs = await refsIn(mirror, [fromRef, remoteBranch, baseRef]);
+    const startRef = fromRef && refs.has(fromRef) ? fromRef : refs.has(remoteBranch) ? remoteBranch : baseRef;
+    const startSha = refs.get(startRef);
+    if (startSha === undefined) {
       throw new Error(`Base branch \`${base}\` does not exist in ${ref.owner}/${ref.repo}`);
     }
-    const startSha = (await git(mirror, ["rev-parse", startRef])).trim();
     if (existsSync(path.join(worktreePath, ".git"))) {
       if (checkoutFinished(worktreePath)) return { path: worktreePath, branch, startSha, reused: true };
       // `worktree add` was killed mid-checkout: part of the files are missing, and committing
@@ -48,9 +46,15 @@ export function createWorktree(
       await git(mirror, ["worktree", "remove", "--force", "--force", worktreePath]).catch(() => undefined);
     }
     await rm(worktreePath, { recursive: true, force: true });
-    await git(mirror, ["worktree", "prune"]);
     await mkdir(path.dirname(worktreePath), { recursive: true });
-    await git(mirror, ["worktree", "add", "--quiet", "-B", branch, worktreePath, startSha]);
+    const add = () => git(mirror, ["worktree", "add", "--quiet", "-B", branch, worktreePath, startSha]);
+    // A worktree removed without git (a killed Lisa, a cleaned disk) stays registered, and holds its
+    // path and branch: pruned, and tried once more, only when it is in the way.
+    await add().catch(async () => {
+      await git(mirror, ["worktree", "prune"]);
+      await rm(worktreePath, { recursive: true, force: true });
+      await add();
+    });
     return { path: worktreePath, branch, startSha, reused: false };
   });
 }
@@ -65,13 +69,17 @@ function checkoutFinished(worktreePath: string): boolean {
   return pointer !== undefined && existsSync(path.join(path.resolve(worktreePath, pointer.trim()), "index"));
 }
 
-async function refExists(mirror: string, ref: string): Promise<boolean> {
-  try {
-    await git(mirror, ["rev-parse", "--verify", "--quiet", ref]);
-    return true;
-  } catch {
-    return false;
+/** The commit each of `names` (full ref names) points to in `mirror`; a ref that does not exist is absent. */
+async function refsIn(mirror: string, names: (string | undefined)[]): Promise<Map<string, string>> {
+  const wanted = names.filter((name) => name !== undefined);
+  // Ref names cannot hold glob characters, so each pattern matches its ref (and refs below it, left out here).
+  const listed = await git(mirror, ["for-each-ref", "--format=%(objectname) %(refname)", ...wanted]);
+  const refs = new Map<string, string>();
+  for (const line of listed.split("\n")) {
+    const [sha, name] = line.split(" ");
+    if (sha && name && wanted.includes(name)) refs.set(name, sha);
   }
+  return refs;
 }
 
 /** A read-only look at `base`: a detached worktree at `path`, kept if it is already there. */

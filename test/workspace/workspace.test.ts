@@ -81,6 +81,21 @@ describe("syncMirror and createWorktree", () => {
     expect((await git(again.path, ["status", "--porcelain"])).trim()).toBe("");
   });
 
+  it("makes again, on its path and branch, a worktree whose folder was deleted without git", async () => {
+    const { options } = setup();
+    await syncMirror(options, ref, TOKEN);
+    const first = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    // Still registered in the mirror, and still holding its branch: what a cleaned disk leaves.
+    rmSync(first.path, { recursive: true, force: true });
+    const again = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-1" });
+    expect(again).toMatchObject({ path: first.path, branch: "lisa/1-x", reused: false });
+    expect(readFileSync(path.join(again.path, "README.md"), "utf8")).toBe("hello\n");
+    // The branch it held can be checked out elsewhere once that worktree is gone for good.
+    rmSync(again.path, { recursive: true, force: true });
+    const moved = await createWorktree(options, ref, { branch: "lisa/1-x", base: "main", dir: "run-2" });
+    expect((await git(moved.path, ["branch", "--show-current"])).trim()).toBe("lisa/1-x");
+  });
+
   it("starts from the branch's remote head when the branch was pushed before", async () => {
     const { options, remote } = setup();
     await syncMirror(options, ref, TOKEN);
