@@ -1,5 +1,4 @@
-// Over 250 lines: one class whose start, sweeps and stop share the timers and queues they must all stop.
-// About 320 lines, on purpose: the worker's loop, its timers and its stopping share one state (stopped,
+// Over 250 lines: the worker's loop, its timers and its stopping share one state (stopped,
 // pumping, idle waiters); the runs it executes are in run-executions.ts, its commands in command-inbox.ts.
 
 import type { CoreDeps } from "../deps.ts";

@@ -1,5 +1,4 @@
-// Over 250 lines: one driver: its pool, reconnection, transactions and advisory locks share one connection state.
-// About 300 lines, on purpose: the pool, its transactions, its session locks and what an outage does to
+// Over 250 lines: the pool, its transactions, its session locks and what an outage does to
 // each share one connection state (#outage, #closing); splitting them would hand that state around.
 import pg from "pg";
 import { migratePostgres } from "./schema/migrate-postgres.ts";
