@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { FailuresReporter } from "./test/support/failures-reporter.ts";
 import { LongestFirstSequencer } from "./test/support/longest-first-sequencer.ts";
 import { StoreTestsReporter } from "./test/support/store-tests-reporter.ts";
 
@@ -8,8 +9,9 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     globalSetup: ["test/support/postgres-global-setup.ts"],
     setupFiles: ["test/support/test-file-env.ts"],
-    // The default output, and the list of the test files that choose their store, for `npm run test:postgres`.
-    reporters: ["default", new StoreTestsReporter()],
+    // The default output, the list of the test files that choose their store, for `npm run test:postgres`,
+    // and what failed, for `npm run check`'s summary.
+    reporters: ["default", new StoreTestsReporter(), new FailuresReporter()],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // As many test files at a time as there are cores (two at least, four at most), each in a process

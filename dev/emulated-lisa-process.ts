@@ -4,10 +4,12 @@
 import { renameSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { createLisa, type LisaRole } from "../src/app.ts";
+import { createLisa } from "../src/app.ts";
+import type { LisaRole } from "../src/http/operator-endpoints.ts";
 import { serveLisa } from "../src/http/serve-lisa.ts";
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { sandboxFor } from "./emulated-lisa.ts";
+import { IDLE_PATH } from "./lisa-process.ts";
 import { testDatabaseUrl } from "./test-database.ts";
 import { createTestProbot } from "./test-probot.ts";
 
@@ -22,6 +24,8 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
   shutdownGraceMs?: number;
   /** Octokit's retries on, as `npm start` has them. */
   githubRetries?: boolean;
+  /** Octokit as `npm start` has it (throttling included), and writes paced through the store. */
+  deployed?: boolean;
   /** A store shared with other processes (scale-out); the data directory's own otherwise. */
   databaseUrl?: string;
   role?: LisaRole;
@@ -38,7 +42,12 @@ const options = JSON.parse(process.argv[2] ?? "{}") as {
 const databaseUrl = options.databaseUrl ?? testDatabaseUrl(options.dataDir);
 if (options.loopDelayFile) reportLoopDelay(options.loopDelayFile);
 
-const probot = createTestProbot({ secret: options.secret, baseUrl: options.emulatorUrl, retries: options.githubRetries });
+const probot = createTestProbot({
+  secret: options.secret,
+  baseUrl: options.emulatorUrl,
+  retries: options.githubRetries,
+  deployed: options.deployed,
+});
 const lisa = createLisa(probot, {
   dataDir: options.dataDir,
   // As `npm start` does: command rows are signed with a key from the webhook secret, which every process shares.
@@ -48,8 +57,8 @@ const lisa = createLisa(probot, {
   agentEnvSource: process.env,
   sandbox: options.sandbox ?? sandboxFor(process.env),
   concurrency: options.concurrency ?? 1,
-  // As throttling is off in tests: the store's write pacing (1 s a write) would only slow them down.
-  paceWrites: false,
+  // Off unless deployed, as throttling is: the store's write pacing (1 s a write) would only slow tests down.
+  paceWrites: options.deployed ?? false,
   ...(databaseUrl ? { databaseUrl } : {}),
   ...(options.role ? { role: options.role } : {}),
   ...(options.workerName ? { workerName: options.workerName } : {}),
@@ -60,15 +69,29 @@ const lisa = createLisa(probot, {
 });
 await lisa.start();
 // The server `npm start` creates: the body limit, `/healthz` and `/metrics` beside the webhooks.
-const served = await serveLisa((_app, { addHandler }) => addHandler(lisa.httpHandler), {
-  probot,
-  host: "127.0.0.1",
-  port: 0,
-  webhookPath: "/api/github/webhooks",
-});
+const served = await serveLisa(
+  (_app, { addHandler }) => {
+    addHandler(lisa.httpHandler);
+    // The test's way to wait for this process as EmulatedLisa.settle waits for one in its own process.
+    addHandler(async (request, response) => {
+      if (request.url !== IDLE_PATH) return false;
+      await lisa.idle();
+      response.writeHead(204).end();
+      return true;
+    });
+  },
+  {
+    probot,
+    host: "127.0.0.1",
+    port: 0,
+    webhookPath: "/api/github/webhooks",
+  },
+);
 // Written whole, then renamed into place: a reader polling for the file must never see it empty.
 writeFileSync(`${options.portFile}.tmp`, String((served.server.address() as AddressInfo).port));
 renameSync(`${options.portFile}.tmp`, options.portFile);
+// As `npm start` does once it listens (the parent points the emulator's webhooks here right after).
+lisa.redeliverMissed();
 process.once("SIGTERM", () => {
   void lisa.shutdown(options.shutdownGraceMs ?? 8_000, () => served.close()).then(() => process.exit(0));
 });

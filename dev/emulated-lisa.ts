@@ -2,8 +2,9 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { createGitHubEmulator, type GitHubEmulator } from "../emulator/github-emulator.ts";
-import { createLisa, type Lisa, type LisaRole } from "../src/app.ts";
+import { createLisa, type Lisa } from "../src/app.ts";
 import { GITHUB_MAX_PAYLOAD, refuseUnboundedBody } from "../src/http/body-limit.ts";
+import type { LisaRole } from "../src/http/operator-endpoints.ts";
 import type { SandboxSettings } from "../src/sandbox/sandbox-settings.ts";
 import { tempDir } from "./temp-dir.ts";
 import { testDatabaseUrl } from "./test-database.ts";
@@ -122,6 +123,7 @@ export async function startEmulatedLisa(options: {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;
   github.setWebhookUrl(webhookUrl);
+  lisa?.redeliverMissed();
 
   if (!lisa) probot.on("issues", async (context) => await options.bareHandler?.({ id: context.id, payload: context.payload }));
   return {

@@ -9,6 +9,19 @@ import { waitFor } from "./wait-for.ts";
 
 const LISA = fileURLToPath(new URL("./emulated-lisa-process.ts", import.meta.url));
 
+/** The path a Lisa started by startLisaChild answers once it has nothing pending, queued or running (Lisa.idle). */
+export const IDLE_PATH = "/_test/idle";
+
+/** Resolves once the Lisa listening on `port` (startLisaChild's) has nothing pending, queued or running; throws after `timeoutMs`. */
+export async function lisaChildIdle(port: number, timeoutMs = 60_000): Promise<void> {
+  const answer = await fetch(`http://127.0.0.1:${port}${IDLE_PATH}`, { signal: AbortSignal.timeout(timeoutMs) }).catch(
+    (error: unknown) => {
+      throw new Error(`Lisa on port ${port} was not idle within ${timeoutMs} ms`, { cause: error });
+    },
+  );
+  if (answer.status !== 204) throw new Error(`Lisa answered ${IDLE_PATH} with ${answer.status}`);
+}
+
 /** Starts Lisa in a process of its own on `dataDir`, and points the emulator's webhooks at it. */
 export async function startLisaChild(
   emulator: GitHubEmulator,
@@ -18,6 +31,8 @@ export async function startLisaChild(
     secret: string;
     shutdownGraceMs?: number;
     githubRetries?: boolean;
+    /** Octokit and the write pacing as `npm start` has them (emulated-lisa-process.ts). */
+    deployed?: boolean;
     /** Scale-out: a shared store and this process's part (emulated-lisa-process.ts). */
     databaseUrl?: string;
     role?: "web" | "worker" | "all";

@@ -44,6 +44,8 @@
 //     { "stall": true }                       // 200 + SSE headers, then nothing (socket kept open)
 //     { "stall": true, "after_events": 1 }    // send the first N SSE events, then go silent
 //     { "stall": true, "before_headers": true } // read the request, never answer at all
+//     { "verdict": "FAIL", "reason": "...", "file"?: "a.md", "line"?: 3, "text"?: "preface" }
+//                                             // a judge's answer: the preface, then the verdict JSON on its own line
 //     { "drop": true }                        // destroy the socket before any response
 //     { "drop": true, "after_events": 2 }     // send N SSE events, then destroy the socket
 //   Strings inside tool inputs / text may use placeholders filled from the request:
@@ -334,7 +336,20 @@ export async function startScriptedModelServer(opts = {}) {
   const logStream = opts.logFile ? fs.createWriteStream(opts.logFile, { flags: "a" }) : null;
   const quiet = !!opts.quiet;
 
+  /** A `verdict` step is a text answer ending in the judge's JSON line; any other step is as written. */
+  function asAnswer(found) {
+    const { step } = found;
+    if (step.verdict === undefined) return found;
+    const { verdict, reason, file, line, text, ...rest } = step;
+    const json = JSON.stringify({ verdict, reason, ...(file ? { file } : {}), ...(line ? { line } : {}) });
+    return { ...found, step: { ...rest, text: `${text ? `${text}\n\n` : ""}${json}` } };
+  }
+
   function nextMainStep(model) {
+    return asAnswer(takeMainStep(model));
+  }
+
+  function takeMainStep(model) {
     const turns = script.turns || [];
     while (turnIndex < turns.length) {
       const step = turns[turnIndex];

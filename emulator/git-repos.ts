@@ -140,12 +140,24 @@ export async function commitsAhead(gitDir: string, base: string, head: string): 
   return Number(count.trim());
 }
 
+type DiffStats = { commits: number; additions: number; deletions: number; changedFiles: number };
+
+/** Each pair of commits' stats, computed once: commits never change, and every read of a pull request asks. */
+const statsOf = new Map<string, Promise<DiffStats>>();
+
 /** What a pull request from `headSha` into `baseSha` changes: its commits, lines added and deleted, files. */
-export async function diffStats(
-  gitDir: string,
-  baseSha: string,
-  headSha: string,
-): Promise<{ commits: number; additions: number; deletions: number; changedFiles: number }> {
+export function diffStats(gitDir: string, baseSha: string, headSha: string): Promise<DiffStats> {
+  const key = `${gitDir}\0${baseSha}\0${headSha}`;
+  const known = statsOf.get(key);
+  if (known) return known;
+  const computed = computeDiffStats(gitDir, baseSha, headSha);
+  statsOf.set(key, computed);
+  // A failed computation (a repository gone) is not kept.
+  computed.catch(() => statsOf.delete(key));
+  return computed;
+}
+
+async function computeDiffStats(gitDir: string, baseSha: string, headSha: string): Promise<DiffStats> {
   const commits = Number((await git(gitDir, ["rev-list", "--count", `${baseSha}..${headSha}`])).trim());
   const numstat = await git(gitDir, ["diff", "--numstat", `${baseSha}...${headSha}`]);
   const lines = numstat.split("\n").filter(Boolean);

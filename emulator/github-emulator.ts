@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { CONFIG_PATH } from "../src/config/parse-config.ts";
@@ -12,15 +12,17 @@ import { commitOnBranch, createBareRepository, diffHunk, mergeBranches, readPath
 import { closeIssue, closeIssuesOnMerge } from "./issue-closing.ts";
 import { createLogHost } from "./log-host.ts";
 import { commentJson, issueJson, pullJson, reviewCommentJson, reviewJson } from "./representations.ts";
-import { recordForValidation } from "./request-record.ts";
+import { type RecordedRequest, recordForValidation } from "./request-record.ts";
 import { markMerged, newToken, restRoutes } from "./rest-routes.ts";
 import {
   errorResponse,
   HttpError,
   matchRoute,
   notFound,
+  parseJsonBody,
   type RouteResponse,
   readJsonBody,
+  responseFor,
   send,
   validationFailed,
 } from "./router.ts";
@@ -101,18 +103,8 @@ export interface GitHubEmulatorOptions {
   intercept?: (request: IncomingMessage, response: ServerResponse) => boolean;
 }
 
-/** One request the emulator received; `route` is null when no route matched (and the answer was 404). */
-export interface RecordedRequest {
-  method: string;
-  /** Path and query, URL-decoded. */
-  path: string;
-  status: number;
-  route: string | null;
-  /** When the request came in (`performance.now()`): the spacing of writes as GitHub's socket sees it. */
-  arrivedAt: number;
-  /** The ETag the client held (`If-None-Match`), when it sent one: was a read conditional? */
-  ifNoneMatch?: string;
-}
+// Tests take the request type from the emulator itself; it lives beside the record that writes it.
+export type { RecordedRequest };
 
 /** Told of an API request and both bodies (parsed JSON, or undefined) once its route has acted. */
 export type AnswerListener = (request: RecordedRequest, bodies: { request: unknown; response: unknown }) => void;
@@ -242,7 +234,6 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
 
   async function handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     const arrivedAt = performance.now();
-    const method = request.method ?? "GET";
     const url = new URL(request.url ?? "/", "http://emulator");
     if (options.intercept?.(request, response)) return;
     if (isGitPath(url.pathname)) {
@@ -260,16 +251,31 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       });
       return;
     }
+    const answer = await answerApi(request.method ?? "GET", url, request.headers, () => readJsonBody(request), arrivedAt);
+    if (answer) send(response, answer);
+  }
+
+  /**
+   * The API's answer to one request, recorded and told to `beforeAnswer` listeners, whether it
+   * came over HTTP (handle) or in this process (fetch); undefined for a fault that holds it unanswered.
+   */
+  async function answerApi(
+    method: string,
+    url: URL,
+    headers: IncomingHttpHeaders,
+    readBody: () => Promise<unknown>,
+    arrivedAt: number,
+  ): Promise<RouteResponse | undefined> {
     const apiPath = options.ghes ? ghesRoute(url.pathname) : url.pathname;
     const match = apiPath === undefined ? undefined : matchRoute(routes, method, apiPath);
     let answer: RouteResponse;
     let body: unknown;
     try {
-      body = await readJsonBody(request);
+      body = await readBody();
       const fault = takeFault(method, safeDecode(url.pathname), body);
       if (fault instanceof HttpError) throw fault;
       // Held until the client goes away; the emulator's stop ends the connection.
-      if (typeof fault === "object" && fault.delayMs === Number.POSITIVE_INFINITY) return;
+      if (typeof fault === "object" && fault.delayMs === Number.POSITIVE_INFINITY) return undefined;
       if (typeof fault === "object") await new Promise((resolve) => setTimeout(resolve, fault.delayMs));
       if (!match) throw notFound();
       // GitHub refuses a body over its limit rather than cutting it; Lisa must cut first.
@@ -286,26 +292,26 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
         path: apiPath ?? url.pathname,
         params: match.params,
         query: url.searchParams,
-        headers: request.headers,
+        headers,
         body,
       });
       if (fault === "lost_answer") throw new HttpError(502, "Server Error");
     } catch (error) {
       answer = error instanceof HttpError ? errorResponse(error) : { status: 500, body: { message: (error as Error).message } };
     }
-    const ifNoneMatch = request.headers["if-none-match"];
+    const ifNoneMatch = headers["if-none-match"];
     const recorded: RecordedRequest = {
       method,
       path: safeDecode(url.pathname + url.search),
       status: answer.status,
       route: match?.route.pattern ?? null,
       arrivedAt,
-      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
+      ...(ifNoneMatch === undefined ? {} : { ifNoneMatch: String(ifNoneMatch) }),
     };
     requestLog.push(recorded);
-    recordForValidation(recorded, request.headers["user-agent"], body);
+    recordForValidation(recorded, headers["user-agent"], body);
     for (const listener of answerListeners) listener(recorded, { request: body, response: answer.body });
-    send(response, answer);
+    return answer;
   }
 
   /** The route a GHES path names (`/api/v3/repos/…` → `/repos/…`), or undefined outside the API. */
@@ -403,6 +409,10 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       return repoNamed(fullName).gitDir;
     },
     installationId: context.installationId,
+    /** The App's id, as its check runs carry it: 1 until a JWT Lisa signed names hers. */
+    get appId(): number {
+      return context.appId;
+    },
 
     /** Listens on 127.0.0.1 (or `address`, e.g. 0.0.0.0 in a container) at `port`; any free port by default. */
     async start(port = 0, address = "127.0.0.1"): Promise<void> {
@@ -412,6 +422,25 @@ export function createGitHubEmulator(options: GitHubEmulatorOptions) {
       });
       baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       await context.logHost.start(address);
+    },
+
+    /**
+     * The API without a socket (no git, no log host): payloads and links carry `baseUrl`, and
+     * `fetch` answers requests to it, as Octokit's `request.fetch`, from the same routes and state.
+     */
+    startInProcess(url = "http://github.emulator.invalid"): void {
+      baseUrl = url;
+    },
+
+    /** The REST API in this process, for Octokit's `request: { fetch }`: routes, state, faults and the request log as over HTTP. */
+    async fetch(input: string | URL | Request, init?: RequestInit): Promise<Response> {
+      const arrivedAt = performance.now();
+      const request = new Request(input, init);
+      const text = await request.text();
+      const headers: IncomingHttpHeaders = Object.fromEntries(request.headers);
+      const answer = await answerApi(request.method, new URL(request.url), headers, async () => parseJsonBody(text), arrivedAt);
+      // A held request is never answered, as over HTTP until the emulator stops.
+      return answer ? responseFor(answer) : new Promise<Response>(() => {});
     },
 
     /** Waits for webhooks under way, then closes the server and its kept-alive connections. */

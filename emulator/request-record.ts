@@ -5,7 +5,19 @@
 import { appendFileSync } from "node:fs";
 import path from "node:path";
 import { USER_AGENT_PREFIX } from "../src/github/lisa-octokit.ts";
-import type { RecordedRequest } from "./github-emulator.ts";
+
+/** One request the emulator received; `route` is null when no route matched (and the answer was 404). */
+export interface RecordedRequest {
+  method: string;
+  /** Path and query, URL-decoded. */
+  path: string;
+  status: number;
+  route: string | null;
+  /** When the request came in (`performance.now()`): the spacing of writes as GitHub's socket sees it. */
+  arrivedAt: number;
+  /** The ETag the client held (`If-None-Match`), when it sent one: was a read conditional? */
+  ifNoneMatch?: string;
+}
 
 /** One line of the record. */
 export interface RecordedExchange {

@@ -96,7 +96,11 @@ function safeDecode(text: string): string {
 export async function readJsonBody(request: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   for await (const chunk of request) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
+  return parseJsonBody(Buffer.concat(chunks).toString("utf8"));
+}
+
+/** A request's body as JSON; undefined when empty, a 400 when not JSON. */
+export function parseJsonBody(text: string): unknown {
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text);
@@ -105,21 +109,29 @@ export async function readJsonBody(request: IncomingMessage): Promise<unknown> {
   }
 }
 
-/** Sends an answer; every one carries a request id, which Octokit quotes in its errors and logs. */
-export function send(response: ServerResponse, { status, body, headers: routeHeaders = {} }: RouteResponse): void {
-  const headers = { "x-github-request-id": randomBytes(8).toString("hex").toUpperCase(), ...routeHeaders };
-  if (body === undefined) {
-    response.writeHead(status, headers).end();
-    return;
-  }
+/** An answer as it leaves: every one carries a request id, which Octokit quotes in its errors and logs. */
+function onTheWire({ status, body, headers = {} }: RouteResponse): {
+  status: number;
+  headers: Record<string, string>;
+  text?: string;
+} {
+  const id = { "x-github-request-id": randomBytes(8).toString("hex").toUpperCase() };
+  if (body === undefined) return { status, headers: { ...id, ...headers } };
   const isText = typeof body === "string";
-  const text = isText ? body : JSON.stringify(body);
-  response
-    .writeHead(status, {
-      "content-type": isText ? "text/plain; charset=utf-8" : "application/json; charset=utf-8",
-      ...headers,
-    })
-    .end(text);
+  const type = { "content-type": isText ? "text/plain; charset=utf-8" : "application/json; charset=utf-8" };
+  return { status, headers: { ...type, ...id, ...headers }, text: isText ? body : JSON.stringify(body) };
+}
+
+/** Sends an answer over HTTP. */
+export function send(response: ServerResponse, answer: RouteResponse): void {
+  const { status, headers, text } = onTheWire(answer);
+  response.writeHead(status, headers).end(text);
+}
+
+/** The same answer as a fetch Response (the emulator's in-process API). */
+export function responseFor(answer: RouteResponse): Response {
+  const { status, headers, text } = onTheWire(answer);
+  return new Response(text ?? null, { status, headers });
 }
 
 export function errorResponse(error: HttpError): RouteResponse {

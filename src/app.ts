@@ -9,9 +9,9 @@ import { CiSignals } from "./ci/ci-signals.ts";
 import type { ProviderName } from "./config/config-schema.ts";
 import { MIN_STORE_KEY_BYTES } from "./config/env-schema.ts";
 import type { CoreDeps } from "./deps.ts";
-import type { GitHubPort } from "./github/github-port.ts";
-import { serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
-import { redeliverMissed } from "./http/redeliver-missed.ts";
+import type { GitHubPort } from "./github/github-publisher.ts";
+import { type LisaRole, serveOperatorApart, serveOperatorEndpoints } from "./http/operator-endpoints.ts";
+import { redeliverMissed, redeliverSinceLastStored } from "./http/redeliver-missed.ts";
 import { listenForWebhooks } from "./http/webhook-intake.ts";
 import { installationPorts } from "./installation-port.ts";
 import { createLisaMetrics } from "./metrics/lisa-metrics.ts";
@@ -26,9 +26,6 @@ import { redactingLog } from "./security/redacting-log.ts";
 import { commandKey, keptStoreKey } from "./store/command-mac.ts";
 import { Store } from "./store/store.ts";
 import { setupCacheRoot, spareCopies } from "./workspace/setup-cache.ts";
-
-/** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
-export type LisaRole = "all" | "web" | "worker";
 
 export interface LisaOptions {
   /** The App's id (APP_ID): its check runs are found by it, and GitHub is not asked for it. */
@@ -97,6 +94,12 @@ export interface Lisa {
   role: LisaRole;
   /** Recovers interrupted runs and starts the worker. */
   start(): Promise<void>;
+  /**
+   * Once the webhook server listens: asks GitHub again for the webhooks that found no Lisa answering
+   * since this store last took one (a deploy's gap, a crash), and looks again twice in the next half
+   * minute for any whose redelivery found Lisa not reachable yet. Returns at once; a worker does nothing.
+   */
+  redeliverMissed(): void;
   /** Resolves when every stored command and run has been handled. */
   idle(): Promise<void>;
   /**
@@ -224,6 +227,8 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
     appId: options.appId,
   });
 
+  // Ends the looks at the delivery log still to come when Lisa stops.
+  const redelivering = new AbortController();
   let operatorServer: Server | undefined;
   const closeOperatorServer = async () => {
     const server = operatorServer;
@@ -251,11 +256,21 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await reportSandbox(deps);
       await worker.start();
     },
+    redeliverMissed() {
+      if (role === "worker") return;
+      void redeliverSinceLastStored(app, store, now, redelivering.signal).then(
+        (asked) => asked > 0 && deps.log.info({ asked }, "asked GitHub to redeliver the webhooks that found no Lisa answering"),
+        (error: unknown) =>
+          redelivering.signal.aborted ||
+          deps.log.warn({ err: error }, "could not ask GitHub to redeliver the webhooks missed while Lisa was down"),
+      );
+    },
     idle: () => worker.idle(),
     httpHandler: async (request, response) =>
       !options.metricsAddress && serveOperatorEndpoints(request, response, { store, worker, metrics, role }),
     metricsAddress: () => (operatorServer?.address() as AddressInfo | null) ?? undefined,
     async stop() {
+      redelivering.abort();
       await closeOperatorServer();
       await worker.stop();
       await spareCopies();
@@ -263,6 +278,7 @@ export function createLisa(app: Probot, options: LisaOptions): Lisa {
       await store.close();
     },
     async shutdown(graceMs, stopServing) {
+      redelivering.abort();
       await closeOperatorServer();
       await worker.shutdown(graceMs);
       await spareCopies();

@@ -1,24 +1,18 @@
 import type { CiSignals } from "./ci/ci-signals.ts";
 import type { ProviderName } from "./config/config-schema.ts";
-import type { GitHubPort } from "./github/github-port.ts";
+import type { GitHubReader } from "./github/github-port.ts";
 import type { LisaMetrics } from "./metrics/lisa-metrics.ts";
 import type { TokenPrices } from "./providers/token-prices.ts";
 import type { SandboxSettings } from "./sandbox/sandbox-settings.ts";
+import type { Log } from "./security/redacting-log.ts";
 import type { Store } from "./store/store.ts";
 import type { WorkspaceOptions } from "./workspace/workspace-paths.ts";
-
-/** The subset of pino's interface Lisa logs through. */
-export interface Log {
-  info(object: object, message?: string): void;
-  warn(object: object, message?: string): void;
-  error(object: object, message?: string): void;
-}
 
 /** Everything the core needs from the outside world, passed as one object so tests can supply their own. */
 export interface CoreDeps {
   store: Store;
   /** A GitHub port authenticated as the given installation. */
-  github(installationId: number): Promise<GitHubPort>;
+  github(installationId: number): Promise<GitHubReader>;
   workspace: WorkspaceOptions;
   /** Operator-configured paths of agent CLIs; each provider's default name on PATH otherwise. */
   agentBinaries: Partial<Record<ProviderName, string>>;

@@ -2,7 +2,7 @@ import type { Probot, ProbotOctokit } from "probot";
 import { storeConfigCache } from "./config/config-cache.ts";
 import { createGitHubPort } from "./github/create-github-port.ts";
 import { asGitHubError } from "./github/github-error.ts";
-import type { GitHubPort } from "./github/github-port.ts";
+import type { GitHubPort } from "./github/github-publisher.ts";
 import { type PageCache, pageCache } from "./github/page-cache.ts";
 import { cachedTokens } from "./github/token-cache.ts";
 import { createWritePacer, type LongWait, paceWrites } from "./github/write-pacer.ts";

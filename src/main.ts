@@ -60,6 +60,8 @@ if (!credentials) {
       },
       { probot, ...settings.http },
     );
+    // Listening now: webhooks GitHub could not deliver while no Lisa answered can come again.
+    (lisa as Lisa | undefined)?.redeliverMissed();
   } catch (error) {
     // The port is taken, the smee.io channel cannot be reached, or Probot could not start its logger.
     process.stderr.write(`Lisa cannot start: ${(error as Error).message}\n`);

@@ -5,7 +5,7 @@ import { createFakeClaude } from "../../dev/fake-agent.ts";
 import { startLisaChild } from "../../dev/lisa-process.ts";
 import { tempDir } from "../../dev/temp-dir.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { createGitHubEmulator, type GitHubEmulator } from "../../emulator/github-emulator.ts";
+import { createGitHubEmulator } from "../../emulator/github-emulator.ts";
 import { freshSchema, seconds, verdict } from "./stats.ts";
 
 const SECRET = "bench-webhook-secret-of-at-least-32-bytes";

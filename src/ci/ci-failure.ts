@@ -1,25 +1,8 @@
 import { createHash } from "node:crypto";
-import { z } from "zod";
+import type { CiFailure } from "../records/columns.ts";
 import type { StepRow } from "../store/store.ts";
 
-/**
- * A failure of the pull request's CI that sends the step back to its agent, kept with the step
- * (`steps.ci_failure`) until a fix session has answered it: a restarted Lisa, or a session resumed
- * for guidance, still has the report to give the agent.
- */
-export const ciFailureSchema = z.strictObject({
-  /** The pass, and the try in it (the step's iteration_base), it came in: a later one starts without it. */
-  pass: z.number().int(),
-  base: z.number().int(),
-  /** What failed (ci-report.ts): redacted, still to be fenced. */
-  report: z.string(),
-  /** Lisa's fingerprint of the failure for "the same way twice", hashed short; never the agent's words. */
-  signature: z.string(),
-  /** The failing checks. */
-  names: z.array(z.string()).min(1),
-});
-
-export type CiFailure = z.infer<typeof ciFailureSchema>;
+export type { CiFailure } from "../records/columns.ts";
 
 const CI_GATE = "CI: ";
 
@@ -37,8 +20,7 @@ export const ciSignature = (raw: string): string => createHash("sha256").update(
 
 /** The step's CI failure still waiting for a fix session in `pass` and the step's current try. */
 export function pendingCiFailure(step: Pick<StepRow, "ci_failure" | "iteration_base">, pass: number): CiFailure | undefined {
-  if (!step.ci_failure) return undefined;
-  const kept = ciFailureSchema.safeParse(JSON.parse(step.ci_failure));
-  if (!kept.success || kept.data.pass !== pass || kept.data.base !== step.iteration_base) return undefined;
-  return kept.data;
+  const kept = step.ci_failure;
+  if (!kept || kept.pass !== pass || kept.base !== step.iteration_base) return undefined;
+  return kept;
 }

@@ -23,7 +23,7 @@ export async function configCheck(file: string = CONFIG_PATH): Promise<number> {
     const config = parseConfigYaml(text);
     const repos = config.repos?.map((r) => r.repo).join(", ") ?? "the issue's own repository";
     process.stdout.write(
-      `${file} is valid: label \`${config.label}\`, ${config.gates.length} gate(s), providers ${config.providers.map((p) => p.name).join(" → ")}, repositories: ${repos}.\n`,
+      `${file} is valid: label \`${config.label}\`, ${config.gates.length} gate(s), ${config.judges.length} judge(s), providers ${config.providers.map((p) => p.name).join(" → ")}, repositories: ${repos}.\n`,
     );
     if (extended !== undefined)
       process.stdout.write(

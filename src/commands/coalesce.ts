@@ -40,8 +40,7 @@ export async function repeatedCommand(
   return undefined;
 }
 
-const gestureOf = (row: CommandRow): Gesture | undefined =>
-  row.kind === "gesture" ? (JSON.parse(row.payload) as Gesture) : undefined;
+const gestureOf = (row: CommandRow): Gesture | undefined => (row.kind === "gesture" ? (row.request as Gesture) : undefined);
 
 const sameRequest = (a: CommandGesture, b: CommandGesture) =>
   a.installationId === b.installationId &&

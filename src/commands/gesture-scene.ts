@@ -1,5 +1,5 @@
 import type { CoreDeps } from "../deps.ts";
-import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import type { GitHubReader, RepoRef } from "../github/github-port.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
 import type { Gesture } from "./gesture.ts";
 
@@ -19,7 +19,7 @@ export interface RunControls {
 /** A gesture with what every handler of it reads: looked up once, so each family of gestures starts from the same facts. */
 export interface Scene {
   deps: CoreDeps;
-  gh: GitHubPort;
+  gh: GitHubReader;
   deliveryId: string;
   /** The repository where the gesture happened. */
   ref: RepoRef;

@@ -1,5 +1,5 @@
 import type { CoreDeps } from "../deps.ts";
-import { replyOnce } from "../github/ensure-comment.ts";
+import { replyOnce } from "../publication/ensure-comment.ts";
 import type { Gesture } from "./gesture.ts";
 import type { RunControls, Scene } from "./gesture-scene.ts";
 import { onCommand } from "./on-command.ts";

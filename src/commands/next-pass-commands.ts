@@ -23,7 +23,7 @@ export async function continueRun(scene: Scene, gesture: CommandGesture): Promis
   const { deps, run } = scene;
   if (!run) return "no run";
   const pass = await deps.store.passes.current(run.id);
-  const refinements = JSON.parse(pass?.refinements ?? "[]") as string[];
+  const refinements = pass?.refinements ?? [];
   if (refinements.length === 0) {
     await scene.reply(
       `The agent proposed no refinements in pass ${run.current_pass}; say what to change with \`/lisa redirect <what to change>\`.`,

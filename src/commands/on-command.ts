@@ -1,4 +1,5 @@
 import { isWriter } from "../github/permissions.ts";
+import { reactToComment } from "../publication/reactions.ts";
 import type { CommandGesture } from "./gesture.ts";
 import type { Scene } from "./gesture-scene.ts";
 import { HELP } from "./help.ts";
@@ -20,9 +21,9 @@ export async function onCommand(scene: Scene, gesture: CommandGesture): Promise<
   }
   if (gesture.commentId !== null) {
     scene.controls.acknowledge(
-      gh
-        .addCommentReaction(ref, gesture.commentId, gesture.where === "inline" ? "review" : "issue", "eyes")
-        .catch((error) => deps.log.warn({ err: error }, "could not react to the command")),
+      reactToComment(gh, ref, gesture.commentId, gesture.where === "inline" ? "review" : "issue", "eyes").catch((error) =>
+        deps.log.warn({ err: error }, "could not react to the command"),
+      ),
     );
   }
   if (command.name === "help") {

@@ -1,7 +1,6 @@
 import { readConfigOf } from "../config/run-config.ts";
-import { replyOnce } from "../github/ensure-comment.ts";
 import { isWriter } from "../github/permissions.ts";
-import type { PrGate } from "../reporting/views.ts";
+import { replyOnce } from "../publication/ensure-comment.ts";
 import { recordChangeRequest } from "../review/record-change-request.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
 import type { NewGuidance } from "../store/store.ts";
@@ -79,7 +78,7 @@ async function dismissedReview(scene: Scene, gesture: ReviewGesture): Promise<st
       s.owner.toLowerCase() === gesture.owner.toLowerCase() &&
       s.repo.toLowerCase() === gesture.repo.toLowerCase(),
   );
-  const gate = step?.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
+  const gate = step?.gate ?? undefined;
   const approved = gate?.approvers.some((login) => login.toLowerCase() === gesture.reviewer?.toLowerCase());
   return `@${gesture.reviewer}'s ${approved ? "approval" : "review"}`;
 }

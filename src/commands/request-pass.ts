@@ -80,7 +80,7 @@ export async function requestPass(
   const pass = await deps.store.passes.startNext(run.id, {
     trigger: request.trigger,
     requestedBy: request.by,
-    config: JSON.stringify(raw ?? {}),
+    config: raw,
     guidance: items,
   });
   if (!pass) {

@@ -1,4 +1,5 @@
 import type { CheckReport } from "../github/github-port.ts";
+import { updateCheck } from "../publication/check-runs.ts";
 import { CHECK_NAME } from "../reporting/check-summary.ts";
 import { mention, shortSha } from "../reporting/format.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
@@ -13,7 +14,7 @@ const REFUSED = "**Lisa did not run the gates again:**";
 const AT_GATE: ReadonlySet<RunRow["state"]> = new Set(["review", "accepted"]);
 
 /**
- * "Re-run" pressed on Lisa's check run: the gates run again at that head (runs/rerun-gates.ts) when
+ * "Re-run" pressed on Lisa's check run: the gates run again at that head (workflow/step/rerun-gates.ts) when
  * the head is still the pull request's and the run waits at its gate; otherwise the check run
  * pressed says why not, above what it said.
  */
@@ -58,5 +59,5 @@ async function refuse(scene: Scene, gesture: CheckGesture, why: string): Promise
     title: gesture.shown.title ?? CHECK_NAME,
     summary: `${REFUSED} ${why} (${mention(gesture.sender)} pressed Re-run.)${earlier ? `\n\n${earlier}` : ""}`,
   };
-  await gh.updateCheckRun(ref, gesture.checkRunId, report);
+  await updateCheck(gh, ref, gesture.checkRunId, report);
 }

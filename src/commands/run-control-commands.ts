@@ -3,6 +3,7 @@ import { readConfigOf } from "../config/run-config.ts";
 import { isWriter } from "../github/permissions.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
+import { reactToIssue } from "../publication/reactions.ts";
 import { choicesAfterStop } from "../reporting/after-stop.ts";
 import { prRef } from "../reporting/describe-pr-gate.ts";
 import { STATE_WORDS } from "../reporting/state-words.ts";
@@ -63,6 +64,11 @@ export async function skipBlocked(scene: Scene, gesture: CommandGesture): Promis
   const stepIds = (await deps.store.steps.of(run.id))
     .filter((s) => s.state === "blocked" && (!step || s.id === step.id))
     .map((s) => s.id);
+  // On a pull request whose step is not blocked there is nothing to skip; the issue's skip still ends a block without steps.
+  if (step && stepIds.length === 0) {
+    await scene.reply("Nothing is blocked here, so there is nothing to skip.");
+    return "skip: nothing blocked";
+  }
   const passId = (await deps.store.passes.current(run.id))?.id;
   const skipped = await changes.skipBlocked(deps.store, { runId: run.id, passId, stepIds }, { actor: gesture.sender });
   if (skipped === "still blocked") {
@@ -91,8 +97,8 @@ export async function retryFailed(scene: Scene, gesture: CommandGesture): Promis
     await scene.reply(`Lisa cannot retry: ${(error as Error).message}`);
     return "retry: config invalid";
   }
-  if (!(await deps.store.runs.retry(run.id, JSON.stringify(raw ?? {}), gesture.sender))) return "retry lost a race";
-  await gh.addReaction({ owner: run.owner, repo: run.repo }, run.issue_number, "rocket").catch(() => undefined);
+  if (!(await deps.store.runs.retry(run.id, raw, gesture.sender))) return "retry lost a race";
+  await reactToIssue(gh, { owner: run.owner, repo: run.repo }, run.issue_number, "rocket").catch(() => undefined);
   return `retry: run ${run.id} queued again`;
 }
 
@@ -134,7 +140,7 @@ export async function abort(
   const choices = choicesAfterStop({
     pass: run.current_pass,
     maxPasses: (await readConfigOf(deps.store, run.id)).limits.max_passes,
-    canContinue: JSON.parse(pass?.refinements ?? "[]").length > 0,
+    canContinue: (pass?.refinements ?? []).length > 0,
     openPullRequests: open.map((s) => prRef({ repo: `${s.owner}/${s.repo}`, number: s.pr_number ?? 0, url: s.pr_url ?? "" })),
   });
   await scene.reply(`Stopped pass ${run.current_pass}. Next: ${choices.join("; ")}.`);

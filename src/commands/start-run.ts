@@ -2,10 +2,11 @@ import type { LisaConfig } from "../config/config-schema.ts";
 import { labelOf, parseConfig } from "../config/parse-config.ts";
 import type { CoreDeps } from "../deps.ts";
 import { ConfigError } from "../errors.ts";
-import { replyOnce } from "../github/ensure-comment.ts";
 import { GitHubError } from "../github/github-error.ts";
 import { parseRepoRef } from "../github/github-port.ts";
 import { WRITE_ROLES } from "../github/permissions.ts";
+import { replyOnce } from "../publication/ensure-comment.ts";
+import { reactToIssue } from "../publication/reactions.ts";
 import type { NewStep } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import type { LabeledCommand } from "./gesture.ts";
@@ -86,12 +87,16 @@ export async function startRun(
       issue_title: command.issue.title,
       issue_body: command.issue.body,
       requested_by: command.sender,
-      config: JSON.stringify(raw ?? {}),
+      config: raw,
+      delivery: deliveryId,
     },
     firstSteps(config, command),
   );
   if (!run) {
     const open = await deps.store.runs.latestFor(command.owner, command.repo, issue);
+    // This very label made the run before a stop kept its command from being marked done: it is the
+    // person's own run, not one to tell them about, and its 👀 may not have been written.
+    if (open && (await deps.store.runs.createdBy(open.id)) === deliveryId) return acknowledged(open.id);
     if (open && open.state !== "merged" && open.state !== "closed") {
       await replyOnce(
         gh,
@@ -103,10 +108,13 @@ export async function startRun(
     }
     return "ignored: the issue already has an open run";
   }
-  // The run is queued whatever happens here: a failed 👀 must not make a retry of this command find
-  // its own run and call it "still open". Nor does the run wait for it to be written.
-  controls.acknowledge(
-    gh.addReaction(ref, issue, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react to the label")),
-  );
-  return `queued run ${run.id}`;
+  return acknowledged(run.id);
+
+  // The run is queued whatever happens to the 👀, and does not wait for it to be written.
+  function acknowledged(runId: number): string {
+    controls.acknowledge(
+      reactToIssue(gh, ref, issue, "eyes").catch((error) => deps.log.warn({ err: error }, "could not react to the label")),
+    );
+    return `queued run ${runId}`;
+  }
 }

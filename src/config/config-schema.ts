@@ -106,6 +106,30 @@ const providerEntry = z
 
 export type { ProviderName };
 
+/** Judges are review criteria, a sentence each: a few of them, since each costs a model session per pass. */
+const MAX_JUDGES = 10;
+const MAX_CRITERION_LENGTH = 500;
+
+/**
+ * One judge: a criterion a second model answers PASS or FAIL on after the gates pass. A plain
+ * string is short for `{ criterion: … }`.
+ */
+const judgeEntry = z.preprocess(
+  (value) => (typeof value === "string" ? { criterion: value } : value),
+  z.strictObject({
+    /** What must hold of the change, in one or two sentences a reviewer would write. */
+    criterion: z
+      .string()
+      .trim()
+      .min(1)
+      .max(MAX_CRITERION_LENGTH, `a criterion may be at most ${MAX_CRITERION_LENGTH} characters`),
+    /** Globs from the repository's root: the judge runs only on a pass that changed a file matching one. */
+    paths: z.array(z.string().min(1).max(200)).min(1).max(20).optional(),
+    /** The provider that judges; by default another vendor than the one that wrote the code, from `providers`. */
+    provider: providerEntry.optional(),
+  }),
+);
+
 const repoEntry = z.strictObject({
   /** `owner/name` of a repository the work may change. */
   // Owners are letters, digits and hyphens; "." and ".." are no repository names, so no traversal.
@@ -139,6 +163,15 @@ export const configSchema = z.strictObject({
   gates: z
     .array(z.string().min(1).max(MAX_GATE_LENGTH, `a gate may be at most ${MAX_GATE_LENGTH} characters`))
     .max(MAX_GATES, `at most ${MAX_GATES} gates`)
+    .default([]),
+  /**
+   * Criteria no command can check, each answered PASS or FAIL with one sentence by a model session
+   * after the gates pass; a FAIL goes back to the agent as a failing gate does (docs/judges.md).
+   */
+  judges: z
+    .array(judgeEntry)
+    .max(MAX_JUDGES, `at most ${MAX_JUDGES} judges`)
+    .refine((judges) => new Set(judges.map((j) => j.criterion)).size === judges.length, "lists a criterion twice")
     .default([]),
   /**
    * Shell commands that prepare a fresh worktree (install dependencies, build), run in the sandbox
@@ -274,3 +307,4 @@ export const configSchema = z.strictObject({
 
 export type LisaConfig = z.infer<typeof configSchema>;
 export type ProviderChoice = LisaConfig["providers"][number];
+export type JudgeConfig = LisaConfig["judges"][number];

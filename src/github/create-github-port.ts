@@ -1,7 +1,7 @@
 import type { Octokit } from "@octokit/rest";
 import type { ConfigFileCache } from "../config/resolve-config.ts";
 import { asGitHubError } from "./github-error.ts";
-import type { GitHubPort } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import { octokitChecks } from "./octokit-checks.ts";
 import { octokitCi } from "./octokit-ci.ts";
 import { octokitIssues } from "./octokit-issues.ts";

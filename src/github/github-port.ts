@@ -1,4 +1,4 @@
-import type { Lane, LongWait } from "./write-pacer.ts";
+import type { LongWait } from "./write-pacer.ts";
 
 export interface RepoRef {
   owner: string;
@@ -118,53 +118,27 @@ export interface CiSnapshot {
 }
 
 /**
- * The GitHub operations Lisa's core needs, for one installation. The core depends on this small
- * object of functions, never on Probot, so it can be driven by a fake or the real API alike. A
- * request GitHub fails or never answers rejects with a `GitHubError`.
+ * What Lisa reads of GitHub, for one installation: every layer that decides takes this half of the
+ * port. The core depends on this small object of functions, never on Probot, so it can be driven by
+ * a fake or the real API alike. A request GitHub fails or never answers rejects with a `GitHubError`.
+ * Writes are the other half (`github-publisher.ts`), which only `src/publication` may take.
  */
-export interface GitHubPort {
+export interface GitHubReader {
   installationToken(): Promise<string>;
   /** Parsed `.github/lisa.yml` from the default branch; null when there is none. */
   readConfig(ref: RepoRef): Promise<unknown>;
   defaultBranch(ref: RepoRef): Promise<string>;
   /** The collaborator's role name: admin, maintain, write, triage, read, or none. */
   roleOf(ref: RepoRef, username: string): Promise<string>;
-  addReaction(ref: RepoRef, issue: number, content: "eyes" | "rocket"): Promise<void>;
   findComment(ref: RepoRef, issue: number, marker: string): Promise<number | undefined>;
-  /** `lane`: where the write waits among the installation's (write-pacer.ts); by its kind otherwise. */
-  createComment(ref: RepoRef, issue: number, body: string, lane?: Lane): Promise<number>;
-  /** Resolves once this text, or a newer one of the same comment, is written (coalesced-edits.ts). */
-  updateComment(ref: RepoRef, commentId: number, body: string): Promise<void>;
   /** The names of the labels on an issue or pull request. */
   labelsOf(ref: RepoRef, issue: number): Promise<string[]>;
-  addLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
-  /** Replaces all the labels of an issue: one write where adding one and removing another takes two. */
-  setLabels(ref: RepoRef, issue: number, labels: string[]): Promise<void>;
-  removeLabel(ref: RepoRef, issue: number, label: string): Promise<void>;
-  /** Closes an issue as completed, unless it is closed already (looked at first). Whether it was open. */
-  ensureIssueClosed(ref: RepoRef, issue: number): Promise<boolean>;
-  /**
-   * The newest pull request from `pr.head` into `pr.base`, open or not (a PR a human closed is never
-   * opened again), or one opened now (`created`) when there is none. `draft` is a wish the
-   * repository may refuse (422), and the result says what it got.
-   */
-  ensurePullRequest(
-    ref: RepoRef,
-    pr: { title: string; body: string; head: string; base: string; draft?: boolean },
-  ): Promise<EnsuredPullRequest>;
-  updatePullRequest(ref: RepoRef, number: number, pr: { title?: string; body?: string }): Promise<void>;
   getPullRequest(ref: RepoRef, number: number): Promise<PullRequestState>;
   listReviews(ref: RepoRef, number: number): Promise<ReviewRecord[]>;
   /** Inline comments of one review. */
   listReviewComments(ref: RepoRef, number: number, reviewId: number): Promise<ReviewComment[]>;
   /** Inline comments of a pull request, those updated at or after `since` when given. */
   listPullComments(ref: RepoRef, number: number, since?: string): Promise<ReviewComment[]>;
-  /** Answers in the thread of an inline comment. */
-  replyToReviewComment(ref: RepoRef, number: number, commentId: number, body: string): Promise<number>;
-  addCommentReaction(ref: RepoRef, commentId: number, kind: "issue" | "review", content: "eyes" | "rocket" | "+1"): Promise<void>;
-  requestReviewers(ref: RepoRef, number: number, logins: string[]): Promise<void>;
-  /** Marks a pull request ready for review, or turns it back into a draft (GraphQL: REST cannot). */
-  setDraft(nodeId: string, draft: boolean): Promise<void>;
   /** GitHub's own review decision (required approvals, code owners); null when the base branch has no review rule. */
   reviewDecision(ref: RepoRef, number: number): Promise<string | null>;
   /**
@@ -174,15 +148,6 @@ export interface GitHubPort {
   requiredApprovals(ref: RepoRef, branch: string): Promise<number | undefined>;
   /** The newest check run named `name` on commit `sha` of this App, if any. */
   findCheckRun(ref: RepoRef, sha: string, name: string): Promise<{ id: number; status: string } | undefined>;
-  /**
-   * The check run named `name` on `sha` says `report` (in progress without a conclusion, completed
-   * with one): the newest such run is updated, or one is created. Its id; none for a person's
-   * token, which GitHub refuses check runs.
-   */
-  ensureCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
-  updateCheckRun(ref: RepoRef, id: number, report: CheckReport): Promise<void>;
-  /** A new check run named `name` on `sha`, newer than any before it (a live session's); none for a person's token. */
-  createCheckRun(ref: RepoRef, sha: string, name: string, report: CheckReport): Promise<number | undefined>;
   /** The CI on commit `sha`: check runs and suites of Apps other than Lisa, and commit statuses. */
   ciOf(ref: RepoRef, sha: string): Promise<CiSnapshot>;
   /** A check run's annotations as `path:line: message` lines, at most `max`. */
@@ -193,12 +158,6 @@ export interface GitHubPort {
   requiredChecks(ref: RepoRef, branch: string): Promise<string[]>;
   /** The merge methods the repository allows, in GitHub's order of them (merge commit, squash, rebase). */
   mergeMethods(ref: RepoRef): Promise<MergeMethod[]>;
-  /**
-   * Merges exactly `sha` by `method`. A refusal that asking again will not change is a result, not
-   * an error: 405 (not mergeable, method disallowed, checks or reviews missing), 409 (the head
-   * moved), 403 (a permission Lisa lacks, e.g. `workflows`), 422; it carries GitHub's status and words.
-   */
-  mergePullRequest(ref: RepoRef, number: number, sha: string, method: MergeMethod): Promise<MergeResult>;
   /** Told when one of this port's writes waits long on GitHub's content limits; absent where writes are not paced. */
   onWriteWait?(listener: (wait: LongWait) => void): void;
 }

@@ -1,6 +1,7 @@
 import type { Octokit } from "@octokit/rest";
 import { cutMarkdown } from "../reporting/fit-to-limit.ts";
-import type { CheckReport, GitHubPort } from "./github-port.ts";
+import type { CheckReport } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import type { PageCache } from "./page-cache.ts";
 import { readAllPages } from "./read-all-pages.ts";
 

@@ -1,7 +1,8 @@
 import type { Octokit } from "@octokit/rest";
 import { branchRules } from "./branch-rules.ts";
 import { statusOf } from "./github-error.ts";
-import type { CiCheckRun, GitHubPort } from "./github-port.ts";
+import type { CiCheckRun } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import type { PageCache } from "./page-cache.ts";
 import { pagesOf, readAllPages } from "./read-all-pages.ts";
 

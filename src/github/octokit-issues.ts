@@ -2,7 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { coalescedEdits } from "./coalesced-edits.ts";
 import { fitBody } from "./fit-body.ts";
 import { statusOf } from "./github-error.ts";
-import type { GitHubPort } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import { pagesOf, readAllPages } from "./read-all-pages.ts";
 
 type IssueMethods =

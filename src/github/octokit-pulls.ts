@@ -1,7 +1,8 @@
 import type { Octokit } from "@octokit/rest";
 import { fitBody } from "./fit-body.ts";
 import { asGitHubError, statusOf } from "./github-error.ts";
-import type { GitHubPort, MergeMethod, PullRequestState } from "./github-port.ts";
+import type { MergeMethod, PullRequestState } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import { readAllPages } from "./read-all-pages.ts";
 
 type PullMethods =

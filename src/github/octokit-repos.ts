@@ -2,7 +2,7 @@ import type { Octokit } from "@octokit/rest";
 import { type ConfigFileCache, type ConfigFileRef, type ConfigFileText, resolveConfig } from "../config/resolve-config.ts";
 import { ConfigError } from "../errors.ts";
 import { statusOf } from "./github-error.ts";
-import type { GitHubPort } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import { ifChanged } from "./if-changed.ts";
 
 const STANDARD_ROLES: ReadonlySet<string> = new Set(["admin", "maintain", "write", "triage", "read"]);

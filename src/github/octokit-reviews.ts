@@ -1,7 +1,8 @@
 import type { Octokit } from "@octokit/rest";
 import { branchRules } from "./branch-rules.ts";
 import { fitBody } from "./fit-body.ts";
-import type { GitHubPort, ReviewComment, ReviewRecord } from "./github-port.ts";
+import type { ReviewComment, ReviewRecord } from "./github-port.ts";
+import type { GitHubPort } from "./github-publisher.ts";
 import { readAllPages } from "./read-all-pages.ts";
 
 type ReviewMethods =

@@ -1,9 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
-import type { LisaRole } from "../app.ts";
 import type { LisaMetrics } from "../metrics/lisa-metrics.ts";
 import { workStatus } from "../scheduler/work-status.ts";
 import type { Worker } from "../scheduler/worker.ts";
 import type { Store } from "../store/store.ts";
+
+/** What a process does: `all` is one process doing everything (the default); web and workers share PostgreSQL. */
+export type LisaRole = "all" | "web" | "worker";
 
 /**
  * `/healthz` and `/metrics` on Lisa's own HTTP server. Health is ready when the worker takes work

@@ -1,9 +1,44 @@
+import { setTimeout as delay } from "node:timers/promises";
 import type { Probot } from "probot";
 import { pagesOf } from "../github/read-all-pages.ts";
 import type { Store } from "../store/store.ts";
 
 /** Deliveries are looked at from this long before the store was found gone: GitHub's clock and the loss's noticing differ. */
 const LOOK_BEFORE_MS = 60_000;
+
+/** How far back GitHub lets an App ask for a delivery again. */
+const REDELIVERABLE_MS = 3 * 24 * 3_600_000;
+
+/**
+ * When the delivery log is read after start-up: at once, then again for redeliveries that found Lisa
+ * not reachable yet (a load balancer that has not sent it traffic yet fails them as GitHub's first try failed).
+ */
+const START_UP_ROUNDS_MS = [0, 5_000, 30_000];
+
+/**
+ * At start-up: asks again for each webhook no Lisa answered since the last one this store took (a
+ * deploy's gap, a crash, a host down), at most as far back as GitHub redelivers, in a few rounds. A
+ * store that never took a webhook has missed none it knew of. Returns how many redeliveries were
+ * asked for; rejects with an AbortError once `signal` aborts.
+ */
+export async function redeliverSinceLastStored(
+  app: Probot,
+  store: Store,
+  now: () => number,
+  signal: AbortSignal,
+  rounds = START_UP_ROUNDS_MS,
+): Promise<number> {
+  const last = await store.commands.lastStoredAt();
+  if (last === undefined) return 0;
+  // Fixed before the first round: the redeliveries it asks for are stored, and move the newest command on.
+  const since = Math.max(last, now() - REDELIVERABLE_MS);
+  let asked = 0;
+  for (const pause of rounds) {
+    await delay(pause, undefined, { signal });
+    asked += await redeliverMissed(app, store, since);
+  }
+  return asked;
+}
 
 /** An attempt in the App's delivery log, as Lisa reads it. */
 interface Attempt {

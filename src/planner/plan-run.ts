@@ -2,15 +2,16 @@ import { existsSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { StepError } from "../errors.ts";
-import { commentOnce } from "../github/ensure-comment.ts";
 import { parseRepoRef, type RepoRef } from "../github/github-port.ts";
 import { isWriter } from "../github/permissions.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import type { AgentResult } from "../providers/provider.ts";
+import { commentOnce } from "../publication/ensure-comment.ts";
 import { cleanLine } from "../reporting/untrusted.ts";
-import { fenceAsData, renderPrompt } from "../workflow/render-prompt.ts";
-import { freshToken, type RunContext } from "../workflow/run-context.ts";
-import { sessionFailure } from "../workflow/session-failure.ts";
+import { deliverPlan, startStep } from "../store/step-changes.ts";
+import { fenceAsData, renderPrompt } from "../workflow/context/render-prompt.ts";
+import { freshToken, type RunContext, refusedMove } from "../workflow/context/run-context.ts";
+import { sessionFailure } from "../workflow/context/session-failure.ts";
 import { branchName } from "../workspace/branch-name.ts";
 import { checkoutDetached } from "../workspace/create-worktree.ts";
 import { git } from "../workspace/git.ts";
@@ -54,7 +55,7 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
     );
   }
   const workspace = path.join(worktreesRoot(deps.workspace), `run-${run.id}-plan`);
-  await store.steps.move(stepId, "start", { worktree: workspace });
+  if (!(await startStep(store, stepId, { worktree: workspace }))) await refusedMove(ctx, "planning step start");
   ctx.publish();
 
   const checkouts: { ref: RepoRef; path: string }[] = [];
@@ -113,7 +114,8 @@ export async function planRun(ctx: RunContext, stepId: number, invoke: InvokePla
         });
       await store.passes.recordPlan(run.id, ctx.pass.number, check.plan, steps);
       await reportOutOfScope(ctx, check.plan.out_of_scope ?? []);
-      await store.steps.move(stepId, "deliver", { phase: "done", summary: check.plan.rationale ?? null });
+      const summary = check.plan.rationale ?? null;
+      if (!(await deliverPlan(store, stepId, summary))) await refusedMove(ctx, "planning step deliver");
       for (const checkout of checkouts) await removeWorktree(deps.workspace, checkout.ref, { path: checkout.path });
       await rm(workspace, { recursive: true, force: true });
       ctx.publish();
@@ -171,7 +173,7 @@ async function revisionSection(ctx: RunContext): Promise<string> {
   }
   const steps = (await store.steps.of(ctx.run.id)).filter((s) => s.position > 0);
   const states = steps.map((s) => {
-    const gate = s.gate ? (JSON.parse(s.gate) as { status: string }).status : "pending";
+    const gate = s.gate?.status ?? "pending";
     const fixed =
       s.pr_state === "closed"
         ? " (closed by a human: do not change this repository)"

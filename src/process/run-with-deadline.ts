@@ -3,6 +3,7 @@ import type { Readable, Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
 import { execa } from "execa";
 import { forgetChild, recordChild } from "./child-registry.ts";
+import { newProcessTag, PROCESS_TAG, signalTagged } from "./tagged-processes.ts";
 
 /** The longest delay `setTimeout` honours; a longer one fires at once, so every timer is clamped to it. */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -46,6 +47,12 @@ export interface RunWithDeadlineOptions {
   maxBuffer?: number | undefined;
   /** How stdout is decoded; `latin1` keeps one character per byte, for output that is counted in bytes. */
   encoding?: "utf8" | "latin1" | undefined;
+  /**
+   * Outside a sandbox, whose PID namespace would end them: tags the environment (PROCESS_TAG), and
+   * ends every tagged process with the group, at a deadline and when the process exits, so one that
+   * left the group with `setsid` does not live on.
+   */
+  sweep?: boolean | undefined;
   /** Told the process group id as soon as the process runs. */
   onSpawn?: ((pid: number) => void) | undefined;
   /** Told each line of stdout (without its newline) as it arrives, for live progress; never told after the result. */
@@ -156,9 +163,10 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
   const started = Date.now();
   const grace = clampTimer(options.graceMs ?? KILL_GRACE_MS);
   const limit = options.maxBuffer ?? OUTPUT_LIMIT;
+  const tag = options.sweep ? newProcessTag() : undefined;
   const subprocess = execa(file, args, {
     cwd: options.cwd,
-    env: options.env,
+    env: tag ? { ...options.env, [PROCESS_TAG]: tag } : options.env,
     extendEnv: false,
     // Node hands numbered descriptors to the child as they are; execa's types only list 0 to 2.
     stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe", ...((options.fds ?? []) as never[])],
@@ -167,6 +175,11 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
     buffer: false,
   });
   const pid = subprocess.pid;
+  // The group, and the processes that escaped it, as one: both get every signal.
+  const signalAll = (signal: NodeJS.Signals) => {
+    killGroup(pid, signal);
+    if (tag) signalTagged(tag, signal);
+  };
   if (pid !== undefined) {
     liveGroups.add(pid);
     recordChild(pid);
@@ -199,6 +212,8 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
       if (settled) return;
       settled = true;
       for (const timer of timers) clearTimeout(timer);
+      // What escaped the group does not outlive the command, as in a sandbox's PID namespace.
+      if (tag) signalTagged(tag, "SIGKILL");
       lines?.end();
       conversation?.end?.();
       // Whoever still holds the pipes (a `setsid` grandchild) no longer holds Lisa.
@@ -222,9 +237,9 @@ export function runWithDeadline(file: string, args: readonly string[], options: 
     const expire = (kind: "timeout" | "stalled") => {
       if (ending || settled) return;
       ending = kind;
-      killGroup(pid, "SIGTERM");
+      signalAll("SIGTERM");
       after(grace, () => {
-        killGroup(pid, "SIGKILL");
+        signalAll("SIGKILL");
         finish();
       });
     };

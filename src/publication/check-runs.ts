@@ -1,7 +1,7 @@
 import type { CoreDeps } from "../deps.ts";
-import type { CheckReport, GitHubPort } from "../github/github-port.ts";
+import type { CheckReport, GitHubReader, RepoRef } from "../github/github-port.ts";
+import { publisherOf } from "../github/github-publisher.ts";
 import { CHECK_NAME, type CheckView, checkEnded, checkInProgress, checkReady } from "../reporting/check-summary.ts";
-import type { GateLine } from "../reporting/views.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
 import { issueRefFor } from "./issue-ref.ts";
 
@@ -26,7 +26,7 @@ function view(run: RunRow, step: StepRow, pass: number, headSha: string, secrets
     issueRef: issueRefFor(run, step),
     pass,
     headSha,
-    gates: JSON.parse(step.gates ?? "[]") as GateLine[],
+    gates: step.gates ?? [],
     trackingUrl: trackingUrl(run, step),
     secrets,
   };
@@ -35,7 +35,7 @@ function view(run: RunRow, step: StepRow, pass: number, headSha: string, secrets
 /** What a check report needs of the run being executed (a RunContext has it). */
 interface CheckContext {
   deps: CoreDeps;
-  gh: GitHubPort;
+  gh: GitHubReader;
   run: RunRow;
   pass: { number: number };
   secrets: readonly string[];
@@ -49,7 +49,12 @@ async function report(ctx: CheckContext, step: StepRow, headSha: string, make: (
   const run = (await ctx.deps.store.runs.get(ctx.run.id)) ?? ctx.run;
   const ref = { owner: step.owner, repo: step.repo };
   try {
-    await ctx.gh.ensureCheckRun(ref, headSha, CHECK_NAME, make(view(run, step, ctx.pass.number, headSha, ctx.secrets)));
+    await publisherOf(ctx.gh).ensureCheckRun(
+      ref,
+      headSha,
+      CHECK_NAME,
+      make(view(run, step, ctx.pass.number, headSha, ctx.secrets)),
+    );
   } catch (error) {
     ctx.deps.log.warn({ err: error, runId: run.id, stepId: step.id }, "could not report the check run");
   }
@@ -73,7 +78,7 @@ export const STOPPED_BEFORE_REVIEW = "The run was stopped before this pass reach
  */
 export async function endOpenChecks(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   runId: number,
   conclusion: "failure" | "cancelled",
   reason: string,
@@ -90,7 +95,7 @@ export async function endOpenChecks(
     try {
       const found = await gh.findCheckRun(ref, step.head_sha, CHECK_NAME);
       if (found?.status !== "in_progress") continue;
-      await gh.updateCheckRun(
+      await publisherOf(gh).updateCheckRun(
         ref,
         found.id,
         checkEnded(view(run, step, run.current_pass, step.head_sha, secrets), conclusion, reason),
@@ -99,4 +104,28 @@ export async function endOpenChecks(
       deps.log.warn({ err: error, runId, stepId: step.id }, "could not end the check run");
     }
   }
+}
+
+/** A new "Lisa" check run on `sha` saying `report`, newer than any before it; none for a person's token. */
+export const createCheck = (gh: GitHubReader, ref: RepoRef, sha: string, report: CheckReport): Promise<number | undefined> =>
+  publisherOf(gh).createCheckRun(ref, sha, CHECK_NAME, report);
+
+/** Check run `id` says `report` now. */
+export const updateCheck = (gh: GitHubReader, ref: RepoRef, id: number, report: CheckReport): Promise<void> =>
+  publisherOf(gh).updateCheckRun(ref, id, report);
+
+/**
+ * The check run a live session writes on `sha`: the one still in progress there (a pass resumed
+ * after a crash takes up what its first attempt left), else a new one. Its id; none for a person's token.
+ */
+export async function openLiveCheck(
+  gh: GitHubReader,
+  ref: RepoRef,
+  sha: string,
+  report: CheckReport,
+): Promise<number | undefined> {
+  const found = await gh.findCheckRun(ref, sha, CHECK_NAME);
+  if (found?.status !== "in_progress") return createCheck(gh, ref, sha, report);
+  await updateCheck(gh, ref, found.id, report);
+  return found.id;
 }

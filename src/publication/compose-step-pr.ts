@@ -1,8 +1,6 @@
 import type { CoreDeps } from "../deps.ts";
 import { composePrTitle } from "../markdown/compose-pr-title.ts";
-import { currentManifest } from "../reporting/manifest-schema.ts";
 import { mergePrBody, type PassRowView, renderPrBodySection } from "../reporting/pr-body.ts";
-import type { FileChange, GateLine, PrGate } from "../reporting/views.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
 import { issueRefFor } from "./issue-ref.ts";
 
@@ -28,7 +26,7 @@ export async function composeStepPullRequest(
 ): Promise<{ title: string; mergeInto(existing: string | null): string }> {
   const { run, deps } = ctx;
   const { store } = deps;
-  const manifest = currentManifest(step);
+  const manifest = step.manifest ?? undefined;
   const planned = (await store.steps.of(run.id)).filter((s) => s.position > 0);
   const sessions = await store.sessions.of(step.id);
   const passRows = await store.passes.of(run.id);
@@ -43,10 +41,10 @@ export async function composeStepPullRequest(
   const passes: PassRowView[] = (await store.steps.history(step.id)).map((record) => {
     const pass = passRows.find((p) => p.number === record.number);
     const guidance = guidanceOf.get(record.number) ?? [];
-    const files = JSON.parse(record.changed_files ?? "[]") as FileChange[];
+    const files = record.changed_files ?? [];
     // Delivering copies the step's gates into its record of the pass; until then they are the step's.
     const deliveredNow = options.delivered && record.number === ctx.pass.number;
-    const gates = JSON.parse((deliveredNow ? step.gates : record.gates) ?? "[]") as GateLine[];
+    const gates = (deliveredNow ? step.gates : record.gates) ?? [];
     return {
       pass: record.number,
       startedBy: `${pass?.trigger === "initial" ? "label" : (pass?.trigger ?? "pass")} by @${pass?.requested_by ?? run.requested_by}`,
@@ -71,8 +69,8 @@ export async function composeStepPullRequest(
     issueTitle: run.issue_title,
     ...(manifest ? { manifest } : {}),
     agentSummary: step.summary ?? "",
-    files: JSON.parse(step.changed_files ?? "[]") as FileChange[],
-    gates: JSON.parse(step.gates ?? "[]") as GateLine[],
+    files: step.changed_files ?? [],
+    gates: step.gates ?? [],
     passes,
     ...(planned.length > 1
       ? {
@@ -83,7 +81,7 @@ export async function composeStepPullRequest(
               position: s.position,
               repo: `${s.owner}/${s.repo}`,
               url: s.pr_url,
-              ...(s.gate ? { status: (JSON.parse(s.gate) as PrGate).status } : {}),
+              ...(s.gate ? { status: s.gate.status } : {}),
             })),
           },
         }

@@ -1,7 +1,7 @@
 import { isCiGate } from "../ci/ci-failure.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
 import { sameCause } from "../markdown/same-cause.ts";
-import { currentManifest, type Manifest } from "../reporting/manifest-schema.ts";
+import type { Manifest } from "../records/manifest.ts";
 import { ANCHOR_CHECK } from "../store/learnings.ts";
 import type { GuidanceRow, RunRow, StepRow, Store } from "../store/store.ts";
 import { guidanceHere } from "./pass-comment.ts";
@@ -85,7 +85,7 @@ export async function learnedInPass(store: Store, { run, pass, step, manifest, s
       .filter((gate) => gate !== ANCHOR_CHECK && !isCiGate(gate)),
   );
   const record = await store.steps.inPass(step.id, pass.id);
-  const humans = JSON.parse(record?.human_shas ?? "[]") as { author: string; subject: string }[];
+  const humans = record?.human_shas ?? [];
   return [
     ...addressed.map((g) => `${oneLine(g.body)} (@${g.author}, ${where})`),
     ...[...fixedGates].map((gate) => `Run \`${oneLine(gate)}\` before finishing: it failed on a first attempt (${where})`),
@@ -98,7 +98,7 @@ export async function learnedInRun(store: Store, run: RunRow, step: StepRow, sec
   const learned: string[] = [];
   for (const record of await store.steps.history(step.id)) {
     if (record.state !== "delivered" && record.state !== "unchanged") continue;
-    const manifest = currentManifest({ manifest: record.manifest });
+    const manifest = record.manifest ?? undefined;
     const pass = { id: record.pass_id, number: record.number };
     learned.push(...(await learnedInPass(store, { run, pass, step, manifest, secrets })));
   }

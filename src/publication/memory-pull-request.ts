@@ -1,6 +1,6 @@
-import { readConfigOf } from "../config/run-config.ts";
+import type { LisaConfig } from "../config/config-schema.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
 import { cleanLine, code } from "../reporting/untrusted.ts";
 import type { RunRow, StepRow } from "../store/store.ts";
 import { branchName } from "../workspace/branch-name.ts";
@@ -10,6 +10,7 @@ import { pushCommit } from "../workspace/push-branch.ts";
 import { syncMirror } from "../workspace/sync-mirror.ts";
 import { issueRefFor } from "./issue-ref.ts";
 import { learnedInRun, memoryWith, oneLine, parseMemory } from "./memory-file.ts";
+import { ensurePullRequest } from "./pull-requests.ts";
 
 /** Learnings a memory pull request's body lists; the file has them all. */
 const MAX_LISTED = 40;
@@ -29,11 +30,11 @@ const runMark = (run: RunRow) => `Lisa-Run: ${run.id}`;
  * redelivered webhook or a restart mid-way opens one branch and one pull request. True when it
  * recorded a pull request now.
  */
-export async function proposeMemoryPulls(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<boolean> {
+export async function proposeMemoryPulls(deps: CoreDeps, gh: GitHubReader, runId: number, config: LisaConfig): Promise<boolean> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run) return false;
-  const memory = (await readConfigOf(store, runId)).memory;
+  const memory = config.memory;
   if (memory.propose !== "own_pr") return false;
   const recorded = await store.learnings.memoryPulls(runId);
   let opened = false;
@@ -54,7 +55,7 @@ export async function proposeMemoryPulls(deps: CoreDeps, gh: GitHubPort, runId: 
 
 async function openMemoryPull(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   run: RunRow,
   step: StepRow,
   memory: { file: string; max_lines: number; learned: string[] },
@@ -82,7 +83,7 @@ async function openMemoryPull(
     const commit = await commitOneFile(mirror, { parent, file: memory.file, content, message });
     await pushCommit(deps.workspace, ref, { commit, branch: branch.name }, token, deps.heldSecrets);
   }
-  const pr = await gh.ensurePullRequest(ref, {
+  const pr = await ensurePullRequest(gh, ref, {
     title,
     body: memoryPullBody(run, step, memory, deps.heldSecrets),
     head: branch.name,

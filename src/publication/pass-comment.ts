@@ -1,9 +1,10 @@
 import type { CoreDeps } from "../deps.ts";
-import { ensureComment } from "../github/ensure-comment.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
+import { publisherOf } from "../github/github-publisher.ts";
 import type { PackageView } from "../reporting/package-view.ts";
 import { passMarker, renderReviewPackage } from "../reporting/review-package.ts";
 import type { GuidanceRow, PassRow, RunRow, StepRow, Store } from "../store/store.ts";
+import { ensureComment } from "./ensure-comment.ts";
 import { guidanceView } from "./guidance-view.ts";
 
 // The comment a pass keeps on each pull request it works on: opened as the pass
@@ -57,7 +58,7 @@ export async function startingPassView(
  * where the pass's packages are. One lookup per PR left out; nothing when no comment was opened.
  */
 export async function settleLeftOutPassComment(
-  gh: GitHubPort,
+  gh: GitHubReader,
   at: { run: RunRow; pass: Pick<PassRow, "number">; step: StepRow; touched: readonly StepRow[] },
 ): Promise<void> {
   const { run, pass, step } = at;
@@ -68,7 +69,7 @@ export async function settleLeftOutPassComment(
   if (found === undefined) return;
   const where = at.touched.flatMap((s) => (s.pr_url ? [s.pr_url] : [])).join(", ") || "none";
   const text = `Pass ${pass.number} left this pull request as it is: its plan changed other repositories only. Its review packages are on ${where}.`;
-  await gh.updateComment(
+  await publisherOf(gh).updateComment(
     ref,
     found,
     `${marker}\n### Lisa · pass ${pass.number} · ${step.owner}/${step.repo} · not part of this pass\n\n${text}`,
@@ -81,7 +82,7 @@ export async function settleLeftOutPassComment(
  */
 export async function openPassComment(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   at: { run: RunRow; pass: PassRow; step: StepRow; maxPasses: number },
 ): Promise<void> {
   const { step } = at;

@@ -1,14 +1,14 @@
 // Over 250 lines: the final report, its withdrawal and the merges on acceptance follow one accepted run.
-import { readConfigOf } from "../config/run-config.ts";
+import type { LisaConfig } from "../config/config-schema.ts";
 import type { CoreDeps } from "../deps.ts";
-import { commentOnce, ensureComment } from "../github/ensure-comment.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
 import { type ReportView, renderFinalReport, renderWithdrawnReport, reportMarker } from "../reporting/final-report.ts";
-import type { GateLine, PrGate } from "../reporting/views.ts";
 import type { RunRow, Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
 import { composeStepPullRequest } from "./compose-step-pr.ts";
+import { commentOnce, ensureComment } from "./ensure-comment.ts";
 import { guidanceView } from "./guidance-view.ts";
+import { ensureDraft, ensurePullRequestText, mergePullRequest } from "./pull-requests.ts";
 
 /** Who accepted the run and how, as the store has it. */
 interface Decision {
@@ -35,13 +35,13 @@ async function decisionOf(store: Store, runId: number): Promise<Decision | undef
  * The final report on the issue, written or brought up to date. It looks before it
  * creates: a stop between creating it and recording its id leaves one report, found by its marker.
  */
-export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+export async function publishFinalReport(deps: CoreDeps, gh: GitHubReader, runId: number, config: LisaConfig): Promise<void> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   const decision = await decisionOf(store, runId);
   if (!run || !decision) return;
   const ref = { owner: run.owner, repo: run.repo };
-  const body = renderFinalReport(await reportView(store, runId, decision, deps.heldSecrets));
+  const body = renderFinalReport(await reportView(store, runId, decision, deps.heldSecrets, config));
   const id = await ensureComment(gh, ref, run.issue_number, reportMarker(runId), body, run.report_comment_id);
   if (id !== run.report_comment_id) await store.runs.recordReportComment(runId, id);
 }
@@ -50,7 +50,7 @@ export async function publishFinalReport(deps: CoreDeps, gh: GitHubPort, runId: 
  * An acceptance withdrawn (docs/operations.md): the report says it no longer stands, and the PR bodies no
  * longer say "Accepted". Each part reads GitHub before it writes.
  */
-export async function publishWithdrawal(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+export async function publishWithdrawal(deps: CoreDeps, gh: GitHubReader, runId: number): Promise<void> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run || run.report_comment_id === null) return;
@@ -65,14 +65,14 @@ export async function publishWithdrawal(deps: CoreDeps, gh: GitHubPort, runId: n
 }
 
 /** Each open PR's body as the store has the run now (an accepted run's says so). */
-async function writePullRequestBodies(deps: CoreDeps, gh: GitHubPort, run: RunRow): Promise<void> {
+async function writePullRequestBodies(deps: CoreDeps, gh: GitHubReader, run: RunRow): Promise<void> {
   const context = { run, deps, pass: { number: run.current_pass }, secrets: deps.heldSecrets };
   for (const step of await deps.store.steps.of(run.id)) {
     if (step.pr_number === null || step.pr_state !== "open") continue;
     const ref = { owner: step.owner, repo: step.repo };
     const pr = await gh.getPullRequest(ref, step.pr_number);
     const body = (await composeStepPullRequest(context, step)).mergeInto(pr.body);
-    if (body !== pr.body) await gh.updatePullRequest(ref, step.pr_number, { body });
+    await ensurePullRequestText(gh, ref, pr, { body });
   }
 }
 
@@ -81,19 +81,19 @@ async function writePullRequestBodies(deps: CoreDeps, gh: GitHubPort, run: RunRo
  * `review.on_accept: merge`, the approved heads merged in plan order. Each part reads GitHub before it acts, so it
  * can run again after a stop.
  */
-export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+export async function publishAcceptance(deps: CoreDeps, gh: GitHubReader, runId: number, config: LisaConfig): Promise<void> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run) return;
   for (const step of await store.steps.of(runId)) {
     if (step.pr_number === null || step.pr_state !== "open" || !step.draft) continue;
     const pr = await gh.getPullRequest({ owner: step.owner, repo: step.repo }, step.pr_number);
-    if (pr.draft) await gh.setDraft(pr.nodeId, false);
+    await ensureDraft(gh, pr, false);
     await store.steps.record(step.id, { draft: 0 });
   }
   // The bodies say the run was accepted, after how many passes.
   await writePullRequestBodies(deps, gh, run);
-  if ((await readConfigOf(store, runId)).review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId);
+  if (config.review.on_accept === "merge") await mergeInPlanOrder(deps, gh, runId, config);
 }
 
 /**
@@ -101,11 +101,10 @@ export async function publishAcceptance(deps: CoreDeps, gh: GitHubPort, runId: n
  * refusal: it is recorded (event `merge_refused`) and told once on the issue, with what a person
  * can do, and that head is never sent to GitHub again; a new approved head is tried afresh.
  */
-async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): Promise<void> {
+async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubReader, runId: number, config: LisaConfig): Promise<void> {
   const { store } = deps;
   const run = await store.runs.get(runId);
   if (!run) return;
-  const config = await readConfigOf(store, runId);
   const refused = new Set(
     (await store.events.of(runId)).filter((e) => e.kind === "merge_refused").map((e) => refusedHead(e.detail)),
   );
@@ -119,7 +118,7 @@ async function mergeInPlanOrder(deps: CoreDeps, gh: GitHubPort, runId: number): 
     const merged = (await gh.getPullRequest(ref, step.pr_number)).merged;
     const method = config.review.merge_method ?? (await gh.mergeMethods(ref))[0] ?? "merge";
     // Only the approved SHA: if the head moved since, GitHub refuses with 409 and Lisa stops.
-    const result = merged ? { merged, message: "" } : await gh.mergePullRequest(ref, step.pr_number, step.head_sha, method);
+    const result = merged ? { merged, message: "" } : await mergePullRequest(gh, ref, step.pr_number, step.head_sha, method);
     if (!result.merged) {
       await store.events.add(runId, "merge_refused", { note: `${pr}@${step.head_sha} ${result.status} ${result.message}` });
       const marker = `<!-- lisa:merge-refused run=${runId} pr=${pr}@${step.head_sha} -->`;
@@ -160,12 +159,17 @@ export function mergeRefusal(pr: string, method: string, refusal: { status: numb
   ].join("\n");
 }
 
-async function reportView(store: Store, runId: number, decision: Decision, secrets: readonly string[]): Promise<ReportView> {
+async function reportView(
+  store: Store,
+  runId: number,
+  decision: Decision,
+  secrets: readonly string[],
+  config: LisaConfig,
+): Promise<ReportView> {
   const run = await store.runs.get(runId);
   if (!run) throw new Error(`run ${runId} does not exist`);
-  const config = await readConfigOf(store, runId);
   const steps = (await store.steps.of(runId)).filter((s) => s.position > 0);
-  const gates = new Map(steps.map((s) => [s.id, s.gate ? (JSON.parse(s.gate) as PrGate) : undefined]));
+  const gates = new Map(steps.map((s) => [s.id, s.gate ?? undefined]));
   const sessions = (await Promise.all(steps.map((s) => store.sessions.of(s.id)))).flat();
   const passRows = await store.passes.of(runId);
   const passes = await Promise.all(
@@ -174,7 +178,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
       const changes = await Promise.all(
         records.map(async (record) => {
           const step = await store.steps.get(record.step_id);
-          const files = JSON.parse(record.changed_files ?? "[]") as { added: number; deleted: number }[];
+          const files = record.changed_files ?? [];
           return {
             repo: `${step.owner}/${step.repo}`,
             commits: record.commits,
@@ -194,7 +198,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
         gates: (
           await Promise.all(
             records.map(async (r) => {
-              const gates = JSON.parse(r.gates ?? "[]") as GateLine[];
+              const gates = r.gates ?? [];
               if (records.length < 2) return gates;
               const step = await store.steps.get(r.step_id);
               return gates.map((gate) => ({ ...gate, repo: `${step.owner}/${step.repo}` }));
@@ -216,7 +220,7 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
       // A pass blocked on the PR's own CI pushed that head (its wip_sha) before CI failed there.
       const record =
         ran.findLast((r) => (r.end_sha ?? r.wip_sha) === s.head_sha) ?? ran.filter((r) => r.state === "delivered").at(-1);
-      return [s.id, record ? { gates: JSON.parse(record.gates ?? "[]") as GateLine[], gatesPass: record.number } : undefined];
+      return [s.id, record ? { gates: record.gates ?? [], gatesPass: record.number } : undefined];
     }),
   );
   const issueRef = `#${run.issue_number}`;
@@ -247,14 +251,12 @@ async function reportView(store: Store, runId: number, decision: Decision, secre
     })),
     passes,
     humanCommits: histories.flatMap(({ s, history }) =>
-      history
-        .flatMap((r) => JSON.parse(r.human_shas ?? "[]") as { sha: string; author: string; subject: string }[])
-        .map((c) => ({ ...c, human: true, repo: `${s.owner}/${s.repo}` })),
+      history.flatMap((r) => r.human_shas ?? []).map((c) => ({ ...c, human: true, repo: `${s.owner}/${s.repo}` })),
     ),
     skipped: steps
       .filter((s) => s.state === "skipped" || s.state === "blocked" || s.state === "dropped")
       .map((s) => ({ repo: `${s.owner}/${s.repo}`, reason: s.state })),
-    openQuestions: passRows.flatMap((p) => JSON.parse(p.open_questions ?? "[]") as string[]),
+    openQuestions: passRows.flatMap((p) => p.open_questions ?? []),
     memoryPulls: (await store.learnings.memoryPulls(runId)).map((pull) => ({
       repo: `${pull.owner}/${pull.repo}`,
       number: pull.pr_number,

@@ -1,10 +1,11 @@
+import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
 import { endOpenChecks, STOPPED_BEFORE_REVIEW } from "./check-runs.ts";
 import { proposeMemoryPulls } from "./memory-pull-request.ts";
 import { publishAcceptance, publishFinalReport, publishWithdrawal } from "./publish-acceptance.ts";
 import { publishTracking } from "./publish-tracking.ts";
-import { setStateLabel } from "./state-labels.ts";
+import { closeIssue, setStateLabel } from "./state-labels.ts";
 
 /** Publications under way in this process, per store and run: a second waits for the first (one report, one merge). */
 const underWay = new WeakMap<object, Map<number, Promise<void>>>();
@@ -18,7 +19,7 @@ const underWay = new WeakMap<object, Map<number, Promise<void>>>();
  */
 export function publishRunState(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   runId: number,
   publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
 ): Promise<void> {
@@ -34,22 +35,24 @@ export function publishRunState(
   return next;
 }
 
-async function publishNow(deps: CoreDeps, gh: GitHubPort, runId: number, publish: () => Promise<void> | void): Promise<void> {
+async function publishNow(deps: CoreDeps, gh: GitHubReader, runId: number, publish: () => Promise<void> | void): Promise<void> {
   const { store } = deps;
   // Read first: a state change after this one is published by whoever makes it.
   const event = await store.runs.lastTransition(runId);
   const run = await store.runs.get(runId);
   if (!run) return;
   const ref = { owner: run.owner, repo: run.repo };
-  if (run.state === "accepted" || run.state === "merged") await publishFinalReport(deps, gh, runId);
-  if (run.state === "accepted") await publishAcceptance(deps, gh, runId);
-  // After the merge `on_accept` may make, so the memory builds on the default branch as it is then; the report links it.
-  if ((run.state === "accepted" || run.state === "merged") && (await proposeMemoryPulls(deps, gh, runId))) {
-    await publishFinalReport(deps, gh, runId);
+  if (run.state === "accepted" || run.state === "merged") {
+    // Read once for the report, the merge and the memory pull requests.
+    const config = await readConfigOf(store, runId);
+    await publishFinalReport(deps, gh, runId, config);
+    if (run.state === "accepted") await publishAcceptance(deps, gh, runId, config);
+    // After the merge `on_accept` may make, so the memory builds on the default branch as it is then; the report links it.
+    if (await proposeMemoryPulls(deps, gh, runId, config)) await publishFinalReport(deps, gh, runId, config);
   }
   if (run.state === "review") await publishWithdrawal(deps, gh, runId);
   // Every pull request of the run merged: the issue is done (a plan's PRs only say "Part of" it).
-  if (run.state === "merged") await gh.ensureIssueClosed(ref, run.issue_number);
+  if (run.state === "merged") await closeIssue(gh, ref, run.issue_number);
   await setStateLabel(gh, ref, run.issue_number, run.state);
   if (run.state === "failed") await endOpenChecks(deps, gh, runId, "failure", run.error ?? "The run failed.", deps.heldSecrets);
   if (run.state === "stopped") await endOpenChecks(deps, gh, runId, "cancelled", STOPPED_BEFORE_REVIEW, deps.heldSecrets);

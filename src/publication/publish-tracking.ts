@@ -1,13 +1,12 @@
 // Over 250 lines: the tracking comment's view, its publication and its paced publisher write one comment.
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
-import { ensureComment } from "../github/ensure-comment.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
 import { renderTrackingComment, type TrackingView, trackingMarker } from "../reporting/tracking-comment.ts";
-import type { PrGate } from "../reporting/views.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import type { EventRow, RunRow, SessionRow, StepRow, Store } from "../store/store.ts";
 import { PASS_OUTCOME } from "../store/transitions.ts";
+import { ensureComment } from "./ensure-comment.ts";
 import { reflectionViews } from "./reflection-views.ts";
 
 /** Events the tracking comment states in words: a run taken over by another worker, work dropped or done again. */
@@ -31,6 +30,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
     requestedBy: run.requested_by,
     elapsedMs: (run.finished_at ?? now) - run.created_at,
     costUsd: await store.runs.cost(runId),
+    judgeUsd: await store.runs.cost(runId, undefined, "judge"),
     limitUsd: config.limits.max_cost_usd,
     plan: planning
       ? {
@@ -49,11 +49,9 @@ export async function trackingView(store: Store, runId: number, now: number, sec
       steps
         .filter((s) => s.position > 0)
         .map(async (step) => {
-          const gate = step.gate ? (JSON.parse(step.gate) as PrGate) : undefined;
+          const gate = step.gate ?? undefined;
           const lastPass = (await store.steps.history(step.id)).at(-1);
-          const failedGate = (JSON.parse(step.gates ?? "[]") as { command: string; passed: boolean; output?: string }[]).find(
-            (line) => !line.passed && line.output !== undefined,
-          );
+          const failedGate = (step.gates ?? []).find((line) => !line.passed && line.output !== undefined);
           return {
             position: step.position,
             repo: `${step.owner}/${step.repo}`,
@@ -64,7 +62,13 @@ export async function trackingView(store: Store, runId: number, now: number, sec
             ...(step.scope ? { scope: step.scope } : {}),
             ...(gate ? { gate } : {}),
             ...(failedGate?.output !== undefined
-              ? { lastGateFailure: { command: failedGate.command, output: failedGate.output } }
+              ? {
+                  lastGateFailure: {
+                    command: failedGate.command,
+                    output: failedGate.output,
+                    ...(failedGate.judge ? { judge: failedGate.judge } : {}),
+                  },
+                }
               : {}),
             reflections: reflectionViews(await store.learnings.reflections(step.id, run.current_pass)),
             ...(lastPass?.block_reason && (step.state === "blocked" || step.state === "skipped")
@@ -102,7 +106,7 @@ export async function trackingView(store: Store, runId: number, now: number, sec
         costUsd: await store.runs.cost(runId, p.number),
       })),
     ),
-    canContinue: JSON.parse(current?.refinements ?? "[]").length > 0,
+    canContinue: (current?.refinements ?? []).length > 0,
     ...(run.error ? { error: run.error } : {}),
     notices: [
       ...events
@@ -187,7 +191,7 @@ function stopOf(events: EventRow[], session: SessionRow, step: StepRow): { stopp
  */
 export async function publishTracking(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   runId: number,
   secrets: readonly string[] = deps.heldSecrets,
   failure?: string,
@@ -219,7 +223,7 @@ function failedView(view: TrackingView, failure: string): TrackingView {
   return { ...view, state: "failed", error: failure, steps };
 }
 
-async function writeTracking(deps: CoreDeps, gh: GitHubPort, run: RunRow, body: string): Promise<void> {
+async function writeTracking(deps: CoreDeps, gh: GitHubReader, run: RunRow, body: string): Promise<void> {
   const ref = { owner: run.owner, repo: run.repo };
   // Edited before it is recorded: a store that cannot write (a full disk) must not keep the edit from GitHub.
   // The first tracking comment tells the issue Lisa heard it, as the 👀 does: it goes out first.

@@ -1,4 +1,5 @@
-import type { GitHubPort, RepoRef } from "../github/github-port.ts";
+import type { GitHubReader, RepoRef } from "../github/github-port.ts";
+import { publisherOf } from "../github/github-publisher.ts";
 import type { RunState } from "../store/transitions.ts";
 
 /** The issue labels that show a run's state; at most one is on the issue at a time. */
@@ -35,17 +36,22 @@ export function stateLabelOf(state: RunState): string | undefined {
  * the moment between the read and the write is lost, which GitHub's API gives no way to avoid
  * short of two writes.
  */
-export async function setStateLabel(gh: GitHubPort, ref: RepoRef, issue: number, state: RunState): Promise<void> {
+export async function setStateLabel(gh: GitHubReader, ref: RepoRef, issue: number, state: RunState): Promise<void> {
   const wanted = stateLabelOf(state);
+  const publisher = publisherOf(gh);
   const present = await gh.labelsOf(ref, issue);
   const isState = (label: string) => (Object.values(STATE_LABELS) as string[]).includes(label.toLowerCase());
   const stale = present.filter((label) => isState(label) && label.toLowerCase() !== wanted);
   const missing = wanted !== undefined && !present.some((label) => label.toLowerCase() === wanted);
   if (missing && stale.length > 0) {
-    await gh.setLabels(ref, issue, [...present.filter((label) => !stale.includes(label)), wanted]);
+    await publisher.setLabels(ref, issue, [...present.filter((label) => !stale.includes(label)), wanted]);
   } else if (missing) {
-    await gh.addLabels(ref, issue, [wanted]);
+    await publisher.addLabels(ref, issue, [wanted]);
   } else {
-    for (const label of stale) await gh.removeLabel(ref, issue, label);
+    for (const label of stale) await publisher.removeLabel(ref, issue, label);
   }
 }
+
+/** Closes the issue as completed, unless it is closed already. Whether it was open. */
+export const closeIssue = (gh: GitHubReader, ref: RepoRef, issue: number): Promise<boolean> =>
+  publisherOf(gh).ensureIssueClosed(ref, issue);

@@ -36,7 +36,17 @@ export interface PackageView {
   recommendation?: { kind: "accept" | "continue" | "blocked"; text?: string };
   refinements: string[];
   block?: { reason: string; tried?: string; needed?: string; wipRef?: string; wipUrl?: string };
-  cost: { sessions: number; providers: string[]; durationMs: number; passUsd: number; runUsd: number; limitUsd: number };
+  cost: {
+    sessions: number;
+    providers: string[];
+    durationMs: number;
+    passUsd: number;
+    /** What judge sessions cost of `passUsd`, shown apart when any ran. */
+    judgeUsd?: number;
+    judged?: boolean;
+    runUsd: number;
+    limitUsd: number;
+  };
   /** Connections Lisa's egress proxy refused to this pass's agent sessions and gates on this pull request. */
   network?: { refused: number; hosts: string[] };
   /** Every pull request of the run, this one included. */

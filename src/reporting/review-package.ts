@@ -89,7 +89,7 @@ function costLine({ cost, secrets }: PackageView): string {
     `**This pass:** ${plural(cost.sessions, "session")}`,
     ...(providers.length ? [providers.join(", ")] : []),
     formatDuration(cost.durationMs),
-    money(cost.passUsd),
+    `${money(cost.passUsd)}${cost.judged ? ` (judges ${money(cost.judgeUsd ?? 0)})` : ""}`,
     `run total ${money(cost.runUsd)} of ${money(cost.limitUsd)}`,
   ].join(" · ");
 }

@@ -42,7 +42,7 @@ export function renderTrackingComment(view: TrackingView): string {
     trackingMarker(view.runId),
     `### Lisa · pass ${view.pass} · ${HEADLINE[view.state]}`,
     "",
-    `Requested by ${mention(view.requestedBy)} · pass ${view.pass} of at most ${view.maxPasses} · elapsed ${formatDuration(view.elapsedMs)} · agent cost ${money(view.costUsd)} of ${money(view.limitUsd)}`,
+    `Requested by ${mention(view.requestedBy)} · pass ${view.pass} of at most ${view.maxPasses} · elapsed ${formatDuration(view.elapsedMs)} · agent cost ${money(view.costUsd)} of ${money(view.limitUsd)}${view.judgeUsd ? ` (judges ${money(view.judgeUsd)})` : ""}`,
     "",
     ...stepBlocks(view),
   ];

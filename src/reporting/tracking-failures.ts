@@ -14,13 +14,17 @@ export function failureBlocks(view: TrackingView): (string | Block)[] {
   for (const step of failures.slice(0, MAX_GATE_FAILURES)) {
     const failure = step.lastGateFailure;
     if (!failure) continue;
+    const earlier = failure.judge?.earlier;
     blocks.push({
       text: [
-        `**Gate failure** in ${repoName(step.repo)}: ${code(failure.command, { secrets })}`,
+        failure.judge
+          ? `**A judge's FAIL** in ${repoName(step.repo)}: ${code(failure.judge.criterion, { secrets })}`
+          : `**Gate failure** in ${repoName(step.repo)}: ${code(failure.command, { secrets })}`,
         "",
         // A gate such as `test -f x` fails silently: an empty box would look like a lost output.
         failure.output.trim() ? fenced(failure.output, { secrets }) : "_It failed without printing anything._",
         "",
+        ...(earlier ? ["Before the last fix, the judge said:", "", fenced(`FAIL: ${earlier}`, { secrets }), ""] : []),
       ].join("\n"),
       drop: 2,
     });

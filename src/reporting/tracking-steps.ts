@@ -22,6 +22,8 @@ export const PURPOSE: Record<string, string> = {
   implement: "implementing",
   revise: "revising",
   fix_gates: "fixing gate failures",
+  fix_judge: "answering a judge's FAIL",
+  judge: "judging",
   fix_ci: "fixing the pull request's CI",
   resume: "resuming",
   resolve_conflict: "resolving a conflict",
@@ -43,7 +45,7 @@ export function stepBlocks(view: TrackingView): (string | Block)[] {
     if (step.sessions.length > shown.length) {
       blocks.push({ text: `  - …${plural(step.sessions.length - shown.length, "earlier session")}`, drop: 3 });
     }
-    // A session running on an open pull request is followed live by the "Lisa" check run (runs/live-check.ts).
+    // A session running on an open pull request is followed live by the "Lisa" check run (workflow/session/live-check.ts).
     const checks = safeUrl(step.prUrl) ? `${step.prUrl}/checks` : undefined;
     for (const session of shown) blocks.push({ text: sessionLine(session, secrets, checks), drop: 3 });
   }
@@ -118,7 +120,8 @@ function sessionLine(session: TrackingSession, secrets: readonly string[], check
         : session.state === "interrupted"
           ? " · interrupted"
           : "";
-  return `  - ${mark} Agent session ${session.iteration}: ${provider}${model}, ${purpose}${detail}${why}`;
+  const who = session.purpose === "judge" ? "Judge" : "Agent";
+  return `  - ${mark} ${who} session ${session.iteration}: ${provider}${model}, ${purpose}${detail}${why}`;
 }
 
 /** `stopped by @ann (\`/lisa abort\`)`: a person ended the session, which is not the agent failing. */

@@ -1,4 +1,4 @@
-import type { PrGate } from "./views.ts";
+import type { JudgeView, PrGate } from "./views.ts";
 
 export type TrackingSession = {
   iteration: number;
@@ -29,7 +29,7 @@ export type TrackingStep = {
   blockReason?: string;
   /** A blocked step's attempt, pushed to Lisa's WIP branch: its name, and where GitHub shows it when known. */
   wip?: { ref: string; url?: string };
-  lastGateFailure?: { command: string; output: string };
+  lastGateFailure?: { command: string; output: string; judge?: JudgeView };
   /** The agent's reflections on this pass's gate failures. */
   reflections?: { iteration: number; gate: string; whatFailed: string; cause: string; change: string }[];
 };
@@ -43,6 +43,8 @@ export interface TrackingView {
   requestedBy: string;
   elapsedMs: number;
   costUsd: number;
+  /** What judge sessions cost of `costUsd`, shown apart when not 0. */
+  judgeUsd?: number;
   limitUsd: number;
   plan?: { summary?: string; state: "pending" | "running" | "delivered" | "failed" };
   steps: TrackingStep[];

@@ -4,25 +4,7 @@
  * unless its comment says otherwise; the renderers treat it as untrusted.
  */
 
-/** The review gate of one pull request of the run, as the gate evaluation (evaluate-gate.ts) found it. */
-export type PrGate = {
-  /** `owner/name`. */
-  repo: string;
-  number: number;
-  url: string;
-  status: "approved" | "pending" | "changes_requested" | "merged" | "dropped";
-  /** Writers whose latest review approves the current head. */
-  approvers: string[];
-  /** Writers whose latest review requests changes. */
-  blockers: string[];
-  headSha: string | null;
-  /** Writers whose latest review approves an older head: they must approve again. */
-  stale?: string[];
-  /** With `review.accept: github`: GitHub's own `reviewDecision` (null when the base has no review rule). */
-  githubDecision?: string | null;
-  /** Approvals the base branch's rules ask for, when GitHub still wants more and said how many. */
-  requiredApprovals?: number;
-};
+export type { FileChange, GateLine, JudgeView, PrGate } from "../records/columns.ts";
 
 /** One item of human (or agent-proposed) guidance bound to a pass. */
 export type GuidanceView = {
@@ -43,20 +25,6 @@ export type GuidanceView = {
   replied?: boolean;
 };
 
-/** One gate command as Lisa ran it. */
-export type GateLine = {
-  command: string;
-  passed: boolean;
-  /** Green in the previous pass, red now. */
-  regressed?: boolean;
-  /** The repository it ran in, named where gates of several repositories are listed together. */
-  repo?: string;
-  /** A check of the pull request's own CI, not a command Lisa ran; `pending` when it was still running, `fixed` when a fix of this pass made it green. */
-  ci?: boolean;
-  pending?: boolean;
-  fixed?: boolean;
-};
-
 export type CommitView = {
   sha: string;
   subject: string;
@@ -64,5 +32,3 @@ export type CommitView = {
   /** Pushed by a person, not by Lisa. */
   human: boolean;
 };
-
-export type FileChange = { path: string; added: number; deleted: number };

@@ -6,8 +6,8 @@ import type { StepRow, Store } from "../store/store.ts";
  * pass writes before the gate is read again (its package's list of the plan's PRs) agrees with it.
  */
 export async function recordChangeRequest(store: Store, step: StepRow, reviewer: string): Promise<void> {
-  if (!step.gate) return;
-  const gate = JSON.parse(step.gate) as PrGate;
+  const gate = step.gate;
+  if (!gate) return;
   if (gate.status === "merged" || gate.status === "dropped") return;
   const same = (login: string) => login.toLowerCase() === reviewer.toLowerCase();
   const updated: PrGate = {
@@ -16,5 +16,5 @@ export async function recordChangeRequest(store: Store, step: StepRow, reviewer:
     approvers: gate.approvers.filter((login) => !same(login)),
     blockers: [...gate.blockers.filter((login) => !same(login)), reviewer],
   };
-  await store.steps.record(step.id, { gate: JSON.stringify(updated) });
+  await store.steps.record(step.id, { gate: updated });
 }

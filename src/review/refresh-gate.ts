@@ -1,12 +1,13 @@
 import { readConfigOf } from "../config/run-config.ts";
 import type { CoreDeps } from "../deps.ts";
-import type { GitHubPort } from "../github/github-port.ts";
+import type { GitHubReader } from "../github/github-port.ts";
 import { WRITE_ROLES } from "../github/permissions.ts";
 import { publishRunState } from "../publication/publish-state.ts";
 import { publishTracking } from "../publication/publish-tracking.ts";
 import type { PrGate } from "../reporting/views.ts";
 import type { PrState, RunRow } from "../store/rows.ts";
-import { reopenRun, withdrawRun } from "../store/run-changes.ts";
+import { finishRun, reopenRun, withdrawRun } from "../store/run-changes.ts";
+import { seePullRequest } from "../store/step-changes.ts";
 import { evaluatePullRequest, type GateVerdict, gateVerdict, type PrStatus } from "./evaluate-gate.ts";
 import { shownHead } from "./shown-head.ts";
 
@@ -19,7 +20,7 @@ import { shownHead } from "./shown-head.ts";
  */
 export async function refreshGate(
   deps: CoreDeps,
-  gh: GitHubPort,
+  gh: GitHubReader,
   runId: number,
   cause: { actor?: string; note?: string } = {},
   publish: () => Promise<void> | void = () => publishTracking(deps, gh, runId),
@@ -75,15 +76,7 @@ export async function refreshGate(
     // The note names the pull request (the cause's own note says only which event it was).
     if (prState !== step.pr_state)
       await store.events.add(runId, `pr_${prState}`, { ...cause, note: `${gate.repo}#${gate.number}` });
-    const seen = { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate: JSON.stringify(gate) };
-    // A PR closed unmerged drops its step from the plan; reopening brings it back.
-    const event =
-      prState === "closed" && step.state !== "dropped"
-        ? "drop"
-        : prState === "open" && step.state === "dropped"
-          ? "reopen"
-          : undefined;
-    if (!event || !(await store.steps.move(step.id, event, seen))) await store.steps.record(step.id, seen);
+    await seePullRequest(store, step, { pr_state: prState, head_sha: pr.headSha, draft: pr.draft ? 1 : 0, gate });
     statuses.push(result.status);
   }
   const verdict = gateVerdict(statuses);
@@ -99,9 +92,9 @@ export async function refreshGate(
   }
   const moved =
     verdict === "merged"
-      ? await store.runs.transition(runId, "merge", cause)
+      ? await finishRun(store, runId, "merge", cause)
       : verdict === "closed"
-        ? await store.runs.transition(runId, "close", cause)
+        ? await finishRun(store, runId, "close", cause)
         : verdict === "accept" && (current.state === "review" || current.state === "stopped")
           ? await store.runs.accept(runId, { by: cause.actor ?? run.requested_by, via: "approval" })
           : verdict === "wait" && current.state === "accepted"

@@ -34,7 +34,7 @@ const SYSTEM_DIRS = ["/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"];
 const MIRROR_WRITABLE = ["objects", "refs", "logs", "worktrees", ".claude"];
 
 export interface BwrapPlan {
-  /** Working directory, read-write. */
+  /** Working directory, read-write unless the scope says `readOnlyCwd`. */
   cwd: string;
   /** The throwaway HOME, read-write. */
   home: string;
@@ -183,7 +183,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     // Lisa starts worktrees from these; only its own fetch moves them.
     args.push("--ro-bind-try", path.join(mirror, "refs", "remotes"), path.join(mirror, "refs", "remotes"));
   }
-  const writable = [plan.cwd, ...(scope.writable ?? [])].map((dir) => realpathSync(dir));
+  // A judge reads the work it judges: its working directory is shown, never writable.
+  if (scope.readOnlyCwd) bind("--ro-bind", realpathSync(plan.cwd));
+  const writable = [...(scope.readOnlyCwd ? [] : [plan.cwd]), ...(scope.writable ?? [])].map((dir) => realpathSync(dir));
   for (const dir of writable) bind("--bind", dir);
   // A worktree's `.git` file and its record's pointers decide where Lisa's own git looks afterwards.
   for (const dir of writable) {

@@ -97,7 +97,8 @@ export async function runSandboxed(
   const sandbox = options.sandbox ?? DEFAULT_SANDBOX;
   const executable = resolveExecutable(command, options.env.PATH, options.cwd);
   if (!executable) return notFound(command);
-  if (sandbox.mode === "off") return runWithDeadline(executable, args, options);
+  // No PID namespace to end what the command leaves running: the tagged sweep does it instead.
+  if (sandbox.mode === "off") return runWithDeadline(executable, args, { ...options, sweep: true });
 
   const problem = await checkSandbox(sandbox);
   const bwrap = bwrapPath();

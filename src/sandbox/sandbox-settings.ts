@@ -38,8 +38,10 @@ export interface Egress {
   models?: ModelAccessGrant | undefined;
 }
 
-/** What one sandboxed process may reach besides the programs it runs. Its working directory is always writable. */
+/** What one sandboxed process may reach besides the programs it runs. Its working directory is writable unless `readOnlyCwd`. */
 export interface SandboxScope {
+  /** Shows the working directory read-only, e.g. to a judge that reads the work and must not change it. */
+  readOnlyCwd?: boolean | undefined;
   /** More directories it may change, e.g. a planning workspace. */
   writable?: string[] | undefined;
   /**

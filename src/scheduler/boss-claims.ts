@@ -1,5 +1,5 @@
 import type { Job, PgBoss } from "pg-boss";
-import type { Log } from "../deps.ts";
+import type { Log } from "../security/redacting-log.ts";
 import { splitSchema } from "../store/postgres-driver.ts";
 import { DATABASE_UNAVAILABLE, isConnectionLoss } from "../store/sql-driver.ts";
 import type { WorkClaims } from "./claims.ts";

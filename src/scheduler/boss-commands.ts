@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { PgBoss } from "pg-boss";
-import type { Log } from "../deps.ts";
+import type { Log } from "../security/redacting-log.ts";
 import { SURE_COMMAND } from "../store/commands.ts";
 import { unlessLost } from "./boss-claims.ts";
 import type { CommandQueue } from "./command-queue.ts";

@@ -4,9 +4,9 @@ import type { RunControls } from "../commands/gesture-scene.ts";
 import { handleGesture } from "../commands/handle-gesture.ts";
 import { startRun } from "../commands/start-run.ts";
 import type { CoreDeps } from "../deps.ts";
-import { replyOnce } from "../github/ensure-comment.ts";
 import { GitHubError } from "../github/github-error.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+import { replyOnce } from "../publication/ensure-comment.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import type { CommandRow } from "../store/rows.ts";
 import { issueOfCommand } from "./command-issue.ts";
@@ -120,7 +120,8 @@ export class CommandInbox {
     }
     let outcome: string;
     try {
-      const payload = JSON.parse(command.payload);
+      const payload = command.request as (Gesture & LabeledCommand) | undefined;
+      if (payload === undefined) throw new Error("the command's payload is not JSON");
       // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
       // not write must not make a genuine command count as a repeat either.
       const earlier = (await store.commands.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) =>
@@ -187,7 +188,7 @@ export class CommandInbox {
    */
   async #tellFailure(command: CommandRow, error: unknown): Promise<void> {
     const deps = this.#deps;
-    const payload = JSON.parse(command.payload) as Gesture | LabeledCommand;
+    const payload = command.request as Gesture | LabeledCommand;
     // Octokit's message ends with a documentation link: the status and GitHub's words are enough here.
     const said = ((error as Error).message ?? "").split(" - https://")[0];
     const cause =

@@ -7,14 +7,9 @@ import type { Store } from "../store/store.ts";
  * A gesture on one of a run's pull requests is about the run's issue, which may be in another
  * repository; a row that cannot be read is about nothing else.
  */
-export async function issueOfCommand(store: Store, command: Pick<CommandRow, "id" | "kind" | "payload">): Promise<string> {
-  let payload: unknown;
-  try {
-    payload = JSON.parse(command.payload);
-  } catch {
-    return `command:${command.id}`;
-  }
-  return issueOfPayload(store, { id: command.id, kind: command.kind, payload });
+export async function issueOfCommand(store: Store, command: Pick<CommandRow, "id" | "kind" | "request">): Promise<string> {
+  if (command.request === undefined) return `command:${command.id}`;
+  return issueOfPayload(store, { id: command.id, kind: command.kind, payload: command.request });
 }
 
 /** The same, for a command whose payload is at hand (just stored), not read back from its row. */

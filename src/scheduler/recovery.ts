@@ -2,9 +2,9 @@ import type { CoreDeps } from "../deps.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killGroup } from "../providers/run-agent.ts";
 import { refreshGate } from "../review/refresh-gate.ts";
-import { abandonRun } from "../runs/execute-run.ts";
 import type { RunRow, StepState } from "../store/rows.ts";
 import { interruptRun } from "../store/run-changes.ts";
+import { abandonRun } from "../workflow/pass/execute-run.ts";
 import { sweepWorktrees } from "../workspace/sweep-worktrees.ts";
 import type { WorkClaims } from "./claims.ts";
 
@@ -48,8 +48,9 @@ export async function recoverAlone(deps: CoreDeps, worker: Recovering): Promise<
         log.error({ err: error, runId: run.id }, "could not report abandoned run"),
       );
     } else {
-      await interruptRun(store, run.id);
-      log.info({ runId: run.id }, "resuming a run interrupted by a restart");
+      if (await interruptRun(store, run.id, { session: "Lisa stopped during this session", restart: true }))
+        log.info({ runId: run.id }, "resuming a run interrupted by a restart");
+      else log.info({ runId: run.id }, "a run to resume had changed meanwhile; it stands as it is");
     }
   }
   await refreshGates(deps);

@@ -1,10 +1,11 @@
 // Over 250 lines: the runs this process executes, their retries and their interruption share one map of live runs.
 import type { CoreDeps } from "../deps.ts";
 import { killAllAgents } from "../providers/run-agent.ts";
-import { abandonRun, executeRun, GitHubOutage } from "../runs/execute-run.ts";
 import { DiskFullError, isDiskFull, type RunFailure, recordFailure } from "../store/disk-full.ts";
 import type { RunRow } from "../store/rows.ts";
+import { interruptRun } from "../store/run-changes.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import { abandonRun, executeRun, GitHubOutage } from "../workflow/pass/execute-run.ts";
 import type { WorkClaims } from "./claims.ts";
 import { issueOfRun } from "./command-issue.ts";
 import { type KeptSizes, trimKeptWorktrees } from "./kept-worktrees.ts";
@@ -184,8 +185,9 @@ export class RunExecutions {
         run.worker === workerName
           ? `Worker ${workerName} restarted during this run and resumes it.`
           : `Worker ${run.worker ?? "unknown"} stopped renewing its claim on this run; worker ${workerName} took it over.`;
-      await store.runs.takeOver(runId, note);
-      this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
+      if (await store.runs.takeOver(runId, note))
+        this.#deps.log.warn({ runId, from: run.worker }, "took over a run whose worker stopped");
+      else this.#deps.log.info({ runId }, "a run to take over had stopped running meanwhile");
     }
     return store.runs.claim(workerName, runId);
   }
@@ -204,8 +206,9 @@ export class RunExecutions {
       // A run this worker was running that another took over during a long outage is that one's now.
       const takenOver = runner !== undefined && (await store.runs.get(runId))?.worker !== runner;
       if ((await store.runs.get(runId))?.state === "running" && !takenOver) {
-        await store.sessions.interruptRun(runId, "the database connection was lost during this session");
-        await store.runs.transition(runId, "interrupt", { note: "The database connection was lost during the run; it resumes" });
+        const note = "The database connection was lost during the run; it resumes";
+        const session = "the database connection was lost during this session";
+        if (!(await interruptRun(store, runId, { session, note }))) log.info({ runId }, "the run had changed meanwhile");
       }
       await this.#options.claims.release(runId);
       if ((await store.runs.get(runId))?.state === "queued") await this.#options.claims.offer([runId]);
@@ -229,8 +232,9 @@ export class RunExecutions {
       : "Lisa was stopped (SIGTERM) during this run; it resumes where it stood when Lisa starts again";
     let sessions = 0;
     for (const runId of handedBack) {
-      await store.runs.transition(runId, "interrupt", { note });
-      sessions += (await store.sessions.interruptRun(runId, "Lisa stopped during this session")).length;
+      const handed = await interruptRun(store, runId, { session: "Lisa stopped during this session", note });
+      if (handed) sessions += handed.sessions;
+      else log.info({ runId }, "a run to hand back had ended meanwhile");
     }
     killAllAgents();
     this.#pauses.abort();

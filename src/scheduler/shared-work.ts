@@ -1,4 +1,4 @@
-import type { Log } from "../deps.ts";
+import type { Log } from "../security/redacting-log.ts";
 import { splitSchema } from "../store/postgres-driver.ts";
 import type { Store } from "../store/store.ts";
 import { BossClaims } from "./boss-claims.ts";

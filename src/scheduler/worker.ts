@@ -4,9 +4,9 @@
 import type { CoreDeps } from "../deps.ts";
 import { processIdentity } from "../process/process-identity.ts";
 import { killGroup } from "../providers/run-agent.ts";
-import { rerunGates } from "../runs/rerun-gates.ts";
 import { isDiskFull } from "../store/disk-full.ts";
 import { isDatabaseUnavailable } from "../store/sql-driver.ts";
+import { rerunGates } from "../workflow/step/rerun-gates.ts";
 import { LocalClaims, type WorkClaims } from "./claims.ts";
 import { CommandInbox } from "./command-inbox.ts";
 import { issueOfPayload } from "./command-issue.ts";

@@ -1,5 +1,11 @@
-import type { Log } from "../deps.ts";
 import { redactSecrets } from "../markdown/redact-secrets.ts";
+
+/** The subset of pino's interface Lisa logs through. */
+export interface Log {
+  info(object: object, message?: string): void;
+  warn(object: object, message?: string): void;
+  error(object: object, message?: string): void;
+}
 
 /** How deep a logged object is followed: log fields are shallow, and a cycle must not hang a log call. */
 const MAX_DEPTH = 6;

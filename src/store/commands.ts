@@ -54,17 +54,20 @@ export class CommandRecords {
   }
 
   async get(id: number): Promise<CommandRow | undefined> {
-    return this.#db.get(sql`SELECT * FROM commands WHERE id = ${id}`);
+    const row = await this.#db.get<StoredCommand>(sql`SELECT * FROM commands WHERE id = ${id}`);
+    return row && decodeCommand(row);
   }
 
   /** Every pending command, oldest first. */
   async pendingRows(): Promise<CommandRow[]> {
-    return this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' ORDER BY id`);
+    return decodeCommands(this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' ORDER BY id`));
   }
 
   /** Pending commands stored before `before`, oldest first: those a job library may never have been told of. */
   async pendingSince(before: number): Promise<CommandRow[]> {
-    return this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' AND created_at < ${before} ORDER BY id`);
+    return decodeCommands(
+      this.#db.all(sql`SELECT * FROM commands WHERE state = 'pending' AND created_at < ${before} ORDER BY id`),
+    );
   }
 
   /** Whether Lisa wrote this command row: its MAC is valid. Anyone else who can write the database cannot make one. */
@@ -78,11 +81,19 @@ export class CommandRecords {
    * at that one's priority: the issue's commands stay in order, and the surer one is not held back.
    */
   async ready(limit = 200): Promise<CommandRow[]> {
-    return this.#db.all(
-      sql`SELECT * FROM commands c WHERE c.state = 'pending' AND (c.not_before IS NULL OR c.not_before <= ${this.#db.now()})
+    return decodeCommands(
+      this.#db.all(
+        sql`SELECT * FROM commands c WHERE c.state = 'pending' AND (c.not_before IS NULL OR c.not_before <= ${this.#db.now()})
         ORDER BY CASE WHEN c.priority < ${SURE_COMMAND} AND EXISTS (SELECT 1 FROM commands l WHERE l.state = 'pending' AND l.issue = c.issue AND l.priority > c.priority)
           THEN ${SURE_COMMAND} ELSE c.priority END DESC, c.id LIMIT ${limit}`,
+      ),
     );
+  }
+
+  /** When the newest command was stored: the last time a webhook reached this store, if one ever did. */
+  async lastStoredAt(): Promise<number | undefined> {
+    const row = await this.#db.get<{ at: number | null }>(sql`SELECT MAX(created_at) AS at FROM commands`);
+    return row?.at === null || row?.at === undefined ? undefined : Number(row.at);
   }
 
   /** Pending commands, those waiting to be tried again included. */
@@ -97,7 +108,9 @@ export class CommandRecords {
 
   /** Up to `limit` gestures (commands, reviews, pushes) recorded before command `id`, newest first. */
   async gesturesBefore(id: number, limit: number): Promise<CommandRow[]> {
-    return this.#db.all(sql`SELECT * FROM commands WHERE id < ${id} AND kind = 'gesture' ORDER BY id DESC LIMIT ${limit}`);
+    return decodeCommands(
+      this.#db.all(sql`SELECT * FROM commands WHERE id < ${id} AND kind = 'gesture' ORDER BY id DESC LIMIT ${limit}`),
+    );
   }
 
   async finish(id: number, outcome: string): Promise<void> {
@@ -106,3 +119,18 @@ export class CommandRecords {
     );
   }
 }
+
+type StoredCommand = Omit<CommandRow, "request">;
+
+/** A command row with its payload decoded; a payload that is not JSON (a row Lisa did not write) decodes to undefined. */
+function decodeCommand(row: StoredCommand): CommandRow {
+  let request: unknown;
+  try {
+    request = JSON.parse(row.payload);
+  } catch {
+    request = undefined;
+  }
+  return { ...row, request };
+}
+
+const decodeCommands = async (rows: Promise<StoredCommand[]>): Promise<CommandRow[]> => (await rows).map(decodeCommand);

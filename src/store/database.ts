@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
-import { join, raw, type Sql, sql } from "./sql.ts";
-import type { SqlDriver, SqlStatements, SqlValue } from "./sql-driver.ts";
+import { join, raw, type Sql, type SqlValue, sql } from "./sql.ts";
+import type { SqlDriver, SqlStatements } from "./sql-driver.ts";
 
 type Table = "runs" | "steps" | "sessions" | "passes" | "step_passes" | "guidance";
 const TABLES_WITH_UPDATED_AT: ReadonlySet<Table> = new Set(["runs", "steps"]);

@@ -59,5 +59,7 @@ export class DiskFullError extends Error {
 /** Writes `failure` to the store; throws what the store threw (a full disk: nothing of it was written). */
 export async function recordFailure(store: Store, failure: RunFailure): Promise<void> {
   const steps = failure.stepId === undefined ? [] : [{ id: failure.stepId, error: failure.detail }];
-  await failRun(store, failure.runId, failure.message, steps);
+  const failed = await failRun(store, failure.runId, failure.message, steps);
+  // A run that ended meanwhile keeps its end: there is no failure left to write.
+  if (!failed) return;
 }

@@ -28,7 +28,7 @@ export interface AnchorRow {
   step_id: number;
   /** The pass that set it. */
   pass: number;
-  kind: "gate" | "test";
+  kind: "gate" | "test" | "judge";
   value: string;
 }
 

@@ -1,10 +1,11 @@
+import { decodePass, encodeConfig, encodeFields, type Stored } from "./columns.ts";
 import { type Database, runLock } from "./database.ts";
 import { insertGuidance, type NewGuidance } from "./guidance.ts";
-import type { PassRow, RunRow, StepRow } from "./rows.ts";
+import type { PassRow, RunRow } from "./rows.ts";
 import { transitionRun } from "./run-transition.ts";
 import { sql } from "./sql.ts";
-import { insertStep, insertStepPass, lastIteration, moveStep, type NewStep } from "./steps.ts";
-import { nextPassState, nextRunState, type PassEvent } from "./transitions.ts";
+import { followStep, insertStep, insertStepPass, lastIteration, type NewStep, stepsOf } from "./steps.ts";
+import { nextPassState, nextRunState, type PassEvent, type PassState } from "./transitions.ts";
 
 /** A run's passes: each one round of plan, build and review, along the pass table (transitions.ts). */
 export class PassRecords {
@@ -15,17 +16,20 @@ export class PassRecords {
   }
 
   async of(runId: number): Promise<PassRow[]> {
-    return this.#db.all(sql`SELECT * FROM passes WHERE run_id = ${runId} ORDER BY number`);
+    const passes = await this.#db.all<Stored<PassRow>>(sql`SELECT * FROM passes WHERE run_id = ${runId} ORDER BY number`);
+    return passes.map(decodePass);
   }
 
   async get(runId: number, number: number): Promise<PassRow | undefined> {
-    return this.#db.get(sql`SELECT * FROM passes WHERE run_id = ${runId} AND number = ${number}`);
+    const pass = await this.#db.get<Stored<PassRow>>(sql`SELECT * FROM passes WHERE run_id = ${runId} AND number = ${number}`);
+    return pass && decodePass(pass);
   }
 
   async current(runId: number): Promise<PassRow | undefined> {
-    return this.#db.get(
+    const pass = await this.#db.get<Stored<PassRow>>(
       sql`SELECT p.* FROM passes p JOIN runs r ON r.id = p.run_id AND p.number = r.current_pass WHERE r.id = ${runId}`,
     );
+    return pass && decodePass(pass);
   }
 
   /**
@@ -38,7 +42,7 @@ export class PassRecords {
     next: {
       trigger: PassRow["trigger"];
       requestedBy: string;
-      config: string;
+      config: unknown;
       guidance: NewGuidance[];
       /** `queued_pass` when the pass under way ends with guidance waiting. */
       event?: "next_pass" | "queued_pass";
@@ -47,13 +51,15 @@ export class PassRecords {
     const db = this.#db;
     const event = next.event ?? "next_pass";
     return db.tx(async () => {
-      const run = await db.get<RunRow>(sql`SELECT * FROM runs WHERE id = ${runId}`);
+      const run = await db.get<Pick<RunRow, "state" | "current_pass">>(
+        sql`SELECT state, current_pass FROM runs WHERE id = ${runId}`,
+      );
       if (!run || !nextRunState(run.state, event)) return undefined;
       const current = await this.current(runId);
-      if (current) await movePass(db, current, "supersede");
+      if (current) await followPass(db, current, "supersede");
       // Blocked steps of a superseded pass are skipped; the new pass plans afresh.
-      for (const step of await db.all<StepRow>(sql`SELECT * FROM steps WHERE run_id = ${runId} ORDER BY position`)) {
-        if (step.state === "blocked" || step.state === "pending" || step.state === "running") await moveStep(db, step, "skip");
+      for (const step of await stepsOf(db, runId)) {
+        if (step.state === "blocked" || step.state === "pending" || step.state === "running") await followStep(db, step, "skip");
       }
       const number = run.current_pass + 1;
       const passId = await insertPass(db, runId, {
@@ -74,25 +80,30 @@ export class PassRecords {
 
   /** Moves a pass along the pass table; false when the table refuses the event from its state. */
   async transition(passId: number, event: PassEvent): Promise<boolean> {
-    const pass = await this.#db.get<PassRow>(sql`SELECT * FROM passes WHERE id = ${passId}`);
+    const pass = await this.#db.get<PassMoving>(sql`SELECT * FROM passes WHERE id = ${passId}`);
     return pass ? await movePass(this.#db, pass, event) : false;
   }
 
-  /** The configuration a later pass runs with: the default branch's when it started. */
-  async recordConfig(passId: number, config: string): Promise<void> {
-    await this.#db.update("passes", passId, { config });
+  /** See followPass: a pass moved along with its run's change, when the pass table allows it. */
+  async follow(passId: number, event: PassEvent): Promise<void> {
+    const pass = await this.#db.get<PassMoving>(sql`SELECT * FROM passes WHERE id = ${passId}`);
+    if (pass) await followPass(this.#db, pass, event);
   }
 
-  /** The pass's gate opens with what the agents recommend; false when the pass is not ascending. */
-  async openGate(passId: number, outcome: Pick<PassRow, "recommendation" | "refinements" | "open_questions">): Promise<boolean> {
-    const found = await this.#db.get<{ run_id: number }>(sql`SELECT run_id FROM passes WHERE id = ${passId}`);
-    if (!found) return false;
-    return this.#db.tx(async () => {
-      const pass = await this.#db.get<PassRow>(sql`SELECT * FROM passes WHERE id = ${passId}`);
-      if (!pass || !(await movePass(this.#db, pass, "gate_open"))) return false;
-      await this.#db.update("passes", passId, outcome);
-      return true;
-    }, runLock(found.run_id));
+  /** The configuration a later pass runs with: the default branch's when it started. */
+  async recordConfig(passId: number, config: unknown): Promise<void> {
+    await this.#db.update("passes", passId, { config: encodeConfig(config) });
+  }
+
+  /**
+   * The pass reaches its review gate with what its agents recommend (`outcome`, written only when
+   * the pass is ascending); part of the run's change `openGate`, whose compare-and-set decides.
+   */
+  async reachGate(passId: number, outcome: PassOutcome): Promise<void> {
+    const pass = await this.#db.get<PassMoving>(sql`SELECT * FROM passes WHERE id = ${passId}`);
+    if (pass?.state !== "ascending") return;
+    await followPass(this.#db, pass, "gate_open");
+    await this.#db.update("passes", passId, encodeFields(outcome));
   }
 
   /**
@@ -111,7 +122,7 @@ export class PassRecords {
       if (!pass) throw new Error(`run ${runId} has no pass ${passNumber}`);
       await db.update("passes", pass.id, { plan: JSON.stringify(plan) });
       if (passNumber === 1) await db.update("runs", runId, { plan: JSON.stringify(plan) });
-      const existing = await db.all<StepRow>(sql`SELECT * FROM steps WHERE run_id = ${runId} ORDER BY position`);
+      const existing = await stepsOf(db, runId);
       const same = (a: { owner: string; repo: string }, b: { owner: string; repo: string }) =>
         a.owner.toLowerCase() === b.owner.toLowerCase() && a.repo.toLowerCase() === b.repo.toLowerCase();
       // A later plan of the same pass (guidance came while planning) may leave out steps the first
@@ -122,7 +133,7 @@ export class PassRecords {
         await db.run(sql`DELETE FROM step_passes WHERE step_id = ${step.id} AND pass_id = ${pass.id}`);
         const sessions = await db.get(sql`SELECT 1 FROM sessions WHERE step_id = ${step.id} LIMIT 1`);
         if (step.pr_number === null && !sessions) await db.run(sql`DELETE FROM steps WHERE id = ${step.id}`);
-        else await moveStep(db, step, "set_aside");
+        else await followStep(db, step, "set_aside");
       }
       for (const step of steps) {
         const found = existing.find((s) => s.position > 0 && same(s, step) && s.pr_state !== "merged" && s.pr_state !== "closed");
@@ -131,7 +142,7 @@ export class PassRecords {
           continue;
         }
         if (found) {
-          await moveStep(db, found, "replan", {
+          await followStep(db, found, "replan", {
             pass: passNumber,
             scope: step.scope,
             phase: "workspace",
@@ -159,24 +170,39 @@ export class PassRecords {
 }
 
 /** Moves `pass` along the pass table, as a compare-and-set on the state it stood at. */
-export async function movePass(db: Database, pass: PassRow, event: PassEvent): Promise<boolean> {
+export async function movePass(db: Database, pass: PassMoving, event: PassEvent): Promise<boolean> {
   const to = nextPassState(pass.state, event);
-  if (!to) return false;
+  return to ? (await db.run(passMove(db, pass, event, to))).changes > 0 : false;
+}
+
+/**
+ * Moves `pass` along with a change of its run when the pass table allows it from where the pass
+ * stands; a pass already past it stays where it is. No result: the run's compare-and-set decides
+ * the change (run-changes.ts), never its pass's.
+ */
+export async function followPass(db: Database, pass: PassMoving, event: PassEvent): Promise<void> {
+  const to = nextPassState(pass.state, event);
+  if (to) await db.run(passMove(db, pass, event, to));
+}
+
+type PassMoving = Pick<PassRow, "id" | "state" | "started_at">;
+
+/** What a pass's agents said at its gate. */
+export type PassOutcome = Pick<PassRow, "recommendation" | "refinements" | "open_questions">;
+
+function passMove(db: Database, pass: PassMoving, event: PassEvent, to: PassState) {
   const now = db.now();
   const started = event === "start" ? now : pass.started_at;
   const finished = ["superseded", "aborted", "accepted", "at_gate"].includes(to) ? now : null;
-  const { changes } = await db.run(
-    sql`UPDATE passes SET state = ${to}, started_at = ${started}, finished_at = ${finished} WHERE id = ${pass.id} AND state = ${pass.state}`,
-  );
-  return changes > 0;
+  return sql`UPDATE passes SET state = ${to}, started_at = ${started}, finished_at = ${finished} WHERE id = ${pass.id} AND state = ${pass.state}`;
 }
 
 export async function insertPass(
   db: Database,
   runId: number,
-  pass: { number: number; trigger: PassRow["trigger"]; requestedBy: string; config: string },
+  pass: { number: number; trigger: PassRow["trigger"]; requestedBy: string; config: unknown },
 ): Promise<number> {
   return db.insert(
-    sql`INSERT INTO passes (run_id, number, trigger, requested_by, state, config) VALUES (${runId}, ${pass.number}, ${pass.trigger}, ${pass.requestedBy}, 'queued', ${pass.config}) RETURNING id`,
+    sql`INSERT INTO passes (run_id, number, trigger, requested_by, state, config) VALUES (${runId}, ${pass.number}, ${pass.trigger}, ${pass.requestedBy}, 'queued', ${encodeConfig(pass.config)}) RETURNING id`,
   );
 }

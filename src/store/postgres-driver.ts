@@ -2,14 +2,13 @@
 // each share one connection state (#outage, #closing); splitting them would hand that state around.
 import pg from "pg";
 import { migratePostgres } from "./schema/migrate-postgres.ts";
-import { render, type Sql } from "./sql.ts";
+import { render, type Sql, type SqlValue } from "./sql.ts";
 import {
   type ConnectionChange,
   DATABASE_UNAVAILABLE,
   isConnectionLoss,
   type SqlDriver,
   type SqlStatements,
-  type SqlValue,
 } from "./sql-driver.ts";
 
 /** How long a statement may take before the store gives up on PostgreSQL (its own statement_timeout is 25 s). */

@@ -1,3 +1,5 @@
+import type { CiFailure, FileChange, GateLine, HumanCommit, PrGate } from "../records/columns.ts";
+import type { Manifest } from "../records/manifest.ts";
 import type { PassState, RunState, StepPhase, StepState } from "./transitions.ts";
 
 export type { PassState, RunState, StepPhase, StepState };
@@ -15,8 +17,8 @@ export interface RunRow {
   issue_title: string;
   issue_body: string;
   requested_by: string;
-  /** The configuration the run started with, as JSON; each pass records the one in force for it. */
-  config: string;
+  /** The configuration the run started with, as read (src/config/run-config.ts validates it); each pass records the one in force for it. */
+  config: unknown;
   /** The first pass's validated plan, as JSON. */
   plan: string | null;
   state: RunState;
@@ -47,17 +49,17 @@ export interface PassRow {
   /** JSON: the steps this pass touches and what each must do, once fixed. */
   plan: string | null;
   recommendation: "accept" | "continue" | "blocked" | null;
-  /** JSON list of the agents' proposed refinements for the next pass. */
-  refinements: string | null;
-  /** JSON list of the agents' open questions for the reviewers. */
-  open_questions: string | null;
+  /** The agents' proposed refinements for the next pass; null until the gate opens. */
+  refinements: string[] | null;
+  /** The agents' open questions for the reviewers; null until the gate opens. */
+  open_questions: string[] | null;
   decision: string | null;
   decided_by: string | null;
   /** How the decision was taken, e.g. `approval acme/api#5@1a2b3c4` or `/lisa accept`. */
   decided_via: string | null;
   decided_at: number | null;
-  /** The configuration in force for this pass, as JSON, read at its start. */
-  config: string;
+  /** The configuration in force for this pass, as read at its start (src/config/run-config.ts validates it). */
+  config: unknown;
   started_at: number | null;
   finished_at: number | null;
 }
@@ -86,15 +88,15 @@ export interface StepRow {
   /** Commit the branch stood at when this pass started on it, so a resumed step diffs against the same point. */
   start_sha: string | null;
   /** The agent's validated manifest, kept here once read because the file is deleted. */
-  manifest: string | null;
+  manifest: Manifest | null;
   /** The agent's last final message. */
   summary: string | null;
-  /** JSON list of the last gate results: command, whether it passed, and a failing one's output (a resumed fix session's, too). */
-  gates: string | null;
-  /** JSON list of files changed against the base, kept to recompose the PR body later. */
-  changed_files: string | null;
-  /** JSON: the CI failure the step's next session is to fix (ci-failure.ts), until one has. */
-  ci_failure: string | null;
+  /** The last gate results: command, whether it passed, and a failing one's output (a resumed fix session's, too). */
+  gates: GateLine[] | null;
+  /** Files changed against the base, kept to recompose the PR body later. */
+  changed_files: FileChange[] | null;
+  /** The CI failure the step's next session is to fix (ci-failure.ts), until one has. */
+  ci_failure: CiFailure | null;
   pr_number: number | null;
   pr_url: string | null;
   pr_state: PrState | null;
@@ -102,8 +104,8 @@ export interface StepRow {
   head_sha: string | null;
   /** 1 while the PR is a draft Lisa made. */
   draft: number;
-  /** JSON: the PR's part of the review gate as last read from GitHub (status, approvers, blockers). */
-  gate: string | null;
+  /** The PR's part of the review gate as last read from GitHub (status, approvers, blockers). */
+  gate: PrGate | null;
   error: string | null;
   created_at: number;
   updated_at: number;
@@ -117,14 +119,14 @@ export interface StepPassRow {
   scope: string | null;
   start_sha: string | null;
   end_sha: string | null;
-  /** JSON list of `{sha, author, subject}` of commits humans pushed that this pass built on. */
-  human_shas: string | null;
+  /** Commits humans pushed that this pass built on. */
+  human_shas: HumanCommit[] | null;
   /** Commits Lisa added in this pass. */
   commits: number;
-  gates: string | null;
+  gates: GateLine[] | null;
   summary: string | null;
-  manifest: string | null;
-  changed_files: string | null;
+  manifest: Manifest | null;
+  changed_files: FileChange[] | null;
   block_reason: string | null;
   wip_sha: string | null;
   package_comment_id: number | null;
@@ -135,7 +137,7 @@ export interface SessionRow {
   step_id: number;
   pass: number;
   iteration: number;
-  purpose: "plan" | "implement" | "fix_gates" | "fix_ci" | "resume" | "revise";
+  purpose: "plan" | "implement" | "fix_gates" | "fix_judge" | "fix_ci" | "resume" | "revise" | "judge";
   provider: string;
   model: string | null;
   state: SessionState;
@@ -197,7 +199,10 @@ export interface CommandRow {
   delivery_id: string;
   event_key: string | null;
   kind: string;
+  /** The payload as the JSON text the MAC covers (command-mac.ts). */
   payload: string;
+  /** The payload decoded, once, by the store; undefined when the text is not JSON. */
+  request: unknown;
   state: "pending" | "done";
   outcome: string | null;
   created_at: number;

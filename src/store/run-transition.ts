@@ -1,3 +1,4 @@
+import { decodeRun, type Stored } from "./columns.ts";
 import { type Database, runLock } from "./database.ts";
 import { logEvent } from "./events.ts";
 import type { RunRow } from "./rows.ts";
@@ -20,7 +21,9 @@ export async function transitionRun(
   fields: RunStateFields = {},
 ): Promise<RunRow | undefined> {
   return db.tx(async () => {
-    const run = await db.get<RunRow>(sql`SELECT * FROM runs WHERE id = ${runId}`);
+    const run = await db.get<Pick<RunRow, "state" | "current_pass">>(
+      sql`SELECT state, current_pass FROM runs WHERE id = ${runId}`,
+    );
     const to = run && nextRunState(run.state, event);
     if (!run || !to) return undefined;
     const now = db.now();
@@ -33,6 +36,12 @@ export async function transitionRun(
     if (changes === 0) return undefined;
     const cause = { actor: detail.actor ?? null, detail: detail.note ?? null };
     await logEvent(db, { runId, pass: run.current_pass, kind: event, from: run.state, to, ...cause });
-    return db.get<RunRow>(sql`SELECT * FROM runs WHERE id = ${runId}`);
+    return readRun(db, runId);
   }, runLock(runId));
+}
+
+/** A run's row, decoded. */
+export async function readRun(db: Database, runId: number): Promise<RunRow | undefined> {
+  const run = await db.get<Stored<RunRow>>(sql`SELECT * FROM runs WHERE id = ${runId}`);
+  return run && decodeRun(run);
 }

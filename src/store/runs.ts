@@ -1,17 +1,21 @@
+import { decodeRun, encodeConfig, type Stored } from "./columns.ts";
 import { type Database, runLock } from "./database.ts";
 import { logEvent } from "./events.ts";
-import { insertPass, movePass } from "./passes.ts";
-import type { PassRow, RunRow, RunState, StepRow } from "./rows.ts";
-import { type RunStateFields, transitionRun } from "./run-transition.ts";
+import { followPass, insertPass } from "./passes.ts";
+import type { PassRow, RunRow, RunState } from "./rows.ts";
+import { type RunStateFields, readRun, transitionRun } from "./run-transition.ts";
 import { interruptRunSessions } from "./sessions.ts";
 import { join, raw, sql } from "./sql.ts";
-import { insertStep, insertStepPass, lastIteration, moveStep, type NewStep } from "./steps.ts";
+import { followStep, insertStep, insertStepPass, lastIteration, type NewStep, stepsOf } from "./steps.ts";
 import type { RunEvent } from "./transitions.ts";
 
 export type NewRun = Pick<
   RunRow,
   "installation_id" | "owner" | "repo" | "issue_number" | "issue_title" | "issue_body" | "requested_by" | "config"
->;
+> & {
+  /** The webhook delivery whose command creates the run, kept on its `run_created` event (createdBy). */
+  delivery?: string;
+};
 
 /** Runs, one per labelled issue at a time, along the run table (transitions.ts). */
 export class RunRecords {
@@ -32,7 +36,7 @@ export class RunRecords {
         const now = db.now();
         const id =
           await db.insert(sql`INSERT INTO runs (installation_id, owner, repo, issue_number, issue_title, issue_body, requested_by, config, state, created_at, updated_at)
-           VALUES (${run.installation_id}, ${run.owner}, ${run.repo}, ${run.issue_number}, ${run.issue_title}, ${run.issue_body}, ${run.requested_by}, ${run.config}, 'queued', ${now}, ${now}) RETURNING id`);
+           VALUES (${run.installation_id}, ${run.owner}, ${run.repo}, ${run.issue_number}, ${run.issue_title}, ${run.issue_body}, ${run.requested_by}, ${encodeConfig(run.config)}, 'queued', ${now}, ${now}) RETURNING id`);
         const passId = await insertPass(db, id, {
           number: 1,
           trigger: "initial",
@@ -43,7 +47,8 @@ export class RunRecords {
           const stepId = await insertStep(db, id, step, 1);
           if (step.position > 0) await insertStepPass(db, stepId, passId, step.scope);
         }
-        await logEvent(db, { runId: id, pass: 1, kind: "run_created", to: "queued", actor: run.requested_by, detail: null });
+        const detail = run.delivery === undefined ? null : `delivery ${run.delivery}`;
+        await logEvent(db, { runId: id, pass: 1, kind: "run_created", to: "queued", actor: run.requested_by, detail });
         return this.get(id);
       });
     } catch (error) {
@@ -53,23 +58,27 @@ export class RunRecords {
   }
 
   async get(id: number): Promise<RunRow | undefined> {
-    return this.#db.get(sql`SELECT * FROM runs WHERE id = ${id}`);
+    return readRun(this.#db, id);
   }
 
   /** The issue's most recent run, whatever its state. */
   async latestFor(owner: string, repo: string, issue: number): Promise<RunRow | undefined> {
-    return this.#db.get(
+    const run = await this.#db.get<Stored<RunRow>>(
       sql`SELECT * FROM runs WHERE lower(owner) = lower(${owner}) AND lower(repo) = lower(${repo}) AND issue_number = ${issue} ORDER BY id DESC LIMIT 1`,
     );
+    return run && decodeRun(run);
   }
 
   /** Runs whose tracking comment GitHub refused to bring up to date. */
   async owingTracking(): Promise<RunRow[]> {
-    return this.#db.all(sql`SELECT * FROM runs WHERE tracking_owed = 1 ORDER BY id`);
+    return (await this.#db.all<Stored<RunRow>>(sql`SELECT * FROM runs WHERE tracking_owed = 1 ORDER BY id`)).map(decodeRun);
   }
 
   async inState(...states: RunState[]): Promise<RunRow[]> {
-    return this.#db.all(sql`SELECT * FROM runs WHERE state IN (${join(states.map((state) => sql`${state}`))}) ORDER BY id`);
+    const runs = await this.#db.all<Stored<RunRow>>(
+      sql`SELECT * FROM runs WHERE state IN (${join(states.map((state) => sql`${state}`))}) ORDER BY id`,
+    );
+    return runs.map(decodeRun);
   }
 
   /** How many runs are in each state. */
@@ -85,11 +94,12 @@ export class RunRecords {
     return found !== undefined;
   }
 
-  /** Agent spend of a run, or of one of its passes. */
-  async cost(runId: number, pass?: number): Promise<number> {
+  /** Agent spend of a run, or of one of its passes; only its sessions of one purpose (`judge`) when given. */
+  async cost(runId: number, pass?: number, purpose?: string): Promise<number> {
     const ofPass = pass === undefined ? raw("") : sql` AND s.pass = ${pass}`;
+    const ofPurpose = purpose === undefined ? raw("") : sql` AND s.purpose = ${purpose}`;
     const row = await this.#db.get<{ total: number | null }>(
-      sql`SELECT SUM(s.cost_usd) AS total FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ${runId}${ofPass}`,
+      sql`SELECT SUM(s.cost_usd) AS total FROM sessions s JOIN steps t ON s.step_id = t.id WHERE t.run_id = ${runId}${ofPass}${ofPurpose}`,
     );
     return row?.total ?? 0;
   }
@@ -125,6 +135,14 @@ export class RunRecords {
     }, runLock(runId));
   }
 
+  /** The webhook delivery whose command created the run, when it was recorded. */
+  async createdBy(runId: number): Promise<string | undefined> {
+    const event = await this.#db.get<{ detail: string | null }>(
+      sql`SELECT detail FROM events WHERE run_id = ${runId} AND kind = 'run_created' ORDER BY id LIMIT 1`,
+    );
+    return event?.detail?.startsWith("delivery ") ? event.detail.slice("delivery ".length) : undefined;
+  }
+
   /** See transitionRun (run-transition.ts). */
   transition(runId: number, event: RunEvent, detail: { actor?: string; note?: string } = {}, fields: RunStateFields = {}) {
     return transitionRun(this.#db, runId, event, detail, fields);
@@ -141,9 +159,12 @@ export class RunRecords {
       const note = decision.via === "override" ? "/lisa accept" : undefined;
       const run = await this.transition(runId, "accept", { actor: decision.by, ...(note ? { note } : {}) });
       const pass =
-        run && (await db.get<PassRow>(sql`SELECT * FROM passes WHERE run_id = ${runId} AND number = ${run.current_pass}`));
+        run &&
+        (await db.get<Pick<PassRow, "id" | "state" | "started_at">>(
+          sql`SELECT id, state, started_at FROM passes WHERE run_id = ${runId} AND number = ${run.current_pass}`,
+        ));
       if (!run || !pass) return run;
-      await movePass(db, pass, "accept");
+      await followPass(db, pass, "accept");
       await db.update("passes", pass.id, {
         decision: "accept",
         decided_by: decision.by,
@@ -158,17 +179,19 @@ export class RunRecords {
    * Queues a failed run again: its failed steps go back to pending with a fresh iteration budget,
    * finished steps stay finished. The config is the one read from the default branch now.
    */
-  async retry(runId: number, config: string, actor: string): Promise<RunRow | undefined> {
+  async retry(runId: number, config: unknown, actor: string): Promise<RunRow | undefined> {
     const db = this.#db;
     return db.tx(async () => {
       const run = await this.get(runId);
       if (run?.state !== "failed") return undefined;
-      for (const step of await db.all<StepRow>(sql`SELECT * FROM steps WHERE run_id = ${runId} ORDER BY position`)) {
+      for (const step of await stepsOf(db, runId)) {
         if (step.state === "failed")
-          await moveStep(db, step, "again", { error: null, iteration_base: await lastIteration(db, step.id) });
+          await followStep(db, step, "again", { error: null, iteration_base: await lastIteration(db, step.id) });
       }
-      await db.run(sql`UPDATE passes SET config = ${config} WHERE run_id = ${runId} AND number = ${run.current_pass}`);
-      await db.update("runs", runId, { error: null, restarts: 0, config });
+      await db.run(
+        sql`UPDATE passes SET config = ${encodeConfig(config)} WHERE run_id = ${runId} AND number = ${run.current_pass}`,
+      );
+      await db.update("runs", runId, { error: null, restarts: 0, config: encodeConfig(config) });
       return this.transition(runId, "retry", { actor });
     }, runLock(runId));
   }
@@ -193,9 +216,12 @@ export class RunRecords {
    * change GitHub does not show yet: Lisa stopped, or GitHub failed, between the two.
    */
   async behindOnGitHub(): Promise<(RunRow & { changed_at: number })[]> {
-    return this.#db.all(sql`SELECT runs.*, last.id AS last_event, last.created_at AS changed_at FROM runs
+    const runs = await this.#db.all<
+      Stored<RunRow & { changed_at: number }>
+    >(sql`SELECT runs.*, last.id AS last_event, last.created_at AS changed_at FROM runs
          JOIN events last ON last.id = (SELECT MAX(id) FROM events WHERE events.run_id = runs.id AND to_state IS NOT NULL)
        WHERE runs.state NOT IN ('queued', 'running') AND COALESCE(runs.published_event, 0) < last.id ORDER BY runs.id`);
+    return runs.map(decodeRun);
   }
 
   /** The issue comment that tracks the run, once written. */

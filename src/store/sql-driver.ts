@@ -1,8 +1,5 @@
 import type { Sql } from "./sql.ts";
 
-/** A value a statement binds: Lisa's rows hold text, numbers and nulls only. */
-export type SqlValue = string | number | null;
-
 /**
  * The store's statements (sql.ts), written in the SQL both databases read, run on a connection or
  * inside a transaction.

@@ -1,4 +1,5 @@
-import type { SqlValue } from "./sql-driver.ts";
+/** A value a statement binds: Lisa's rows hold text, numbers and nulls only. */
+export type SqlValue = string | number | null;
 
 /**
  * A statement with its values kept apart from its text: `strings` has one more entry than

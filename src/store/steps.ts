@@ -1,8 +1,9 @@
+import { decodeStep, decodeStepPass, encodeFields, type Stored } from "./columns.ts";
 import { assignments, type Database, definedEntries, runLock } from "./database.ts";
 import type { RunRow, StepPassRow, StepRow } from "./rows.ts";
+import { readRun } from "./run-transition.ts";
 import { sql } from "./sql.ts";
-import type { SqlValue } from "./sql-driver.ts";
-import { nextStepState, phaseMoveAllowed, type StepEvent, type StepPhase } from "./transitions.ts";
+import { nextStepState, phaseMoveAllowed, type StepEvent, type StepPhase, type StepState } from "./transitions.ts";
 
 export interface NewStep {
   position: number;
@@ -52,40 +53,40 @@ export class StepRecords {
   }
 
   async of(runId: number): Promise<StepRow[]> {
-    return this.#db.all(sql`SELECT * FROM steps WHERE run_id = ${runId} ORDER BY position`);
+    return stepsOf(this.#db, runId);
   }
 
   async get(id: number): Promise<StepRow> {
-    const step = await this.#db.get<StepRow>(sql`SELECT * FROM steps WHERE id = ${id}`);
+    const step = await this.#db.get<Stored<StepRow>>(sql`SELECT * FROM steps WHERE id = ${id}`);
     if (!step) throw new Error(`step ${id} does not exist`);
-    return step;
+    return decodeStep(step);
   }
 
   /** The run and step whose pull request this is, when it is one of Lisa's. */
   async byPullRequest(owner: string, repo: string, pr: number): Promise<{ run: RunRow; step: StepRow } | undefined> {
-    const step = await this.#db.get<StepRow>(
+    const step = await this.#db.get<Stored<StepRow>>(
       sql`SELECT * FROM steps WHERE lower(owner) = lower(${owner}) AND lower(repo) = lower(${repo}) AND pr_number = ${pr} ORDER BY id DESC LIMIT 1`,
     );
-    const run = step && (await this.#db.get<RunRow>(sql`SELECT * FROM runs WHERE id = ${step.run_id}`));
-    return run && step ? { run, step } : undefined;
+    const run = step && (await readRun(this.#db, step.run_id));
+    return run && step ? { run, step: decodeStep(step) } : undefined;
   }
 
   async record(id: number, fields: StepFields): Promise<void> {
-    await this.#db.update("steps", id, fields);
+    await this.#db.update("steps", id, encodeFields(fields));
   }
 
   /**
    * Moves a running step on to `phase`, as a compare-and-set on the phase it stood in. A move the
-   * phase table refuses is a fault in the workflow, and throws.
+   * phase table refuses is a fault in the workflow, and throws. No result: only the worker running
+   * the step moves its phase, and the compare-and-set only keeps a stale read from writing over it.
    */
-  async enterPhase(id: number, phase: StepPhase): Promise<boolean> {
+  async enterPhase(id: number, phase: StepPhase): Promise<void> {
     const step = await this.get(id);
     if (!phaseMoveAllowed(step.phase, phase)) throw new Error(`step ${id} cannot go from phase ${step.phase} to ${phase}`);
-    if (step.phase === phase) return true;
-    const { changes } = await this.#db.run(
+    if (step.phase === phase) return;
+    await this.#db.run(
       sql`UPDATE steps SET phase = ${phase}, updated_at = ${this.#db.now()} WHERE id = ${id} AND phase = ${step.phase}`,
     );
-    return changes > 0;
   }
 
   /**
@@ -107,15 +108,20 @@ export class StepRecords {
       if (!(await moveStep(this.#db, step, event, fields))) return false;
       const state = nextStepState(step.state, event);
       await this.#db.run(
-        sql`UPDATE step_passes SET ${assignments(definedEntries({ ...record.fields, state }))} WHERE step_id = ${id} AND pass_id = ${record.passId}`,
+        sql`UPDATE step_passes SET ${assignments(definedEntries({ ...encodeFields(record.fields ?? {}), state }))} WHERE step_id = ${id} AND pass_id = ${record.passId}`,
       );
       return true;
     }, runLock(step.run_id));
   }
 
-  /** The planning step plans again for a later pass. */
+  /** See followStep: a step moved along with its run's change, when the step table allows it. */
+  async follow(id: number, event: StepEvent, fields: StepFields = {}): Promise<void> {
+    await followStep(this.#db, await this.get(id), event, fields);
+  }
+
+  /** The planning step plans again for a later pass, with its run's change (followStep). */
   async replan(stepId: number, pass: number): Promise<void> {
-    await moveStep(this.#db, await this.get(stepId), "replan", {
+    await followStep(this.#db, await this.get(stepId), "replan", {
       pass,
       phase: "planning",
       error: null,
@@ -128,9 +134,9 @@ export class StepRecords {
     await this.#db.update("steps", stepId, { phase: "workspace", iteration_base: await lastIteration(this.#db, stepId) });
   }
 
-  /** A blocked step goes again in the same pass with a fresh iteration budget (`/lisa fix`). */
+  /** A blocked step goes again in the same pass with a fresh iteration budget (`/lisa fix`), with its run's change (followStep). */
   async freshBudget(stepId: number): Promise<void> {
-    await moveStep(this.#db, await this.get(stepId), "again", {
+    await followStep(this.#db, await this.get(stepId), "again", {
       phase: "workspace",
       error: null,
       worktree: null,
@@ -141,45 +147,62 @@ export class StepRecords {
 
   /** The step's record for one pass. */
   async inPass(stepId: number, passId: number): Promise<StepPassRow | undefined> {
-    return this.#db.get(sql`SELECT * FROM step_passes WHERE step_id = ${stepId} AND pass_id = ${passId}`);
+    const record = await this.#db.get<Stored<StepPassRow>>(
+      sql`SELECT * FROM step_passes WHERE step_id = ${stepId} AND pass_id = ${passId}`,
+    );
+    return record && decodeStepPass(record);
   }
 
   /** The records of one pass, with the step each belongs to. */
   async allInPass(passId: number): Promise<StepPassRow[]> {
-    return this.#db.all(sql`SELECT * FROM step_passes WHERE pass_id = ${passId} ORDER BY step_id`);
+    const records = await this.#db.all<Stored<StepPassRow>>(
+      sql`SELECT * FROM step_passes WHERE pass_id = ${passId} ORDER BY step_id`,
+    );
+    return records.map(decodeStepPass);
   }
 
   /** Every record of one step, oldest pass first. */
   async history(stepId: number): Promise<(StepPassRow & { number: number })[]> {
-    return this.#db.all(
+    const records = await this.#db.all<Stored<StepPassRow & { number: number }>>(
       sql`SELECT sp.*, p.number FROM step_passes sp JOIN passes p ON p.id = sp.pass_id WHERE sp.step_id = ${stepId} ORDER BY p.number`,
     );
+    return records.map(decodeStepPass);
   }
 
   async recordInPass(id: number, fields: StepPassFields): Promise<void> {
-    await this.#db.update("step_passes", id, fields);
+    await this.#db.update("step_passes", id, encodeFields(fields));
   }
 }
 
 /** Moves `step` along the step table with `changes`, as a compare-and-set on the state it stood at. */
-export async function moveStep(
-  db: Database,
-  step: StepRow,
-  event: StepEvent,
-  changes: Record<string, SqlValue | undefined> = {},
-): Promise<boolean> {
+export async function moveStep(db: Database, step: StepRow, event: StepEvent, changes: Partial<StepRow> = {}): Promise<boolean> {
   const to = nextStepState(step.state, event);
-  if (!to) return false;
-  const result = await db.run(
-    sql`UPDATE steps SET ${assignments(definedEntries({ ...changes, state: to, updated_at: db.now() }))} WHERE id = ${step.id} AND state = ${step.state}`,
-  );
-  return result.changes > 0;
+  return to ? (await db.run(stepMove(db, step, to, changes))).changes > 0 : false;
 }
+
+/**
+ * Moves `step` along with a change of its run when the step table allows it from where the step
+ * stands; a step already past it stays where it is. No result: the run's compare-and-set decides
+ * the change (run-changes.ts), never a step's.
+ */
+export async function followStep(db: Database, step: StepRow, event: StepEvent, changes: Partial<StepRow> = {}): Promise<void> {
+  const to = nextStepState(step.state, event);
+  if (to) await db.run(stepMove(db, step, to, changes));
+}
+
+const stepMove = (db: Database, step: StepRow, to: StepState, changes: Partial<StepRow>) =>
+  sql`UPDATE steps SET ${assignments(definedEntries({ ...encodeFields(changes), state: to, updated_at: db.now() }))} WHERE id = ${step.id} AND state = ${step.state}`;
 
 export async function insertStep(db: Database, runId: number, step: NewStep, pass: number): Promise<number> {
   const now = db.now();
   return db.insert(sql`INSERT INTO steps (run_id, position, owner, repo, base_branch, branch, scope, pass, state, phase, created_at, updated_at)
      VALUES (${runId}, ${step.position}, ${step.owner}, ${step.repo}, ${step.baseBranch}, ${step.branch}, ${step.scope}, ${pass}, 'pending', ${step.position === 0 ? "planning" : "workspace"}, ${now}, ${now}) RETURNING id`);
+}
+
+/** The run's steps in plan order. */
+export async function stepsOf(db: Database, runId: number): Promise<StepRow[]> {
+  const steps = await db.all<Stored<StepRow>>(sql`SELECT * FROM steps WHERE run_id = ${runId} ORDER BY position`);
+  return steps.map(decodeStep);
 }
 
 /** The step takes part in a pass: its record for it. */

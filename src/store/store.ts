@@ -17,6 +17,7 @@ import { WriteSlotRecords } from "./write-slots.ts";
 
 export type { NewGuidance } from "./guidance.ts";
 export type { AnchorRow, MemoryPullRow, NewReflection, ReflectionRow } from "./learnings.ts";
+export type { PassOutcome } from "./passes.ts";
 export type * from "./rows.ts";
 export type { RunStateFields } from "./run-transition.ts";
 export type { NewRun } from "./runs.ts";

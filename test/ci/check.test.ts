@@ -7,14 +7,19 @@ import { tempDir } from "../support/git-fixtures.ts";
 
 const CHECK = fileURLToPath(new URL("../../scripts/check.ts", import.meta.url));
 
-/** Runs scripts/check.ts with an `npm` that notes each script it is asked for and fails `failing`. */
+/**
+ * Runs scripts/check.ts with an `npm` that notes each script it is asked for and fails `failing`, each failing
+ * one reporting one failed test where the suite's reporter would (LISA_TEST_FAILURES).
+ */
 function checkWith(failing: string[]) {
   const bin = tempDir("check-npm");
   const calls = path.join(bin, "calls");
   writeFileSync(calls, "");
   writeFileSync(
     path.join(bin, "npm"),
-    `#!/bin/sh\n# npm run --silent <script>\necho "$3" >>"${calls}"\ncase " ${failing.join(" ")} " in *" $3 "*) exit 1;; esac\n`,
+    `#!/bin/sh\n# npm run --silent <script>\necho "$3" >>"${calls}"\ncase " ${failing.join(" ")} " in *" $3 "*)\n` +
+      `  printf '[{"file":"test/%s.test.ts","test":"a test > of %s","error":"expected 1 to be 2"}]' "$3" "$3" >"$LISA_TEST_FAILURES"\n` +
+      "  exit 1;;\nesac\n",
   );
   chmodSync(path.join(bin, "npm"), 0o755);
   const result = spawnSync(process.execPath, ["--disable-warning=ExperimentalWarning", CHECK], {
@@ -28,7 +33,9 @@ describe("npm run check", () => {
   it("runs the PostgreSQL pass when the SQLite pass failed, prints both results, and fails", () => {
     const { status, stdout, calls } = checkWith(["test"]);
     expect(calls).toEqual(["typecheck", "lint", "test", "test:postgres", "validate-requests"]);
-    expect(stdout).toMatch(/FAILED {2}tests on SQLite +\d+ min \d+ s\n {2}passed {2}tests on PostgreSQL/);
+    expect(stdout).toMatch(
+      /FAILED {2}tests on SQLite +\d+ min \d+ s\n {4}test\/test\.test\.ts > a test > of test\n {6}expected 1 to be 2\n {2}passed {2}tests on PostgreSQL/,
+    );
     expect(status).toBe(1);
   });
 

@@ -296,10 +296,13 @@ describe("lisa emulator where it is not shipped", () => {
 describe("lisa config check with _extends", () => {
   it("checks the file's own keys and names the base it could not read offline", () => {
     const dir = tempDir("config-check");
-    writeFileSync(path.join(dir, "lisa.yml"), "_extends: acme/settings:.github/lisa-base.yml\ngates:\n  - npm test\n");
+    writeFileSync(
+      path.join(dir, "lisa.yml"),
+      "_extends: acme/settings:.github/lisa-base.yml\ngates:\n  - npm test\njudges:\n  - The README explains it.\n",
+    );
     const { status, stdout } = lisa(["config", "check", "lisa.yml"], {}, dir);
     expect(status).toBe(0);
-    expect(stdout).toContain("lisa.yml is valid: label `lisa`, 1 gate(s)");
+    expect(stdout).toContain("lisa.yml is valid: label `lisa`, 1 gate(s), 1 judge(s)");
     expect(stdout).toContain("It extends `acme/settings:.github/lisa-base.yml`, which was not read");
     // The key is Probot's, not Lisa's: any other unknown key is still refused.
     writeFileSync(path.join(dir, "lisa.yml"), "_extends: .github\nextends: .github\n");

@@ -34,6 +34,7 @@ function row(payload: CommandGesture, recorded: number, finished: number | null)
     priority: 0,
     issue: null,
     payload: JSON.stringify(payload),
+    request: payload,
     state: finished === null ? "pending" : "done",
     outcome: null,
     created_at: recorded,

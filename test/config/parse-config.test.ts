@@ -10,6 +10,7 @@ describe("parseConfig", () => {
         label: "lisa",
         providers: [{ name: "claude", model: undefined }],
         gates: [],
+        judges: [],
         setup: [],
         setup_cache: {
           enabled: true,
@@ -59,6 +60,40 @@ describe("parseConfig", () => {
       expect(() => parseConfigYaml(`setup_cache:\n  key: [${file}]\n`)).toThrow(/setup_cache/);
     expect(() => parseConfigYaml(`setup:\n${"  - npm ci\n".repeat(11)}`)).toThrow(/at most 10 set-up commands/);
     expect(parseConfigYaml("limits:\n  setup_timeout: 30m\n").limits.setup_timeout).toBe(30 * 60_000);
+  });
+
+  it("reads judges, a plain string as the criterion, with their paths and provider", () => {
+    const config = parseConfigYaml(
+      [
+        "judges:",
+        "  - The README explains every new option.",
+        "  - criterion: Screenshots show the form's errors beside their fields.",
+        "    paths: ['src/ui/**', 'screenshots/**']",
+        "    provider: { gemini: { model: gemini-2.5-pro } }",
+        "",
+      ].join("\n"),
+    );
+    expect(config.judges).toEqual([
+      { criterion: "The README explains every new option." },
+      {
+        criterion: "Screenshots show the form's errors beside their fields.",
+        paths: ["src/ui/**", "screenshots/**"],
+        provider: { name: "gemini", model: "gemini-2.5-pro" },
+      },
+    ]);
+  });
+
+  it("bounds judges as gates are: how many, how long, no criterion twice, known providers only", () => {
+    expect(() => parseConfigYaml(`judges:\n${Array.from({ length: 11 }, (_, i) => `  - Criterion ${i}.\n`).join("")}`)).toThrow(
+      /at most 10 judges/,
+    );
+    expect(() => parseConfigYaml(`judges:\n  - ${"x".repeat(501)}\n`)).toThrow(/a criterion may be at most 500 characters/);
+    expect(() => parseConfigYaml("judges:\n  - Same.\n  - Same.\n")).toThrow(/lists a criterion twice/);
+    expect(() => parseConfigYaml("judges:\n  - '   '\n")).toThrow(/judges/);
+    expect(() => parseConfigYaml("judges:\n  - criterion: Fine.\n    provider: { codex: {} }\n")).toThrow(
+      /"codex" is no provider Lisa runs/,
+    );
+    expect(() => parseConfigYaml("judges:\n  - criterion: Fine.\n    pahts: [a]\n")).toThrow(/pahts/);
   });
 
   it("keeps the memory file inside the repository", () => {

@@ -434,6 +434,31 @@ describe("the pull request's CI as a gate", () => {
     ).toEqual(["failure", "success"]);
   });
 
+  it("waits for another CI App that reported on the base and starts late, in a repository without workflows", async () => {
+    // An external CI (a commit status, as CircleCI or Buildkite report) that hears of the push a few seconds late.
+    const agent = createFakeClaude([write("export const ok = true; // TODO"), write("export const ok = true")]);
+    env = await startEmulatedLisa({ claudeBinary: agent.binary });
+    const { github } = env;
+    const external: CiCheck = { ...TESTS, name: "ci/external", as: "status", appearsAfterMs: 3_000 };
+    await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: CONFIG, ci: [external] });
+    github.addCollaborator(REPO, "ann", "write");
+    // It reported on the base branch's head: the pull request's heads will get it too.
+    await github.addStatus(REPO, {
+      sha: gitIn(github.gitDir(REPO), "rev-parse", "main").trim(),
+      context: "ci/external",
+      state: "success",
+    });
+    const issue = await github.createIssue(REPO, { title: "Add a health endpoint", body: "Expose /health.", user: "ann" });
+    await github.labelIssue(REPO, issue.number, "lisa", "ann");
+    await env.settle();
+
+    expect((await runOf(env)).state).toBe("review");
+    // The failing status came 3 s after the push, and still went back to the agent.
+    expect(agent.calls()).toHaveLength(2);
+    const [pull] = github.pulls(REPO);
+    expect(packageOf(github, pull?.number ?? 0)).toContain("✅ CI `ci/external`");
+  });
+
   it("never runs a CI check's name as a command: a green check of pass 1 is no anchor gate of pass 2", async () => {
     // Whoever can push a workflow names its checks; `false` would fail pass 2 if Lisa ran it.
     const { agent, github, pull } = await passOne(

@@ -1,7 +1,11 @@
+import type { ChildProcess } from "node:child_process";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
+import { EMULATED_WEBHOOK_SECRET } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
-import type { RecordedRequest } from "../../emulator/github-emulator.ts";
+import { lisaChildIdle, startLisaChild } from "../../dev/lisa-process.ts";
+import { tempDir } from "../../dev/temp-dir.ts";
+import { createGitHubEmulator, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
 
 // Eight runs of one installation share its one-write-a-second lane (issue 38). What each issue
 // shows must never contradict its pull request, whatever order the lane puts their writes in:
@@ -9,17 +13,22 @@ import type { RecordedRequest } from "../../emulator/github-emulator.ts";
 
 const RUNS = 8;
 /**
- * The emulator runs in Lisa's process, so a request is stamped when their shared event loop gets
- * to it, up to a few tens of milliseconds after its bytes came; a write sent after the minting of
- * a token (the pacer once waited before it) came 145 ms early, and is still caught.
+ * The emulator runs in the test's process and Lisa in its own, as GitHub and Lisa are apart: a
+ * request is stamped when the test's event loop gets to it, a few milliseconds after its bytes
+ * came. Sharing Lisa's loop, eight runs' work delayed a stamp by 66 ms (two 👀 934 ms apart, the
+ * first late) on a loaded two-core CI; a write sent after the minting of a token (the pacer once
+ * waited before it) came 145 ms early, and is still caught.
  */
 const STAMP_ALLOWANCE_MS = 50;
 const REPO = "acme/api";
 
-let env: EmulatedLisa | undefined;
+let github: GitHubEmulator | undefined;
+let lisa: ChildProcess | undefined;
 afterEach(async () => {
-  await env?.stop();
-  env = undefined;
+  lisa?.kill("SIGKILL");
+  lisa = undefined;
+  await github?.stop();
+  github = undefined;
 });
 
 interface Write {
@@ -54,8 +63,16 @@ describe("the write lane with eight runs of one installation", () => {
         manifest: { title: `Add part ${i}`, what: "Adds it." },
       })),
     );
-    env = await startEmulatedLisa({ claudeBinary: agent.binary, deployed: true, concurrency: 4 });
-    const { github } = env;
+    github = createGitHubEmulator({ reposRoot: tempDir("write-lane-repos"), webhookSecret: EMULATED_WEBHOOK_SECRET });
+    await github.start();
+    const child = await startLisaChild(github, {
+      dataDir: path.join(tempDir("write-lane-data"), "lisa"),
+      claudeBinary: agent.binary,
+      secret: EMULATED_WEBHOOK_SECRET,
+      deployed: true,
+      concurrency: 4,
+    });
+    lisa = child;
     await github.createRepo(REPO, { files: { "README.md": "# API\n" }, config: 'label: lisa\ngates:\n  - "true"\n' });
     github.addCollaborator(REPO, "ann", "write");
     const writes: Write[] = [];
@@ -65,8 +82,8 @@ describe("the write lane with eight runs of one installation", () => {
     });
     const issues = [];
     for (let i = 0; i < RUNS; i++) issues.push(await github.createIssue(REPO, { title: `Add part ${i}`, user: "ann" }));
-    await Promise.all(issues.map((issue) => github.labelIssue(REPO, issue.number, "lisa", "ann")));
-    await env.settle();
+    await Promise.all(issues.map((issue) => github?.labelIssue(REPO, issue.number, "lisa", "ann")));
+    await lisaChildIdle(child.port, 240_000);
 
     const pulls = github.pulls(REPO);
     expect(pulls).toHaveLength(RUNS);

@@ -3,7 +3,6 @@ import path from "node:path";
 import type { FakeInvocation } from "../../dev/fake-agent.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { waitFor } from "../../dev/wait-for.ts";
-import { TRACKING_INTERVAL_MS } from "../../src/publication/publish-tracking.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { DISK_FULL_FAULTS } from "./disk-full-fault.ts";
 import { type FaultScenario, type FaultWorld, quiet } from "./fault-world.ts";
@@ -142,10 +141,11 @@ const multiRepo: FaultScenario[] = [
 /** Waits for pass 1 to stand in review, then asks for a second pass and does `then`. */
 const duringPassTwo = (then: (world: FaultWorld) => Promise<void>) => async (world: FaultWorld) => {
   await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
-  // Pass 1's last writes (the state label, a coalesced tracking edit) may follow the comment's
+  // Pass 1's last writes (the state label, the last tracking edit) may follow the comment's
   // "Ready for review": a write counted for pass 2 must be pass 2's, or the SIGKILL comes before
-  // Lisa stored the redirect and GitHub's webhook finds no one. Past the edit interval, all is written.
-  await quiet(world.github, TRACKING_INTERVAL_MS + 1_000);
+  // Lisa stored the redirect and GitHub's webhook finds no one. Once Lisa is idle, all is written.
+  await world.settle();
+  await quiet(world.github);
   const [pull] = world.github.pulls(world.repo);
   if (!pull) throw new Error("pass 1 opened no pull request");
   const harm = then(world);
@@ -524,8 +524,9 @@ const gitKills: FaultScenario[] = GIT_HOLDS.map((hold): FaultScenario => {
 /** Waits for pass 1 to stand in review and Lisa to have written all of it; the pull request. */
 async function inReview(world: FaultWorld): Promise<{ number: number }> {
   await waitFor("pass 1 to reach review", () => world.tracking().includes("pass 1 · 👀 Ready for review"), 60_000);
-  // A coalesced tracking edit may follow "Ready for review": writes counted next must be the next change's.
-  await quiet(world.github, TRACKING_INTERVAL_MS + 1_000);
+  // The last tracking edit may follow "Ready for review": writes counted next must be the next change's.
+  await world.settle();
+  await quiet(world.github);
   const [pull] = world.github.pulls(world.repo);
   if (!pull) throw new Error("pass 1 opened no pull request");
   return pull;

@@ -1,10 +1,10 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { assertAllRouted } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude, type FakeInvocation } from "../../dev/fake-agent.ts";
-import { startLisaChild } from "../../dev/lisa-process.ts";
+import { lisaChildIdle, startLisaChild } from "../../dev/lisa-process.ts";
 import { processesMatching } from "../../dev/processes-matching.ts";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
 import { createGitHubEmulator, type Fault, type GitHubEmulator, type RecordedRequest } from "../../emulator/github-emulator.ts";
@@ -61,6 +61,8 @@ export interface FaultWorld {
   killAsWriteLeaves(match: Pick<Fault, "method" | "path" | "body">): Promise<void>;
   /** The tracking comment's text on the issue, "" before there is one. */
   tracking(): string;
+  /** Waits until the Lisa running now has handled every webhook and has nothing pending, queued or running. */
+  settle(): Promise<void>;
 }
 
 export interface FaultScenario {
@@ -132,7 +134,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
   await github.start();
   const agent = createFakeClaude(scenario.invocations);
   const dataDir = path.join(tempDir("fault-data"), "lisa");
-  const children: ChildProcess[] = [];
+  const children: (ChildProcess & { port: number })[] = [];
   const env = scenario.env?.() ?? {};
   const disk = await scenario.dataDisk?.(dataDir);
   // A store on the scenario's disk is read from a copy (on PostgreSQL, it is not on the disk).
@@ -195,6 +197,13 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
         });
       },
       tracking: () => trackingBody(github, REPO, issueNumber),
+      async settle() {
+        // As EmulatedLisa.settle: Lisa's own writes send webhooks too, until neither side has anything under way.
+        for (let i = 0; i < 5; i++) {
+          await github.waitForWebhooks();
+          await lisaChildIdle(current().port);
+        }
+      },
       async killAsWriteLeaves(match) {
         await new Promise<void>((resolve) => {
           const onHit = () => {
@@ -245,7 +254,7 @@ export async function sufferFault(scenario: FaultScenario): Promise<FaultCounts>
       lostRuns: reached ? 0 : 1,
       duplicatePrs: repos.reduce((extra, repo) => extra + Math.max(0, github.pulls(repo).length - 1), 0),
       duplicateComments: duplicateComments(github, repos),
-      orphans: await orphansOf(dataDir, agent),
+      orphans: await orphansOf(dataDir, agent, (line) => console.log(`${scenario.name}: ${line}`)),
       staleWorktrees: stale.length,
       githubBehind: await githubBehind(github, storeLocation(), (line) =>
         console.log(`${scenario.name}: GitHub behind the store: ${line}`),
@@ -324,16 +333,40 @@ export function duplicateComments(github: GitHubEmulator, repos: string[]): numb
   return duplicates;
 }
 
-/** Processes of the agent, or with Lisa's data directory in their command line (sandboxes, gates, git), still alive. */
-export async function orphansOf(dataDir: string, agent: ReturnType<typeof createFakeClaude>): Promise<number> {
-  // A sandbox dies with its Lisa, but not in the same instant.
-  const deadline = Date.now() + 5_000;
+/**
+ * Processes of the agent, or with Lisa's data directory in their command line (sandboxes, gates, git),
+ * still alive; each is told to `report` with its parent, state and command line, as a count alone
+ * cannot say whose it was.
+ */
+export async function orphansOf(
+  dataDir: string,
+  agent: ReturnType<typeof createFakeClaude>,
+  report: (line: string) => void = console.log,
+): Promise<number> {
+  // A sandbox dies with its Lisa, but not in the same instant, and later on a machine as loaded as
+  // CI's (5 s counted one there once, which three runs since did not repeat). One that outlives its
+  // Lisa for good is counted all the same, and named.
+  const deadline = Date.now() + 15_000;
   let alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
   while (alive.length > 0 && Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 100));
     alive = [...new Set([...processesMatching(dataDir), ...agent.processes()])];
   }
+  for (const pid of alive) report(`orphan: ${describeProcess(pid)}`);
   return alive.length;
+}
+
+/** `pid (parent ppid, state S): command line`, read from /proc, or that it is gone. */
+function describeProcess(pid: number): string {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The fields after the command's name, which may hold spaces: state, parent.
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").trim();
+    return `${pid} (parent ${ppid}, state ${state}): ${cmdline.slice(0, 300)}`;
+  } catch {
+    return `${pid} (gone as it was read)`;
+  }
 }
 
 /**

@@ -278,10 +278,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     // GitHub brought to the store by whichever process, and what another worker took from a worker
     // cleared from its disk at its next sweep (its disk is its own): both are awaited.
     if (reached) await caughtUp(github, databaseUrl);
-    if (reached) await new Promise((resolve) => setTimeout(resolve, UNHELD_SWEEP_MS + 2 * SWEEP_MS));
-    const stale: string[] = [];
-    if (reached)
-      for (const [name, { dataDir }] of slots) stale.push(...(await staleWorktreesIn(dataDir)).map((line) => `${name}: ${line}`));
+    const stale = reached ? await staleAfterSweeps(slots) : [];
     for (const line of stale) console.log(`${scenario.name}: stale: ${line}`);
     // Every process stops as a deploy would stop it; what still runs afterwards has no owner.
     over = true;
@@ -300,7 +297,7 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
       lostRuns: reached ? 0 : 1,
       duplicatePrs: Math.max(0, github.pulls(REPO).length - 1),
       duplicateComments: duplicateComments(github, [REPO]),
-      orphans: await orphansOf(root, agent),
+      orphans: await orphansOf(root, agent, (line) => console.log(`${scenario.name}: ${line}`)),
       staleWorktrees: stale.length,
       githubBehind: await githubBehind(github, databaseUrl, (line) =>
         console.log(`${scenario.name}: GitHub behind the store: ${line}`),
@@ -314,6 +311,21 @@ export async function sufferScaleOutFault(scenario: ScaleOutScenario): Promise<F
     await adminClient.end().catch(() => undefined);
     await relay?.stop();
     await server?.stop();
+  }
+}
+
+/**
+ * The stale worktrees in the workers' data directories once their sweeps had the time to clear
+ * what another worker took over (UNHELD_SWEEP_MS and two sweeps): none as soon as a look finds
+ * none, since nothing adds a worktree to a run at rest and a sweep only takes them away.
+ */
+async function staleAfterSweeps(slots: Map<WorkerName, { dataDir: string }>): Promise<string[]> {
+  const deadline = Date.now() + UNHELD_SWEEP_MS + 2 * SWEEP_MS;
+  for (;;) {
+    const stale: string[] = [];
+    for (const [name, { dataDir }] of slots) stale.push(...(await staleWorktreesIn(dataDir)).map((line) => `${name}: ${line}`));
+    if (stale.length === 0 || Date.now() >= deadline) return stale;
+    await new Promise((resolve) => setTimeout(resolve, 500));
   }
 }
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { ConfigError } from "../../src/errors.ts";
 import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { GitHubError } from "../../src/github/github-error.ts";
-import type { GitHubPort } from "../../src/github/github-port.ts";
+import type { GitHubPort } from "../../src/github/github-publisher.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { useStrictNock } from "../support/strict-nock.ts";
 

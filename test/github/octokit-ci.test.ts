@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { ACTIONS_APP_ID } from "../../emulator/apps.ts";
 import { createGitHubEmulator, DEPENDABOT, type GitHubEmulator } from "../../emulator/github-emulator.ts";
-import { readCi } from "../../src/ci/read-ci.ts";
 import { parseConfig } from "../../src/config/parse-config.ts";
 import { createGitHubPort } from "../../src/github/create-github-port.ts";
 import { LisaOctokit } from "../../src/github/lisa-octokit.ts";
 import { type PageCache, pageCache } from "../../src/github/page-cache.ts";
+import { readCi } from "../../src/workflow/checks/read-ci.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 // The port's reads of a pull request's CI (issue 25), against the emulator's CI.

@@ -7,7 +7,7 @@ import { isAlive } from "../support/process-alive.ts";
 const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
 /** A `sleep` whose duration no other process on the host has, so the test can find it by its command line. */
 const uniqueSleep = () => `600.${process.pid}${Math.floor(Math.random() * 1e6)}`;
-const run = (script: string, options: { timeoutMs: number; stallMs?: number; graceMs?: number }) =>
+const run = (script: string, options: { timeoutMs: number; stallMs?: number; graceMs?: number; sweep?: boolean }) =>
   runWithDeadline("sh", ["-c", script], { cwd: tempDir("deadline"), env, ...options });
 
 async function gone(pids: number[]): Promise<number[]> {
@@ -80,6 +80,24 @@ describe("runWithDeadline", () => {
     const survivors = processesMatching(`sleep ${sleep}`);
     escaped.push(...survivors);
     expect(survivors).toHaveLength(1);
+  });
+
+  it("with `sweep`, ends the `setsid` grandchild too, at the deadline and after a clean exit", async () => {
+    const atDeadline = uniqueSleep();
+    const timedOut = await run(`setsid sleep ${atDeadline} & echo started; wait`, {
+      timeoutMs: 1_000,
+      graceMs: 500,
+      sweep: true,
+    });
+    expect(timedOut.ending).toBe("timeout");
+    expect(await gone(processesMatching(`sleep ${atDeadline}`))).toEqual([]);
+    const leftBehind = uniqueSleep();
+    const exited = await run(`setsid sleep ${leftBehind} > /dev/null 2>&1 & sleep 0.5; echo started`, {
+      timeoutMs: 10_000,
+      sweep: true,
+    });
+    expect(exited.ending).toBe("exited");
+    expect(await gone(processesMatching(`sleep ${leftBehind}`))).toEqual([]);
   });
 
   it("kills a process that prints nothing for the stall deadline, and restarts that deadline on output", async () => {

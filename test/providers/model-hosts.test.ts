@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../src/config/parse-config.ts";
 import { modelAccess } from "../../src/providers/model-access.ts";
 import { modelApiUrls } from "../../src/providers/model-hosts.ts";
-import { agentEgress, gateEgress } from "../../src/runs/network-egress.ts";
-import type { RunContext } from "../../src/workflow/run-context.ts";
+import type { RunContext } from "../../src/workflow/context/run-context.ts";
+import { agentEgress, gateEgress } from "../../src/workflow/session/network-egress.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 describe("modelApiUrls", () => {

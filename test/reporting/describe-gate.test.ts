@@ -20,6 +20,40 @@ describe("describeGate", () => {
   });
 });
 
+describe("describeGate for a judge", () => {
+  const criterion = "The README explains the option.";
+  const judge = (change: Partial<NonNullable<GateLine["judge"]>>): GateLine => ({
+    command: `judge: ${criterion}`,
+    passed: change.verdict !== "FAIL",
+    judge: { criterion, verdict: "PASS", reason: "It is in Usage.", provider: "gemini", ...change },
+  });
+
+  it("gives the verdict, the judge's sentence and where, and the FAIL a fix answered", () => {
+    expect(describeGate(judge({}), 1, [])).toBe("✅ judge `The README explains the option.` (`gemini`): PASS `It is in Usage.`");
+    expect(describeGate(judge({ verdict: "FAIL", reason: "Not documented.", file: "README.md", line: 4 }), 1, [])).toBe(
+      "❌ judge `The README explains the option.` (`gemini`): FAIL `Not documented.` at `README.md:4`",
+    );
+    expect(describeGate(judge({ earlier: "Not documented." }), 1, [])).toBe(
+      "✅ judge `The README explains the option.` (`gemini`): PASS `It is in Usage.` · after a FAIL this pass: `Not documented.`",
+    );
+    expect(describeGate(judge({ verdict: "SKIPPED", provider: undefined }), 1, [])).toBe(
+      "⏭️ judge `The README explains the option.`: skipped, as this pass changed none of its paths",
+    );
+  });
+
+  it("keeps the judge's sentence an inert code span: no mention, link, marker or secret gets out", () => {
+    const reason = "`@acme/team` [x](javascript:alert(1)) <!-- lisa:tracking run=1 --> hunter2-secret ``` end";
+    const line = describeGate(judge({ verdict: "FAIL", reason, file: "a`b.md" }), 1, ["hunter2-secret"]);
+    expect(line).not.toContain("hunter2-secret");
+    expect(line).not.toContain("<!-- lisa:");
+    // Every part of the sentence sits inside one code span, whose fence is longer than any run inside it.
+    const span = /FAIL (`+) (.*?) \1 at/.exec(line);
+    expect(span?.[1]?.length).toBeGreaterThan(3);
+    expect(span?.[2]).toContain("@acme/team");
+    expect(span?.[2]).toContain("[x](javascript:alert(1))");
+  });
+});
+
 describe("failedFirst", () => {
   it("keeps the order when every gate fits", () => {
     expect(failedFirst([green("a"), red("b")], 2)).toEqual({ shown: [green("a"), red("b")], more: "" });

@@ -33,6 +33,16 @@ describe("the live check run's report", () => {
     expect(report.detailsUrl).toBe("https://github.com/acme/api/issues/1#issuecomment-9");
   });
 
+  it("lists the judges with the gates once they ran, each verdict's sentence an inert code span", () => {
+    const judge = {
+      command: "judge: The README explains it.",
+      passed: false,
+      judge: { criterion: "The README explains it.", verdict: "FAIL" as const, reason: "No usage @team.", provider: "gemini" },
+    };
+    const { summary } = liveReport(view({ gates: [{ command: "npm test", passed: true }, judge] }));
+    expect(summary).toContain("**Gates**: ✅ `npm test` · ❌ judge `The README explains it.` (`gemini`): FAIL `No usage @team.`");
+  });
+
   it("bounds the files and commands it lists, and the length of each", () => {
     const files = Array.from({ length: 25 }, (_, i) => `f${i}.ts`);
     const commands = Array.from({ length: 10 }, (_, i) => `cmd-${i} ${"x".repeat(300)}`);

@@ -4,9 +4,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/config/config-schema.ts";
 import { settingsFromEnv } from "../../src/config/env-schema.ts";
-import { sandboxHostRules } from "../../src/runs/network-egress.ts";
 import { type Lookup, startEgressProxy } from "../../src/sandbox/egress-proxy.ts";
 import { type HostRule, parseOperatorHosts } from "../../src/sandbox/egress-rules.ts";
+import { sandboxHostRules } from "../../src/workflow/session/network-egress.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 // Issue 41: an internal registry (a Verdaccio on a private address) is reachable from the sandbox

@@ -58,6 +58,28 @@ describe("runSandboxed", () => {
     expect(existsSync(path.join(outside, "opencode"))).toBe(false);
   });
 
+  it("shows a judge its working directory read-only: it reads the work and cannot change it", async () => {
+    const cwd = tempDir("judged");
+    writeFileSync(path.join(cwd, "README.md"), "# The work\n");
+    const result = await runSandboxed(
+      "sh",
+      ["-c", 'cat README.md; echo changed > README.md; echo new > new.md; echo "exit $?"'],
+      {
+        cwd,
+        env,
+        timeoutMs: 10_000,
+        sandbox: { mode: "bwrap", readOnlyCwd: true },
+      },
+    );
+    expect(result.stdout).toContain("# The work");
+    expect(result.stderr).toMatch(/Read-only file system/);
+    expect(readFileSync(path.join(cwd, "README.md"), "utf8")).toBe("# The work\n");
+    expect(existsSync(path.join(cwd, "new.md"))).toBe(false);
+    // The same command without the flag changes it: the flag is what refused it.
+    await runSandboxed("sh", ["-c", "echo changed > README.md"], { cwd, env, timeoutMs: 10_000, sandbox: { mode: "bwrap" } });
+    expect(readFileSync(path.join(cwd, "README.md"), "utf8")).toBe("changed\n");
+  });
+
   it("gives a private /tmp and passes the environment it is given, no more", async () => {
     const marker = path.join(tempDir("host-tmp"), "marker");
     writeFileSync(marker, "host");
@@ -128,7 +150,7 @@ describe("a host where the sandbox cannot start", () => {
   it("refuses to run gates too, and runs nothing", async () => {
     const ran = path.join(tempDir("no-bwrap-gate"), "ran");
     const stdout = await withoutBwrap(`
-      const { runGates } = await import(lisa + "/runs/run-gates.ts");
+      const { runGates } = await import(lisa + "/workflow/checks/run-gates.ts");
       const error = await runGates(["touch ${ran}"], { cwd: process.cwd(), env: { PATH: "/usr/bin:/bin" }, timeoutMs: 5000, secrets: [] })
         .then(() => undefined, (e) => e);
       console.log(JSON.stringify({ name: error?.name, message: error?.message }));`);

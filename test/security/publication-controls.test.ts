@@ -8,8 +8,8 @@ import { committingAs, forgeCommandRow, PLANTED, remoteCommits, STRANGER, toolRe
 // agent's commits as they are, and a failure reason quotes what the CLI left behind. Every attack
 // then gets through, so none of those inputs holds merely because it could not have.
 
-vi.mock("../../src/runs/own-commits.ts", () => ({ ownCommits: async () => 0 }));
-vi.mock("../../src/workflow/session-failure.ts", () => ({
+vi.mock("../../src/workflow/step/own-commits.ts", () => ({ ownCommits: async () => 0 }));
+vi.mock("../../src/workflow/context/session-failure.ts", () => ({
   sessionFailure: (session: string, failure: { kind: string; message: string; detail?: string } | undefined) =>
     `${session} failed (${failure?.kind}): ${failure?.message}; its last words: ${failure?.detail?.trim().split("\n").at(-1)}`,
 }));

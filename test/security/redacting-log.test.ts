@@ -1,6 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Log } from "../../src/deps.ts";
-import { redactingLog } from "../../src/security/redacting-log.ts";
+import { type Log, redactingLog } from "../../src/security/redacting-log.ts";
 
 describe("redactingLog", () => {
   it("redacts held values and secret shapes from messages, fields, nested objects and errors", () => {

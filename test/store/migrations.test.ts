@@ -147,7 +147,7 @@ describe("migrate", () => {
       [5, 1, "initial", "alice", "planning"],
       [6, 1, "initial", "alice", "building"],
     ]);
-    expect(await store.passes.current(1)).toMatchObject({ config: '{"label":"lisa"}', started_at: T0, finished_at: null });
+    expect(await store.passes.current(1)).toMatchObject({ config: { label: "lisa" }, started_at: T0, finished_at: null });
     expect((await store.passes.current(6))?.plan).toBe('{"steps":[{"repo":"acme/api"},{"repo":"acme/web"}]}');
     await store.close();
   });
@@ -162,7 +162,7 @@ describe("migrate", () => {
     expect(await store.steps.inPass(1, pass?.id ?? 0)).toMatchObject({
       state: "delivered",
       start_sha: "aaa111",
-      gates: '[{"command":"npm test","passed":true}]',
+      gates: [{ command: "npm test", passed: true }],
       summary: "Did it",
     });
     expect((await store.steps.history(7)).map((r) => [r.number, r.state])).toEqual([[1, "delivered"]]);
@@ -199,7 +199,7 @@ describe("migrate", () => {
 
   it("resumes a failed plan by planning again: /lisa retry of run 5 re-runs its planning step", async () => {
     const store = new Store(firstReleaseDatabase());
-    expect((await store.runs.retry(5, "{}", "alice"))?.state).toBe("queued");
+    expect((await store.runs.retry(5, {}, "alice"))?.state).toBe("queued");
     expect((await store.passes.current(5))?.state).toBe("planning");
     expect(await store.steps.of(5)).toEqual([expect.objectContaining({ position: 0, state: "pending", phase: "planning" })]);
     await store.close();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
 import * as changes from "../../src/store/run-changes.ts";
-import { Store } from "../../src/store/store.ts";
+import { type NewGuidance, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { newRun, oneStep } from "../support/store-fixtures.ts";
 
@@ -138,26 +138,110 @@ describe("the columns that change with a run's state", () => {
 
   it("count a restart only when the run was running", async () => {
     const { store, runId } = await blockedRun();
-    expect(await changes.interruptRun(store, runId)).toBeUndefined();
+    const restart = { session: "Lisa stopped during this session", restart: true };
+    expect(await changes.interruptRun(store, runId, restart)).toBeUndefined();
     expect((await store.runs.get(runId))?.restarts).toBe(0);
     await store.runs.transition(runId, "skip");
     await store.runs.claim("w", runId);
-    expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 1 });
+    expect((await changes.interruptRun(store, runId, restart))?.run).toMatchObject({ state: "queued", restarts: 1 });
     await store.runs.claim("w", runId);
-    expect(await changes.interruptRun(store, runId)).toMatchObject({ state: "queued", restarts: 2 });
+    expect((await changes.interruptRun(store, runId, restart))?.run).toMatchObject({ state: "queued", restarts: 2 });
+    await store.close();
+  });
+
+  it("interrupt a run with its running sessions in one change, and neither when the run had ended", async () => {
+    const { store, runId, stepId } = await blockedRun();
+    const sessionsOf = async () => (await store.sessions.of(stepId)).map((s) => [s.state, s.message]);
+    const started = () =>
+      store.sessions.start({ step_id: stepId, iteration: 1, purpose: "implement", provider: "claude", model: null });
+    await started();
+    const handBack = { session: "Lisa stopped during this session", note: "Lisa was stopped (SIGTERM)" };
+    // Blocked, not running: refused, and its session is left as it is.
+    expect(await changes.interruptRun(store, runId, handBack)).toBeUndefined();
+    expect(await sessionsOf()).toEqual([["running", null]]);
+    await store.runs.transition(runId, "skip");
+    await store.runs.claim("w", runId);
+    const handed = await changes.interruptRun(store, runId, handBack);
+    expect(handed).toMatchObject({ run: { state: "queued", restarts: 0 }, sessions: 1 });
+    expect(await sessionsOf()).toEqual([["interrupted", "Lisa stopped during this session"]]);
+    const events = await store.events.of(runId);
+    expect(events.at(-1)).toMatchObject({ kind: "interrupt", detail: "Lisa was stopped (SIGTERM)" });
     await store.close();
   });
 });
 
 describe("a pass's gate", () => {
-  it("opens with the agents' recommendation in one write, and only from ascending", async () => {
-    const { store, runId, passId } = await blockedRun();
-    const outcome = { recommendation: "accept" as const, refinements: "[]", open_questions: '["which port?"]' };
-    expect(await store.passes.openGate(passId, outcome)).toBe(false);
-    expect(await store.passes.current(runId)).toMatchObject({ state: "blocked", recommendation: null, open_questions: null });
-    await store.passes.transition(passId, "skip");
-    expect(await store.passes.openGate(passId, outcome)).toBe(true);
+  /** The blocked run's step skipped: its pass ascends while the run runs again, as at the end of a pass. */
+  async function ascendingRun() {
+    const context = await blockedRun();
+    const { store, runId, passId, stepId } = context;
+    await changes.skipBlocked(store, { runId, passId, stepIds: [stepId] }, {});
+    await store.runs.claim("w", runId);
+    expect(await context.held()).toMatchObject({ run: "running", pass: "ascending" });
+    return context;
+  }
+  const outcome = { recommendation: "accept" as const, refinements: [], open_questions: ["which port?"] };
+  const asked = (body: string): NewGuidance => ({
+    delivery_id: `d-${body}`,
+    source: "inline",
+    owner: "acme",
+    repo: "api",
+    pr_number: 5,
+    author: "bob",
+    url: null,
+    github_id: 7,
+    path: "src/api.ts",
+    line: 3,
+    diff_hunk: null,
+    outdated: 0,
+    body,
+  });
+
+  it("opens in one change: the pass at its gate with the agents' recommendation, and the run waiting for review", async () => {
+    const { store, runId, passId, held } = await ascendingRun();
+    const opened = await changes.openGate(store, { runId, passId, worker: "w", outcome, config: {}, maxPasses: 3 });
+    expect(opened?.run.state).toBe("review");
+    expect(opened?.next).toBeUndefined();
+    expect(await held()).toMatchObject({ run: "review", pass: "at_gate" });
     expect(await store.passes.current(runId)).toMatchObject({ state: "at_gate", ...outcome });
+    await store.close();
+  });
+
+  it("starts the next pass instead, in the same change, when guidance was queued meanwhile and a pass is left", async () => {
+    const { store, runId, passId } = await ascendingRun();
+    await store.guidance.add(runId, [asked("rename it")], undefined);
+    const opened = await changes.openGate(store, { runId, passId, worker: "w", outcome, config: { v: 2 }, maxPasses: 3 });
+    expect(opened?.next).toMatchObject({ number: 2, trigger: "review", requested_by: "bob", state: "queued" });
+    expect(opened?.run).toMatchObject({ state: "queued", current_pass: 2 });
+    expect(await store.passes.get(runId, 1)).toMatchObject({ state: "superseded", ...outcome });
+    expect(await store.guidance.queued(runId)).toEqual([]);
+    await store.close();
+  });
+
+  it("waits for review with the guidance still queued when no pass is left", async () => {
+    const { store, runId, passId } = await ascendingRun();
+    await store.guidance.add(runId, [asked("rename it")], undefined);
+    const opened = await changes.openGate(store, { runId, passId, worker: "w", outcome, config: {}, maxPasses: 1 });
+    expect(opened?.run.state).toBe("review");
+    expect(await store.guidance.queued(runId)).toHaveLength(1);
+    await store.close();
+  });
+
+  it("writes nothing for a worker whose claim another took over meanwhile", async () => {
+    const { store, runId, passId, held } = await ascendingRun();
+    const before = await held();
+    expect(await changes.openGate(store, { runId, passId, worker: "lost", outcome, config: {}, maxPasses: 3 })).toBeUndefined();
+    expect(await held()).toEqual(before);
+    await store.close();
+  });
+
+  it("writes nothing when the run was stopped meanwhile: the pass stays ascending, without an outcome", async () => {
+    const { store, runId, passId, held } = await ascendingRun();
+    expect(await changes.abortRun(store, runId, passId, {})).toBeDefined();
+    const before = await held();
+    expect(await changes.openGate(store, { runId, passId, worker: "w", outcome, config: {}, maxPasses: 3 })).toBeUndefined();
+    expect(await held()).toEqual(before);
+    expect((await store.passes.current(runId))?.open_questions).not.toEqual(outcome.open_questions);
     await store.close();
   });
 });

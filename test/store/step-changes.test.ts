@@ -2,7 +2,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { describe, expect, it } from "vitest";
 import { testDatabaseUrl } from "../../dev/test-database.ts";
-import { blockStep, finishStep } from "../../src/store/step-changes.ts";
+import { blockStep, dropStep, finishStep, refuseStep } from "../../src/store/step-changes.ts";
 import { type StepPassFields, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { buildThrough, newRun, oneStep } from "../support/store-fixtures.ts";
@@ -25,6 +25,27 @@ async function stepUnderWay(dir: string, { built = true } = {}) {
 }
 
 describe("the changes of a step and its record for the pass", () => {
+  it("say when the step had moved on: a refusal or a second drop reports false and writes nothing", async () => {
+    const { store, runId, stepId, passId, held } = await stepUnderWay(tempDir("steps"));
+    expect(await finishStep(store, { stepId, passId }, "delivered", "abc123")).toBe(true);
+    expect(await refuseStep(store, { runId, stepId, passId }, "no write access", "bob")).toBe(false);
+    expect(await held()).toEqual({ step: "delivered", record: "delivered" });
+    expect(await dropStep(store, { stepId, passId })).toBe(true);
+    expect(await dropStep(store, { stepId, passId })).toBe(false);
+    expect(await held()).toEqual({ step: "dropped", record: "dropped" });
+    expect((await store.events.of(runId)).map((e) => e.kind)).not.toContain("step_refused");
+  });
+
+  it("moves a pass or a step along with its run's change only where their tables allow, with no result to look at", async () => {
+    const { store, stepId, passId, held } = await stepUnderWay(tempDir("steps"));
+    await store.steps.follow(stepId, "start");
+    await store.passes.follow(passId, "built");
+    expect(await held()).toEqual({ step: "running", record: "pending" });
+    expect((await store.passes.current((await store.steps.get(stepId)).run_id))?.state).toBe("queued");
+    await store.steps.follow(stepId, "fail", { error: "it broke" });
+    expect(await store.steps.get(stepId)).toMatchObject({ state: "failed", error: "it broke" });
+  });
+
   it("moves a step along its table only, as a compare-and-set", async () => {
     const { store, stepId, held } = await stepUnderWay(tempDir("steps"));
     expect(await store.steps.move(stepId, "deliver", { phase: "done" })).toBe(true);
@@ -35,10 +56,13 @@ describe("the changes of a step and its record for the pass", () => {
 
   it("writes a finished step and its pass record together", async () => {
     const { store, stepId, passId, held } = await stepUnderWay(tempDir("steps"));
-    await store.steps.record(stepId, { gates: '[{"name":"test","ok":true}]' });
+    await store.steps.record(stepId, { gates: [{ command: "test", passed: true }] });
     expect(await finishStep(store, { stepId, passId }, "delivered", "abc123")).toBe(true);
     expect(await held()).toEqual({ step: "delivered", record: "delivered" });
-    expect(await store.steps.inPass(stepId, passId)).toMatchObject({ end_sha: "abc123", gates: '[{"name":"test","ok":true}]' });
+    expect(await store.steps.inPass(stepId, passId)).toMatchObject({
+      end_sha: "abc123",
+      gates: [{ command: "test", passed: true }],
+    });
   });
 
   it("writes neither when the store refuses the step's half (SQLite: another connection's trigger)", async (context) => {

@@ -267,8 +267,8 @@ describe("store.passes.startNext", () => {
   it("supersedes the pass at the gate, starts pass 2 and queues the run", async () => {
     const store = ticking();
     const id = await runInReview(store);
-    const pass = await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: '{"v":2}', guidance: [] });
-    expect(pass).toMatchObject({ number: 2, trigger: "redirect", requested_by: "bob", state: "queued", config: '{"v":2}' });
+    const pass = await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: { v: 2 }, guidance: [] });
+    expect(pass).toMatchObject({ number: 2, trigger: "redirect", requested_by: "bob", state: "queued", config: { v: 2 } });
     expect((await store.passes.of(id)).map((p) => [p.number, p.state])).toEqual([
       [1, "superseded"],
       [2, "queued"],
@@ -294,7 +294,7 @@ describe("store.passes.startNext", () => {
     const pass = await store.passes.startNext(id, {
       trigger: "review",
       requestedBy: "bob",
-      config: "{}",
+      config: {},
       guidance: [guidance("d3", "rename it", 77)],
     });
     expect((await store.guidance.forPass(pass?.id ?? 0)).map((g) => [g.body, g.github_id])).toEqual([
@@ -344,7 +344,7 @@ describe("store.passes.startNext", () => {
     const next = await store.passes.startNext(id, {
       trigger: "redirect",
       requestedBy: "bob",
-      config: "{}",
+      config: {},
       guidance: [guidance("d2", "x")],
     });
     expect(next).toBeUndefined();
@@ -361,7 +361,7 @@ describe("store.passes.startNext", () => {
     const pass = await store.passes.startNext(id, {
       trigger: "redirect",
       requestedBy: "bob",
-      config: "{}",
+      config: {},
       guidance: [],
       event: "queued_pass",
     });
@@ -380,9 +380,9 @@ describe("store.passes.startNext", () => {
     await store.steps.move(blocked?.id ?? 0, "start");
     await store.steps.move(blocked?.id ?? 0, "block");
     await store.runs.transition(id, "block");
-    expect(
-      (await store.passes.startNext(id, { trigger: "review", requestedBy: "bob", config: "{}", guidance: [] }))?.number,
-    ).toBe(2);
+    expect((await store.passes.startNext(id, { trigger: "review", requestedBy: "bob", config: {}, guidance: [] }))?.number).toBe(
+      2,
+    );
     expect((await store.passes.get(id, 1))?.state).toBe("superseded");
     expect((await store.steps.of(id)).map((s) => s.state)).toEqual(["skipped"]);
   });
@@ -392,7 +392,7 @@ describe("store.passes.startNext", () => {
     const id = await runInReview(store);
     await store.runs.transition(id, "close");
     expect(
-      await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] }),
+      await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: {}, guidance: [] }),
     ).toBeUndefined();
   });
 });
@@ -468,7 +468,7 @@ describe("store.passes.recordPlan", () => {
     await store.sessions.finish(session, { state: "succeeded", cost_usd: 1, turns: 2, failure_kind: null, message: null });
     await store.runs.transition(id, "claim");
     await store.runs.transition(id, "gate_open");
-    await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: "{}", guidance: [] });
+    await store.passes.startNext(id, { trigger: "redirect", requestedBy: "bob", config: {}, guidance: [] });
     return id;
   };
 

@@ -7,7 +7,7 @@ import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import type { CoreDeps } from "../../src/deps.ts";
 import { GitHubError } from "../../src/github/github-error.ts";
-import type { GitHubPort } from "../../src/github/github-port.ts";
+import type { GitHubPort } from "../../src/github/github-publisher.ts";
 import { publishTracking } from "../../src/publication/publish-tracking.ts";
 import { Store } from "../../src/store/store.ts";
 
@@ -23,7 +23,7 @@ const run = await store.runs.create(
     issue_title: "Title",
     issue_body: "",
     requested_by: "ann",
-    config: "{}",
+    config: {},
   },
   [{ position: 1, owner: "acme", repo: "api", branch: "lisa/1-title", baseBranch: "main", scope: null }],
 );

@@ -9,7 +9,7 @@ export const newRun = (issue: number, requestedBy = "alice"): NewRun => ({
   issue_title: "Title",
   issue_body: "",
   requested_by: requestedBy,
-  config: "{}",
+  config: {},
 });
 
 /** The one step of a single-repository run on issue `issue`. */

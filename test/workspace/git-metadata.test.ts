@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { SecretInPushError } from "../../src/errors.ts";
-import { commitPending } from "../../src/runs/commit-changes.ts";
+import { commitPending } from "../../src/workflow/step/commit-changes.ts";
 import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { findNativeWorktree } from "../../src/workspace/find-native-worktree.ts";
 import { git } from "../../src/workspace/git.ts";

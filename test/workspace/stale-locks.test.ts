@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync 
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
-import { commitPending } from "../../src/runs/commit-changes.ts";
+import { commitPending } from "../../src/workflow/step/commit-changes.ts";
 import { createWorktree } from "../../src/workspace/create-worktree.ts";
 import { git } from "../../src/workspace/git.ts";
 import { pushBranch } from "../../src/workspace/push-branch.ts";

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { refusedWorkflow, workflowBlockReason } from "../../src/runs/workflow-guard.ts";
+import { refusedWorkflow, workflowBlockReason } from "../../src/workflow/step/workflow-guard.ts";
 import { squashUnpublished, workflowChanges } from "../../src/workspace/workflow-changes.ts";
 import { createRemote, gitIn, tempDir } from "../support/git-fixtures.ts";
 
