@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { EMULATED_WEBHOOK_SECRET, type EmulatedLisa, startEmulatedLisa } from "../../dev/emulated-lisa.ts";
@@ -163,12 +163,20 @@ describe("a run interrupted by Lisa stopping", () => {
   });
 
   it("ends the tools of an unsandboxed agent that exited after its Lisa was killed, at the restart", async () => {
-    // The agent starts `sleep 600` in its own process group and ends 3 s later, after Lisa's kill:
-    // the group's leader is gone by the restart (or a zombie, where init is slow to reap), its tool is not.
+    // The agent starts `sleep 600` in its own process group and ends once the test lets it, after
+    // Lisa's kill (a timer could run out first on a loaded machine, and the living Lisa would end
+    // the group): the group's leader is gone by the restart (or a zombie, where init is slow to
+    // reap), its tool is not.
     const marks = tempDir("agent-marks");
     const toolPid = path.join(marks, "tool.pid");
+    const release = path.join(marks, "release");
     const agent = createFakeClaude([
-      { run: [`sleep 600 & echo $! > ${toolPid}; sleep 3`], write: { "README.md": "# Hello World\n" } },
+      {
+        run: [
+          `sleep 600 & echo $! > ${toolPid}; n=0; while [ ! -e ${release} ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done`,
+        ],
+        write: { "README.md": "# Hello World\n" },
+      },
       { write: { "README.md": "# Hello World\n" } },
     ]);
     const gh = await emulator(CONFIG);
@@ -181,6 +189,7 @@ describe("a run interrupted by Lisa stopping", () => {
     const tool = await waitFor("the agent to start its tool", () => existsSync(toolPid) && Number(readFileSync(toolPid, "utf8")));
     first.kill("SIGKILL");
     await new Promise((resolve) => first.once("exit", resolve));
+    writeFileSync(release, "");
     await waitFor("the agent to exit", () => agent.processes().length === 0, 10_000);
     expect(isAlive(tool)).toBe(true);
 
