@@ -23,6 +23,12 @@ export const COMMAND_RETRY_MS = 2_000;
  */
 export const COMMANDS_AT_ONCE = 8;
 
+/**
+ * How many ready commands the drain looks at each time a slot frees: enough to find commands of
+ * other issues behind a burst on one, few enough that a flood is not decoded again at every look.
+ */
+const READY_WINDOW = COMMANDS_AT_ONCE * 8;
+
 /** How many earlier gestures a command is compared with, to find one it repeats. */
 const RECENT_COMMANDS = 500;
 
@@ -74,7 +80,7 @@ export class CommandInbox {
     const { store } = this.#deps;
     await drainInbox(
       {
-        ready: () => store.commands.ready(),
+        ready: () => store.commands.ready(READY_WINDOW),
         issueOf: (command) => issueOfCommand(store, command),
         handle: (command) => this.#handleStored(command),
         open,
@@ -124,13 +130,12 @@ export class CommandInbox {
       if (payload === undefined) throw new Error("the command's payload is not JSON");
       // Only a gesture can repeat one; a label is stored once per event already. A row Lisa did
       // not write must not make a genuine command count as a repeat either.
-      const earlier = (await store.commands.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) =>
-        store.commands.isGenuine(row),
-      );
       const repeated =
         command.kind === "gesture"
-          ? await repeatedCommand(command, earlier, (from, to) =>
-              store.runs.cameToRest(payload.owner, payload.repo, payload.number, from, to),
+          ? await repeatedCommand(
+              command,
+              (await store.commands.gesturesBefore(command.id, RECENT_COMMANDS)).filter((row) => store.commands.isGenuine(row)),
+              (from, to) => store.runs.cameToRest(payload.owner, payload.repo, payload.number, from, to),
             )
           : undefined;
       outcome = repeated

@@ -56,7 +56,9 @@ export async function drainInbox<C extends { id: number }>(source: InboxSource<C
       }
     }
     if (busy.size === 0) break;
-    await Promise.race([...busy.values()].map((entry) => entry.handled).concat(arrived));
+    // With every slot taken, a new arrival could start nothing: only a handler's end is waited for.
+    const ends = [...busy.values()].map((entry) => entry.handled);
+    await Promise.race(busy.size < limit ? ends.concat(arrived) : ends);
   }
   if (failure) throw failure.error;
 }

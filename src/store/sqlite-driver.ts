@@ -1,6 +1,6 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { DatabaseSync, type SQLInputValue, type StatementSync } from "node:sqlite";
 import { migrate } from "./schema/migrate-sqlite.ts";
 import { render, type Sql } from "./sql.ts";
 import type { SqlDriver, SqlStatements } from "./sql-driver.ts";
@@ -12,6 +12,8 @@ import type { SqlDriver, SqlStatements } from "./sql-driver.ts";
  * let the other finish.
  */
 const openOn = new Map<string, Promise<void>>();
+/** How many prepared statements a store keeps: Lisa's queries are a few hundred distinct texts. */
+const PREPARED_KEPT = 500;
 let inMemory = 0;
 
 /**
@@ -46,8 +48,19 @@ export class SqliteDriver implements SqlDriver {
     },
   };
 
+  /** Statements by their text: preparing one costs more than most of them take to run. */
+  readonly #prepared = new Map<string, StatementSync>();
+
   #prepare(query: Sql) {
-    return this.#db.prepare(render(query, () => "?"));
+    const text = render(query, () => "?");
+    let statement = this.#prepared.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      // Bounded: the oldest goes first (texts with inlined lists vary).
+      if (this.#prepared.size >= PREPARED_KEPT) this.#prepared.delete(this.#prepared.keys().next().value as string);
+      this.#prepared.set(text, statement);
+    }
+    return statement;
   }
 
   // Each waits for the open transaction inline: the statement must run in the same turn the wait

@@ -13,7 +13,9 @@ function inbox(commands: Command[]) {
   const started: number[] = [];
   const overlaps: number[][] = [];
   let arrive = () => {};
+  const looks = { count: 0 };
   return {
+    looks,
     started,
     overlaps,
     running,
@@ -25,7 +27,10 @@ function inbox(commands: Command[]) {
       running.get(id)?.();
     },
     source: {
-      ready: async () => pending.slice(),
+      ready: async () => {
+        looks.count += 1;
+        return pending.slice();
+      },
       issueOf: async (command: Command) => command.issue,
       open: async () => true,
       arrival: () =>
@@ -67,6 +72,29 @@ describe("drainInbox", () => {
     box.finish(2);
     await drained;
     expect(box.overlaps).toEqual([[1], [1, 3], [2]]);
+  });
+
+  it("does not look at the table again for arrivals while every slot is taken, only when one frees", async () => {
+    const box = inbox([1, 2].map((id) => ({ id, issue: `i${id}` })));
+    const drained = drainInbox(box.source, 2);
+    await tick();
+    expect(box.looks.count).toBe(1);
+    // A flood stored while both slots are busy: each arrival once cost a read of the ready commands.
+    for (let id = 3; id <= 12; id++) {
+      box.add({ id, issue: `i${id}` });
+      await tick();
+    }
+    expect(box.looks.count).toBe(1);
+    box.finish(1);
+    await tick();
+    expect(box.looks.count).toBe(2);
+    expect(box.started).toEqual([1, 2, 3]);
+    for (let id = 2; id <= 12; id++) {
+      box.finish(id);
+      await tick();
+    }
+    await drained;
+    expect(box.started).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   });
 
   it("starts no more than its limit, and a command stored while it waits", async () => {

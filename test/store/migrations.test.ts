@@ -97,15 +97,15 @@ const userVersion = (file: string) => {
 };
 
 describe("migrate", () => {
-  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows, an installation's write slots, the config files workers read, a run's reflections and anchors, a step's CI failure to fix, a run's memory pull requests, the webhook deliveries asked for again, each write slot's lane and whether it went out, a command's priority and issue", () => {
-    expect(migrationsOf("sqlite")).toHaveLength(17);
+  it("numbers the migrations: the first release's schema, review gates, when a command was answered, who a session's process is, command retries, the worker of a run, an owed tracking edit, a command row's MAC, the last state change GitHub shows, an installation's write slots, the config files workers read, a run's reflections and anchors, a step's CI failure to fix, a run's memory pull requests, the webhook deliveries asked for again, each write slot's lane and whether it went out, a command's priority and issue, the pending commands by id", () => {
+    expect(migrationsOf("sqlite")).toHaveLength(18);
   });
 
-  it("opens a database of the first release and brings it to user_version 17", async () => {
+  it("opens a database of the first release and brings it to user_version 18", async () => {
     const file = firstReleaseDatabase();
     expect(userVersion(file)).toBe(0);
     await new Store(file).close();
-    expect(userVersion(file)).toBe(17);
+    expect(userVersion(file)).toBe(18);
   });
 
   it("keeps every run, and closes the older run of an issue that has a newer one", async () => {
@@ -227,13 +227,13 @@ describe("migrate", () => {
     expect(await snapshot(again)).toEqual(before);
     expect(before[0]?.passes.length).toBeGreaterThan(0);
     await again.close();
-    expect(userVersion(file)).toBe(17);
+    expect(userVersion(file)).toBe(18);
   });
 
   it("creates a fresh database at the latest version", async () => {
     const file = path.join(tempDir("fresh"), "lisa.db");
     await new Store(file).close();
-    expect(userVersion(file)).toBe(17);
+    expect(userVersion(file)).toBe(18);
   });
 });
 
@@ -266,14 +266,14 @@ describe("migratePostgres", () => {
       for (const row of rows) postgresShape[row.table_name] = [...(postgresShape[row.table_name] ?? []), row.column_name].sort();
       expect(postgresShape).toEqual(sqliteShape);
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
-      expect(versions.rows).toEqual([{ version: 12 }]);
+      expect(versions.rows).toEqual([{ version: 13 }]);
     } finally {
       await client.query(`DROP SCHEMA "${schema}" CASCADE`);
       await client.end();
     }
   });
 
-  it("brings a schema PostgreSQL's first release left at version 1 up to version 12, keeping its runs", async () => {
+  it("brings a schema PostgreSQL's first release left at version 1 up to version 13, keeping its runs", async () => {
     const schema = `shape_v1_${process.pid}_${Date.now().toString(36)}`;
     const base = await requirePostgres();
     const client = new pg.Client({ connectionString: base });
@@ -296,7 +296,7 @@ describe("migratePostgres", () => {
       expect(await store.runs.behindOnGitHub()).toEqual([]);
       await store.close();
       const versions = await client.query(`SELECT version FROM "${schema}".lisa_schema`);
-      expect(versions.rows).toEqual([{ version: 12 }]);
+      expect(versions.rows).toEqual([{ version: 13 }]);
     } finally {
       await client.query(`DROP SCHEMA "${schema}" CASCADE`);
       await client.end();

@@ -13,7 +13,6 @@ import { tempDir } from "../support/git-fixtures.ts";
 
 /** Indexes only PostgreSQL has: its planner wants them where SQLite's scans of small tables do not. */
 const POSTGRES_ONLY_INDEXES = new Set([
-  "pending_commands", // the inbox's poll, every second from every worker
   "runs_by_state", // claims and convergence across the fleet's runs
   "sessions_by_step",
 ]);

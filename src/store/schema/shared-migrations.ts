@@ -123,4 +123,9 @@ export const SHARED_MIGRATIONS: readonly SharedMigration[] = [
   ALTER TABLE commands ADD COLUMN issue TEXT;
   CREATE INDEX pending_commands_by_issue ON commands (issue, priority) WHERE state = 'pending';
   `,
+  // 12 (SQLite 18, PostgreSQL 13): the pending commands found without reading every command ever
+  // stored; PostgreSQL has had this index from its first migration.
+  () => `
+  CREATE INDEX IF NOT EXISTS pending_commands ON commands (id) WHERE state = 'pending';
+  `,
 ];
