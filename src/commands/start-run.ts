@@ -32,13 +32,15 @@ function firstSteps(config: LisaConfig, command: LabeledCommand): NewStep[] {
 
 /**
  * Decides what a labeled issue means: nothing (another label), a reply (invalid config, no
- * permission), or a new queued run. Returns the outcome in words for the command log.
+ * permission), or a new queued run. Returns the outcome in words for the command log. `storedAt`:
+ * when the label's command was stored, so a read of the config made since is not repeated.
  */
 export async function startRun(
   deps: CoreDeps,
   deliveryId: string,
   command: LabeledCommand,
   controls: Pick<RunControls, "acknowledge">,
+  storedAt?: number,
 ): Promise<string> {
   const gh = await deps.github(command.installationId);
   const ref = { owner: command.owner, repo: command.repo };
@@ -47,7 +49,8 @@ export async function startRun(
   let raw: unknown = null;
   let config: ReturnType<typeof parseConfig>;
   try {
-    raw = await gh.readConfig(ref);
+    // A read since the label was stored is as good as a new one (resolve-config.ts).
+    raw = await gh.readConfig(ref, storedAt === undefined ? {} : { since: storedAt });
     config = parseConfig(raw);
   } catch (error) {
     // GitHub failing is not the file's fault: the worker tries the command again later.

@@ -33,14 +33,22 @@ export interface ConfigFileCache {
  * `_extends` in turn, top-level keys of the later files overridden by the earlier. With a cache,
  * each file is asked for with its ETag, and the owner's file is asked again only once its copy is
  * no longer fresh: all repositories of an owner share it, so a repository without a file of its
- * own costs one request, not two.
+ * own costs one request, not two. A copy read at or after `since` (when the label being decided
+ * arrived) is used as it is: labels stored while one read was under way cost that read only.
  */
-export async function resolveConfig(read: ReadConfigFile, ref: { owner: string; repo: string }, cache?: ConfigFileCache) {
+export async function resolveConfig(
+  read: ReadConfigFile,
+  ref: { owner: string; repo: string },
+  cache?: ConfigFileCache,
+  since?: number,
+) {
   const own = { owner: ref.owner, repo: ref.repo, path: CONFIG_PATH };
   const loaded: { file: ConfigFileRef; text: ConfigFileText; asked: boolean }[] = [];
   const load = async (file: ConfigFileRef, mayReuse: boolean) => {
     const held = await cache?.get(file);
-    const reuse = held !== undefined && mayReuse && cache?.fresh(held.validatedAt) === true;
+    const reuse =
+      held !== undefined &&
+      ((mayReuse && cache?.fresh(held.validatedAt) === true) || (since !== undefined && held.validatedAt >= since));
     // No ETag is sent without a copy held, so "unchanged" always has one to stand for.
     const answer = reuse ? "unchanged" : await read(file, held?.etag ?? null);
     const text = answer === "unchanged" && held ? held : (answer as ConfigFileText);

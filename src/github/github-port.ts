@@ -125,8 +125,11 @@ export interface CiSnapshot {
  */
 export interface GitHubReader {
   installationToken(): Promise<string>;
-  /** Parsed `.github/lisa.yml` from the default branch; null when there is none. */
-  readConfig(ref: RepoRef): Promise<unknown>;
+  /**
+   * Parsed `.github/lisa.yml` from the default branch; null when there is none. With `since`, a
+   * copy read at or after that moment is as current as a read now, and no request is sent for it.
+   */
+  readConfig(ref: RepoRef, options?: { since?: number }): Promise<unknown>;
   defaultBranch(ref: RepoRef): Promise<string>;
   /** The collaborator's role name: admin, maintain, write, triage, read, or none. */
   roleOf(ref: RepoRef, username: string): Promise<string>;

@@ -13,7 +13,8 @@ export function octokitRepos(
   configCache: ConfigFileCache | undefined,
 ): Pick<GitHubPort, "readConfig" | "defaultBranch" | "roleOf"> {
   return {
-    readConfig: (ref) => resolveConfig((file, etag) => readConfigFile(octokit, file, etag), ref, configCache),
+    readConfig: (ref, options) =>
+      resolveConfig((file, etag) => readConfigFile(octokit, file, etag), ref, configCache, options?.since),
     async defaultBranch({ owner, repo }) {
       const { data } = await octokit.rest.repos.get({ owner, repo });
       return data.default_branch;

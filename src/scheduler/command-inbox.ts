@@ -141,7 +141,7 @@ export class CommandInbox {
       outcome = repeated
         ? `coalesced into command ${repeated.id}`
         : command.kind === "start_run"
-          ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand, this.#options.controls)
+          ? await startRun(this.#deps, command.delivery_id, payload as LabeledCommand, this.#options.controls, command.created_at)
           : command.kind === "gesture"
             ? await handleGesture(this.#deps, command.delivery_id, payload as Gesture, this.#options.controls)
             : `ignored: unknown command kind ${command.kind}`;

@@ -220,6 +220,26 @@ describe("reading .github/lisa.yml", () => {
     expectRoutesWithin(e, [TOKEN_ROUTE, CONFIG_ROUTE]);
   });
 
+  it("reads it once for labels stored while that read was under way, not once more for each", async () => {
+    const e = await helloWorld({ claudeBinary: createFakeClaude([]).binary, config: CONFIG });
+    // GitHub slow with the first read: the labels after the first arrive, and are stored, meanwhile.
+    e.github.injectFault({ method: "GET", path: /\/contents\/\.github\/lisa\.yml/, kind: "slow", delayMs: 1_000 });
+
+    await label(e, "needs-triage");
+    await label(e, "wontfix");
+    await label(e, "duplicate");
+    await e.settle();
+
+    expect((await storedCommands(e)).map((c) => c.outcome)).toEqual([
+      "ignored: another label",
+      "ignored: another label",
+      "ignored: another label",
+    ]);
+    // Each later label was stored before that read ended, so it vouches for them too.
+    expect(configReads(e.github).map((read) => read.status)).toEqual([200]);
+    expectRoutesWithin(e, [TOKEN_ROUTE, CONFIG_ROUTE]);
+  });
+
   it("asks the owner's .github repository once per window, not for every command, when the repository has no file", async () => {
     env = await startEmulatedLisa({ claudeBinary: createFakeClaude([]).binary });
     const e = env;
