@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -74,6 +74,17 @@ export async function createBareRepository(gitDir: string, branch: string, files
     await git(work, ["add", "--all"]);
     await git(work, ["commit", "--quiet", "--allow-empty", "-m", "Initial commit"]);
     await git(work, ["push", "--quiet", gitDir, `HEAD:refs/heads/${branch}`]);
+    // Its files are known to the contents API from the start, as GitHub knows a pushed commit's.
+    const commit = await commitWithoutGit(gitDir, branch);
+    if (commit !== undefined)
+      for (const entry of await listTree(work, "HEAD", "", undefined, true)) {
+        const content = files[entry.path];
+        if (entry.type === "file" && content !== undefined)
+          remember(
+            `${gitDir}\0${commit}\0${entry.path}`,
+            Promise.resolve({ type: "file", entry, content: Buffer.from(content) }),
+          );
+      }
   } finally {
     await rm(work, { recursive: true, force: true });
   }
@@ -178,27 +189,63 @@ export type PathContent = { type: "file"; entry: TreeEntry; content: Buffer } | 
 /**
  * What the contents API shows at `filePath` on `ref`: a file with its bytes, or a directory listing.
  * Undefined when the ref or the path does not exist. Blobs are read with `git cat-file`, which
- * gives their exact bytes (no text conversion), like GitHub's raw media type.
+ * gives their exact bytes (no text conversion), like GitHub's raw media type; once per commit and
+ * path, as each spawn blocks the emulator's loop for milliseconds, and that loop sends the deliveries.
  */
 export async function readPath(gitDir: string, ref: string, filePath: string): Promise<PathContent | undefined> {
   // A ref starting with a dash would be read by git as an option.
   if (ref.startsWith("-")) return undefined;
   const wanted = filePath.replace(/^\/+|\/+$/g, "");
-  try {
-    if (wanted === "") return { type: "dir", entries: await listTree(gitDir, ref, "") };
-    const [entry] = (await listTree(gitDir, ref, "", wanted)).filter((e) => e.path === wanted);
-    if (!entry) return undefined;
-    if (entry.type === "dir") return { type: "dir", entries: await listTree(gitDir, entry.sha, wanted) };
-    if (entry.type === "submodule") return { type: "dir", entries: [] };
-    return { type: "file", entry, content: await gitBuffer(gitDir, ["cat-file", "blob", entry.sha]) };
-  } catch {
-    return undefined;
-  }
+  const commit = await commitWithoutGit(gitDir, ref);
+  if (commit === undefined) return readPathAt(gitDir, ref, wanted).catch(() => undefined);
+  // A commit never changes: what it holds at a path is read from git once.
+  const key = `${gitDir}\0${commit}\0${wanted}`;
+  return (pathsAt.get(key) ?? remember(key, readPathAt(gitDir, commit, wanted))).catch(() => undefined);
 }
 
-/** Entries of a tree-ish (one level), their paths prefixed with `prefix`; only `only` when given. */
-async function listTree(gitDir: string, treeish: string, prefix: string, only?: string): Promise<TreeEntry[]> {
-  const output = await git(gitDir, ["ls-tree", "-l", "-z", treeish, ...(only ? ["--", only] : [])]);
+function remember(key: string, read: Promise<PathContent | undefined>) {
+  if (pathsAt.size >= PATHS_KEPT) pathsAt.delete(pathsAt.keys().next().value as string);
+  pathsAt.set(key, read);
+  // A failed read (a commit not in this repository, a repository gone) is not kept.
+  read.catch(() => pathsAt.delete(key));
+  return read;
+}
+
+/** Contents reads by commit and path; Lisa reads her config at every label, a flood's worth a second. */
+const pathsAt = new Map<string, Promise<PathContent | undefined>>();
+const PATHS_KEPT = 4_096;
+
+/**
+ * The commit `ref` names when that needs no git: a full sha, or a branch whose loose ref file holds
+ * one (a loose ref overrides a packed one). Undefined otherwise (tags, packed refs, abbreviations),
+ * for git to resolve.
+ */
+async function commitWithoutGit(gitDir: string, ref: string): Promise<string | undefined> {
+  if (/^[0-9a-f]{40}$/.test(ref)) return ref;
+  if (!/^[\w.-]+(\/[\w.-]+)*$/.test(ref) || ref.split("/").some((part) => part.startsWith("."))) return undefined;
+  // git reads refs/tags/<name> before refs/heads/<name>: a tag of the same name is left to git.
+  const [branch, tag] = await Promise.all(
+    [path.join(gitDir, "refs", "heads", ref), path.join(gitDir, "refs", "tags", ref)].map((file) =>
+      readFile(file, "utf8").catch(() => undefined),
+    ),
+  );
+  const sha = branch?.trim();
+  return tag === undefined && sha !== undefined && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
+}
+
+/** readPath at a tree-ish git resolves; throws when git cannot read it. */
+async function readPathAt(gitDir: string, treeish: string, wanted: string): Promise<PathContent | undefined> {
+  if (wanted === "") return { type: "dir", entries: await listTree(gitDir, treeish, "") };
+  const [entry] = (await listTree(gitDir, treeish, "", wanted)).filter((e) => e.path === wanted);
+  if (!entry) return undefined;
+  if (entry.type === "dir") return { type: "dir", entries: await listTree(gitDir, entry.sha, wanted) };
+  if (entry.type === "submodule") return { type: "dir", entries: [] };
+  return { type: "file", entry, content: await gitBuffer(gitDir, ["cat-file", "blob", entry.sha]) };
+}
+
+/** Entries of a tree-ish (one level, or every file below), their paths prefixed with `prefix`; only `only` when given. */
+async function listTree(gitDir: string, treeish: string, prefix: string, only?: string, recursive = false): Promise<TreeEntry[]> {
+  const output = await git(gitDir, ["ls-tree", "-l", "-z", ...(recursive ? ["-r"] : []), treeish, ...(only ? ["--", only] : [])]);
   return output
     .split("\0")
     .filter(Boolean)

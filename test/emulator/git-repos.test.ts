@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { gitEnv } from "../../emulator/git-repos.ts";
+import { createBareRepository, gitEnv, readPath } from "../../emulator/git-repos.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 /**
@@ -34,5 +34,58 @@ describe("the emulator's throw-away clones", () => {
     // Removed at once, as the emulator removes its seed clones: no ENOTEMPTY.
     rmSync(work, { recursive: true });
     expect(existsSync(work)).toBe(false);
+  });
+});
+
+describe("readPath", () => {
+  it("reads what a commit holds at a path from git once, and a branch's new head as soon as it is pushed", async () => {
+    const gitDir = path.join(tempDir("read-path"), "repo.git");
+    await createBareRepository(gitDir, "main", { "a.txt": "one\n" });
+    const text = async (ref: string, file = "a.txt") => {
+      const found = await readPath(gitDir, ref, file);
+      return found?.type === "file" ? found.content.toString("utf8") : found?.type;
+    };
+    expect(await text("main")).toBe("one\n");
+
+    // A push that does not go through the emulator, as a test's own git would make.
+    const work = tempDir("read-path-clone");
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: work, env: gitEnv(), stdio: "pipe" });
+    git("clone", "--quiet", gitDir, ".");
+    writeFileSync(path.join(work, "a.txt"), "two\n");
+    git("commit", "--quiet", "-am", "Two");
+    git("push", "--quiet", "origin", "main");
+    expect(await text("main")).toBe("two\n");
+    const head = git("rev-parse", "HEAD").toString().trim();
+    const seeded = path.join(tempDir("read-path"), "seeded.git");
+    await createBareRepository(seeded, "trunk", { "docs/b.md": "# b\n" });
+    const blobSha = execFileSync("git", ["rev-parse", "trunk:docs/b.md"], { cwd: seeded, env: gitEnv() }).toString().trim();
+
+    // Without git on PATH, what was read is still there; what was not cannot be read.
+    const pathBefore = process.env.PATH;
+    process.env.PATH = tempDir("no-git");
+    try {
+      expect(await text("main")).toBe("two\n");
+      expect(await text(head)).toBe("two\n");
+      expect(await text("main", "b.txt")).toBeUndefined();
+      // A seeded repository's files are known from its creation, as git itself lists them.
+      const found = await readPath(seeded, "trunk", "docs/b.md");
+      expect(found?.type === "file" && found.content.toString("utf8")).toBe("# b\n");
+      expect(found?.type === "file" && found.entry).toEqual({
+        type: "file",
+        name: "b.md",
+        path: "docs/b.md",
+        sha: blobSha,
+        size: 4,
+      });
+    } finally {
+      process.env.PATH = pathBefore;
+    }
+
+    // A branch whose ref is packed is resolved by git.
+    execFileSync("git", ["pack-refs", "--all"], { cwd: gitDir, env: gitEnv() });
+    expect(existsSync(path.join(gitDir, "refs", "heads", "main"))).toBe(false);
+    expect(await text("main")).toBe("two\n");
+    expect(await text("no-such-branch")).toBeUndefined();
+    expect(await text("main", "")).toBe("dir");
   });
 });
