@@ -80,10 +80,7 @@ export async function createBareRepository(gitDir: string, branch: string, files
       for (const entry of await listTree(work, "HEAD", "", undefined, true)) {
         const content = files[entry.path];
         if (entry.type === "file" && content !== undefined)
-          remember(
-            `${gitDir}\0${commit}\0${entry.path}`,
-            Promise.resolve({ type: "file", entry, content: Buffer.from(content) }),
-          );
+          remember(pathKey(gitDir, commit, entry.path), Promise.resolve({ type: "file", entry, content: Buffer.from(content) }));
       }
   } finally {
     await rm(work, { recursive: true, force: true });
@@ -199,9 +196,11 @@ export async function readPath(gitDir: string, ref: string, filePath: string): P
   const commit = await commitWithoutGit(gitDir, ref);
   if (commit === undefined) return readPathAt(gitDir, ref, wanted).catch(() => undefined);
   // A commit never changes: what it holds at a path is read from git once.
-  const key = `${gitDir}\0${commit}\0${wanted}`;
+  const key = pathKey(gitDir, commit, wanted);
   return (pathsAt.get(key) ?? remember(key, readPathAt(gitDir, commit, wanted))).catch(() => undefined);
 }
+
+const pathKey = (gitDir: string, commit: string, filePath: string) => `${gitDir}\0${commit}\0${filePath}`;
 
 function remember(key: string, read: Promise<PathContent | undefined>) {
   if (pathsAt.size >= PATHS_KEPT) pathsAt.delete(pathsAt.keys().next().value as string);
