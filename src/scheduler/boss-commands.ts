@@ -11,6 +11,8 @@ const COMMANDS = "lisa-commands";
 const HEARTBEAT_SECONDS = 10;
 /** How often a worker looks for a command NOTIFY did not announce (one retried, or unblocked behind another). */
 const POLL_SECONDS = 1;
+/** The most commands one INSERT queues. */
+const SENT_AT_ONCE = 500;
 
 export interface BossCommandQueueOptions {
   /** The pg-boss instance the run claims started (BossClaims). */
@@ -34,7 +36,8 @@ export interface BossCommandQueueOptions {
 export class BossCommandQueue implements CommandQueue {
   readonly handsOut = true;
   readonly #options: BossCommandQueueOptions;
-  /** Sends in the order commands were stored, without holding up the webhook's answer. */
+  /** Commands stored and not yet sent: sent in the order stored, without holding up the webhook's answer. */
+  readonly #unsent: { commandId: number; issue: () => Promise<string>; priority: number }[] = [];
   #sending: Promise<void> = Promise.resolve();
   #working = false;
 
@@ -57,19 +60,43 @@ export class BossCommandQueue implements CommandQueue {
   }
 
   enqueue(commandId: number, issue: () => Promise<string>, priority = SURE_COMMAND): void {
-    this.#sending = this.#sending
-      .then(async () => await this.send(commandId, await issue(), priority))
-      .catch((error) =>
-        // The row is durable: a worker queues it again when it finds it still pending (Worker).
-        this.#options.log.warn({ err: error, commandId }, "could not queue a stored command; a worker queues it later"),
-      );
+    this.#unsent.push({ commandId, issue, priority });
+    // Those stored while a send is under way go out together in the next: one INSERT for a flood.
+    if (this.#unsent.length === 1) this.#sending = this.#sending.then(() => this.#sendUnsent());
+  }
+
+  async #sendUnsent(): Promise<void> {
+    while (this.#unsent.length > 0) {
+      let batch = this.#unsent.splice(0, SENT_AT_ONCE);
+      try {
+        const jobs = await Promise.all(batch.map(async (job) => ({ ...job, key: await job.issue() })));
+        // Jobs of one INSERT share their creation time: an issue's later command waits for the next.
+        const keys = new Set<string>();
+        const now = jobs.filter((job) => !keys.has(job.key) && keys.add(job.key));
+        this.#unsent.unshift(...jobs.filter((job) => !now.includes(job)));
+        batch = now;
+        await unlessLost(
+          this.#options.boss().insert(
+            COMMANDS,
+            now.map((job) => this.#job(job.commandId, job.key, job.priority)),
+          ),
+        );
+      } catch (error) {
+        // The rows are durable: a worker queues them again when it finds them still pending (Worker).
+        const commandIds = batch.map((job) => job.commandId);
+        this.#options.log.warn({ err: error, commandIds }, "could not queue stored commands; a worker queues them later");
+      }
+    }
   }
 
   async send(commandId: number, issue: string, priority = SURE_COMMAND): Promise<void> {
+    await unlessLost(this.#options.boss().insert(COMMANDS, [this.#job(commandId, issue, priority)]));
+  }
+
+  #job(commandId: number, issue: string, priority: number) {
     // The job's id is the row's own: a row queued twice is one job. pg-boss hands out each issue's
     // oldest job, the highest priority first.
-    const options = { singletonKey: issue, id: jobId(this.#options.schema, commandId), priority };
-    await unlessLost(this.#options.boss().send(COMMANDS, { commandId }, options));
+    return { id: jobId(this.#options.schema, commandId), data: { commandId }, singletonKey: issue, priority };
   }
 
   async work(handle: (commandId: number, attempt: number) => Promise<"done" | "retry">): Promise<void> {

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { freshSchemaUrl, requirePostgres } from "../../dev/test-postgres.ts";
 import { waitFor } from "../../dev/wait-for.ts";
 import { BossClaims } from "../../src/scheduler/boss-claims.ts";
@@ -83,6 +83,26 @@ describe("commands through pg-boss", () => {
     expect(seen.indexOf("end 1")).toBeLessThan(seen.indexOf("start 2"));
     held.release(2);
     held.release(3);
+  }, 40_000);
+
+  it("queue a flood stored during one send with a few INSERTs, not one each, each issue's commands still in order", async () => {
+    const { queue, seen, claims } = await workerQueue();
+    const inserts = vi.spyOn(claims.boss, "insert");
+    const sends = vi.spyOn(claims.boss, "send");
+    // 60 commands over 4 issues, stored in one burst as a flood's webhooks are.
+    for (let id = 1; id <= 60; id++) queue.enqueue(id, async () => `acme/api#${id % 4}`);
+    await waitFor("the 60 to end", () => seen.filter((line) => line.startsWith("end")).length === 60, 30_000);
+    // One issue's commands cannot share an INSERT (they would share a creation time): 15 of each, 15 INSERTs.
+    expect(sends).not.toHaveBeenCalled();
+    expect(inserts.mock.calls.length).toBeLessThanOrEqual(16);
+    for (let issue = 0; issue < 4; issue++) {
+      const order = seen
+        .filter((line) => line.startsWith("start"))
+        .map((line) => Number(line.slice(6)))
+        .filter((id) => id % 4 === issue);
+      expect(order).toEqual([...order].sort((a, b) => a - b));
+      expect(order).toHaveLength(15);
+    }
   }, 40_000);
 
   it("hand a command surely Lisa's out ahead of the unsure ones of other issues sent before it", async () => {
