@@ -1,3 +1,7 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import pg from "pg";
 import { startEmulatedLisa } from "../../dev/emulated-lisa.ts";
 import { createFakeClaude } from "../../dev/fake-agent.ts";
@@ -13,15 +17,16 @@ type Target = Awaited<ReturnType<typeof webhookTarget>>;
 
 /**
  * A server with a repository of issues to label, and the answer times it measured: bare Probot,
- * bare Probot committing each payload with one INSERT (`floor`), Lisa as one process on SQLite with
- * a run under way, or `lisa web` on PostgreSQL (no worker, but the config row a worker's read left).
+ * bare Probot committing each payload with one INSERT on PostgreSQL (`floor`) or on SQLite
+ * (`sqliteFloor`), Lisa as one process on SQLite with a run under way, or `lisa web` on PostgreSQL
+ * (no worker, but the config row a worker's read left).
  */
-async function webhookTarget(kind: "probot" | "floor" | "lisa" | "web") {
+async function webhookTarget(kind: "probot" | "floor" | "sqliteFloor" | "lisa" | "web") {
   const times: number[] = [];
   const withLisa = kind === "lisa";
   // The first run's agent hangs, so Lisa has a run under way for the whole measurement.
   const agent = createFakeClaude([{ hang: true }]);
-  const floor = kind === "floor" ? await durableFloor() : undefined;
+  const floor = kind === "floor" ? await durableFloor() : kind === "sqliteFloor" ? sqliteFloor() : undefined;
   const databaseUrl = kind === "web" ? freshSchema("web") : undefined;
   const env = await startEmulatedLisa({
     claudeBinary: agent.binary,
@@ -73,6 +78,23 @@ async function durableFloor() {
   };
 }
 
+/** One INSERT of the payload into a SQLite file in WAL mode, as Lisa's store commits it (synchronous FULL, SQLite's default). */
+function sqliteFloor() {
+  const dir = mkdtempSync(path.join(tmpdir(), "bench-floor-"));
+  const db = new DatabaseSync(path.join(dir, "floor.db"));
+  db.exec("PRAGMA journal_mode = WAL; CREATE TABLE deliveries (id TEXT PRIMARY KEY, payload TEXT NOT NULL)");
+  const insert = db.prepare("INSERT INTO deliveries (id, payload) VALUES (?, ?)");
+  return {
+    async insert({ id, payload }: { id: string; payload: unknown }) {
+      insert.run(id, JSON.stringify(payload));
+    },
+    async close() {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
 /** One delivery to each target in turn, each awaited, as GitHub sends them to one app. */
 async function interleave(targets: Target[]): Promise<void> {
   try {
@@ -99,14 +121,18 @@ export async function webhookAnswers(): Promise<void> {
   // Two passes, each against its own baseline: Lisa's worker handles each label just after its answer,
   // on this process's event loop, which `lisa web` (a process of its own when deployed) must not share.
   let baseline = await webhookTarget("probot");
+  const sqliteInsert = await webhookTarget("sqliteFloor");
   const lisa = await webhookTarget("lisa");
-  await interleave([baseline, lisa]);
+  await interleave([baseline, sqliteInsert, lisa]);
   const base = row("bare Probot (baseline)", baseline.times);
+  const sqliteRow = row("Probot + one SQLite INSERT", sqliteInsert.times);
   const mine = row("Lisa, one run under way", lisa.times);
   console.log(`Webhook answer time in ms, ${DELIVERIES} interleaved issues.labeled deliveries each (after ${WARMUP} warm-up)`);
-  console.log(`${header}\n${base.line}\n${mine.line}`);
+  console.log(`${header}\n${base.line}\n${sqliteRow.line}\n${mine.line}`);
   const ratio = mine.p99 / base.p99;
-  console.log(`Lisa / baseline: ${ratios(mine, base)} (goal ≤ 2×: ${ratio <= 2 ? "met" : "missed"})\n`);
+  console.log(
+    `Lisa / baseline: ${ratios(mine, base)} (goal ≤ 2×: ${ratio <= 2 ? "met" : "missed"}); / Probot + one SQLite INSERT: ${ratios(mine, sqliteRow)}\n`,
+  );
 
   baseline = await webhookTarget("probot");
   const floor = await webhookTarget("floor");

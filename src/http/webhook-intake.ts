@@ -59,8 +59,9 @@ export function listenForWebhooks(probot: Probot, intake: WebhookIntake): void {
     const id = await storing(() => store.commands.add(context.id, kind, triage.command, triage.key, place));
     metrics.webhookStored(performance.now() - started);
     if (id === undefined) context.log.info({ delivery: context.id }, "webhook delivered again; already stored");
-    // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken.
-    else intake.stored({ id, kind, payload: triage.command, priority });
+    // pg-boss hands it to a worker (none in a web process); on SQLite this process's worker is woken,
+    // after the answer is written: woken here, its first steps would run ahead of the answer's.
+    else setImmediate(() => intake.stored({ id, kind, payload: triage.command, priority }));
   };
   const triageLabel = labelTriage(store);
   // What a stale read says is not Lisa's label is stored behind what is surely hers; what a fresh one says so is dropped.
