@@ -1,12 +1,21 @@
 import { commandMac, hasValidMac } from "./command-mac.ts";
 import type { Database } from "./database.ts";
 import type { CommandRow } from "./rows.ts";
-import { sql } from "./sql.ts";
+import { join, type Sql, sql } from "./sql.ts";
 
 /** A command's priority: one surely for Lisa. */
 export const SURE_COMMAND = 0;
 /** A label only a stale read of the repository's config says is not Lisa's (config-cache.ts labelTriage). */
 export const UNSURE_COMMAND = -1;
+
+/** The most commands one INSERT writes (8 values each: SQLite binds at most 32,766). */
+const INSERTED_AT_ONCE = 200;
+
+/** A command's signed fields and the VALUES tuple that writes it. */
+interface Inserted {
+  row: { delivery_id: string; event_key: string | null };
+  values: Sql;
+}
 
 /** Where a command stands in the queue: its priority, and the issue whose order it keeps. */
 export interface CommandPlace {
@@ -31,7 +40,7 @@ export class CommandRecords {
    * Records a webhook command once per delivery id and, when given, once per event key (the same
    * event redelivered under a new id). The new row's id; undefined when it was recorded before.
    */
-  async add(
+  add(
     deliveryId: string,
     kind: string,
     payload: unknown,
@@ -45,12 +54,49 @@ export class CommandRecords {
       payload: JSON.stringify(payload),
       created_at: this.#db.now(),
     };
+    const values = sql`(${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}, ${place.priority}, ${place.issue})`;
+    if (this.#db.inTransaction) return this.#insert([{ row, values }]).then(([id]) => id);
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ row, values, resolve, reject });
+      // The first of a turn's arrivals waits for the turn's end, and takes the rest into its INSERT.
+      if (this.#waiting.length === 1)
+        this.#writing = this.#writing.then(() => new Promise(setImmediate)).then(() => this.#insertWaiting());
+    });
+  }
+
+  /** Commands of webhooks that arrived while the last INSERT was under way, or in the same turn: written together, one commit. */
+  readonly #waiting: (Inserted & { resolve: (id: number | undefined) => void; reject: (error: unknown) => void })[] = [];
+  #writing: Promise<void> = Promise.resolve();
+
+  async #insertWaiting(): Promise<void> {
+    while (this.#waiting.length > 0) {
+      const batch = this.#waiting.splice(0, INSERTED_AT_ONCE);
+      try {
+        const ids = await this.#insert(batch);
+        for (const [i, command] of batch.entries()) command.resolve(ids[i]);
+      } catch (error) {
+        for (const command of batch) command.reject(error);
+      }
+    }
+  }
+
+  /** Each command's new id, in order; undefined for one recorded before, in the store or earlier in `commands`. */
+  async #insert(commands: Inserted[]): Promise<(number | undefined)[]> {
+    const keys = new Set<string>();
+    const fresh = commands.map(({ row }) => {
+      const seen = keys.has(`d:${row.delivery_id}`) || (row.event_key !== null && keys.has(`e:${row.event_key}`));
+      keys.add(`d:${row.delivery_id}`);
+      if (row.event_key !== null) keys.add(`e:${row.event_key}`);
+      return !seen;
+    });
     const { rows } = await this.#db
       .statements()
-      .run<{ id: number }>(
-        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac, priority, issue) VALUES (${row.delivery_id}, ${row.event_key}, ${row.kind}, ${row.payload}, ${row.created_at}, ${commandMac(this.#key, row)}, ${place.priority}, ${place.issue}) ON CONFLICT DO NOTHING RETURNING id`,
+      .run<{ id: number; delivery_id: string }>(
+        sql`INSERT INTO commands (delivery_id, event_key, kind, payload, created_at, mac, priority, issue) VALUES ${join(commands.filter((_, i) => fresh[i]).map((command) => command.values))} ON CONFLICT DO NOTHING RETURNING id, delivery_id`,
       );
-    return rows[0] === undefined ? undefined : Number(rows[0].id);
+    // RETURNING's order is SQLite's to choose: each row is found by its delivery.
+    const ids = new Map(rows.map((row) => [row.delivery_id, Number(row.id)]));
+    return commands.map(({ row }, i) => (fresh[i] ? ids.get(row.delivery_id) : undefined));
   }
 
   async get(id: number): Promise<CommandRow | undefined> {

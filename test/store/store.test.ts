@@ -1,10 +1,33 @@
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { testDatabaseUrl, testStoreLocation } from "../../dev/test-database.ts";
+import { Database } from "../../src/store/database.ts";
+import { render } from "../../src/store/sql.ts";
 import { type NewGuidance, Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { buildThrough, newRun, oneStep } from "../support/store-fixtures.ts";
 
 const step = oneStep(1);
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+/** The text of each write the store sends from now on, whichever store it is. */
+function writesOf(): string[] {
+  const texts: string[] = [];
+  const statements = Database.prototype.statements;
+  vi.spyOn(Database.prototype, "statements").mockImplementation(function (this: Database) {
+    const open = statements.call(this);
+    return {
+      all: (query) => open.all(query),
+      run: (query) => {
+        texts.push(render(query, () => "?"));
+        return open.run(query);
+      },
+    };
+  });
+  return texts;
+}
 
 /** An empty store: SQLite in memory, or a schema of its own on PostgreSQL (npm run test:postgres). */
 const freshStore = () => testDatabaseUrl(tempDir("store")) ?? ":memory:";
@@ -16,6 +39,31 @@ describe("Store", () => {
     expect(await store.commands.add("d1", "start_run", { a: 1 })).toBeUndefined();
     expect((await store.commands.ready()).map((c) => [c.id, c.delivery_id])).toEqual([[id, "d1"]]);
     expect((await store.commands.get(id ?? 0))?.delivery_id).toBe("d1");
+  });
+
+  it("writes the commands of webhooks that arrive together with one INSERT, in the order they arrived", async () => {
+    const store = new Store(freshStore());
+    const written = writesOf();
+    const deliveries = ["d1", "d2", "d3", "d4", "d5"];
+    const ids = await Promise.all(deliveries.map((id) => store.commands.add(id, "start_run", { id })));
+    // One commit for a flood's arrivals, not one each (SQLite syncs its log at each).
+    expect(written.filter((text) => text.startsWith("INSERT INTO commands"))).toHaveLength(1);
+    expect(ids.every((id, i) => typeof id === "number" && (i === 0 || id > (ids[i - 1] ?? 0)))).toBe(true);
+    expect((await store.commands.ready()).map((c) => [c.id, c.delivery_id])).toEqual(ids.map((id, i) => [id, deliveries[i]]));
+  });
+
+  it("records a delivery, or an event, once when it arrives twice together", async () => {
+    const store = new Store(freshStore());
+    await store.commands.add("before", "gesture", {});
+    const ids = await Promise.all([
+      store.commands.add("d1", "gesture", {}, "e1"),
+      store.commands.add("d1", "gesture", {}, "e1"),
+      store.commands.add("d2", "gesture", {}, "e1"),
+      store.commands.add("before", "gesture", {}),
+      store.commands.add("d3", "gesture", {}, "e3"),
+    ]);
+    expect(ids.map((id) => id !== undefined)).toEqual([true, false, false, false, true]);
+    expect((await store.commands.ready()).map((c) => c.delivery_id)).toEqual(["before", "d1", "d3"]);
   });
 
   it("lists the commands before one, newest first, and when each was answered", async () => {
