@@ -40,7 +40,7 @@ export class CommandRecords {
    * Records a webhook command once per delivery id and, when given, once per event key (the same
    * event redelivered under a new id). The new row's id; undefined when it was recorded before.
    */
-  add(
+  async add(
     deliveryId: string,
     kind: string,
     payload: unknown,
