@@ -14,6 +14,14 @@ const POLL_SECONDS = 1;
 /** The most commands one INSERT queues. */
 const SENT_AT_ONCE = 500;
 
+/** A stored command not yet queued, and its issue's key once read. */
+interface UnsentCommand {
+  commandId: number;
+  issue: () => Promise<string>;
+  key?: string;
+  priority: number;
+}
+
 export interface BossCommandQueueOptions {
   /** The pg-boss instance the run claims started (BossClaims). */
   boss: () => PgBoss;
@@ -37,7 +45,7 @@ export class BossCommandQueue implements CommandQueue {
   readonly handsOut = true;
   readonly #options: BossCommandQueueOptions;
   /** Commands stored and not yet sent: sent in the order stored, without holding up the webhook's answer. */
-  readonly #unsent: { commandId: number; issue: () => Promise<string>; priority: number }[] = [];
+  readonly #unsent: UnsentCommand[] = [];
   #sending: Promise<void> = Promise.resolve();
   #working = false;
 
@@ -67,14 +75,17 @@ export class BossCommandQueue implements CommandQueue {
 
   async #sendUnsent(): Promise<void> {
     while (this.#unsent.length > 0) {
-      let batch = this.#unsent.splice(0, SENT_AT_ONCE);
+      const taken = this.#unsent.splice(0, SENT_AT_ONCE);
+      let lost: UnsentCommand[] = taken;
       try {
-        const jobs = await Promise.all(batch.map(async (job) => ({ ...job, key: await job.issue() })));
+        // Each command's issue is read once, also for one that waits for a later INSERT.
+        const keyed = await Promise.all(taken.map(async (job) => ({ ...job, key: job.key ?? (await job.issue()) })));
         // Jobs of one INSERT share their creation time: an issue's later command waits for the next.
-        const keys = new Set<string>();
-        const now = jobs.filter((job) => !keys.has(job.key) && keys.add(job.key));
-        this.#unsent.unshift(...jobs.filter((job) => !now.includes(job)));
-        batch = now;
+        const first = new Map<string, (typeof keyed)[number]>();
+        for (const job of keyed) if (!first.has(job.key)) first.set(job.key, job);
+        this.#unsent.unshift(...keyed.filter((job) => first.get(job.key) !== job));
+        const now = [...first.values()];
+        lost = now;
         await unlessLost(
           this.#options.boss().insert(
             COMMANDS,
@@ -83,7 +94,7 @@ export class BossCommandQueue implements CommandQueue {
         );
       } catch (error) {
         // The rows are durable: a worker queues them again when it finds them still pending (Worker).
-        const commandIds = batch.map((job) => job.commandId);
+        const commandIds = lost.map((job) => job.commandId);
         this.#options.log.warn({ err: error, commandIds }, "could not queue stored commands; a worker queues them later");
       }
     }

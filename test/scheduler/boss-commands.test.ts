@@ -105,6 +105,19 @@ describe("commands through pg-boss", () => {
     }
   }, 40_000);
 
+  it("read each stored command's issue once, also for those that wait for a later INSERT behind their issue's first", async () => {
+    const { queue, seen } = await workerQueue();
+    let reads = 0;
+    // 20 commands of one issue: one INSERT each, the rest waiting meanwhile.
+    for (let id = 1; id <= 20; id++)
+      queue.enqueue(id, async () => {
+        reads += 1;
+        return "acme/api#1";
+      });
+    await waitFor("the 20 to end", () => seen.filter((line) => line.startsWith("end")).length === 20, 30_000);
+    expect(reads).toBe(20);
+  }, 40_000);
+
   it("hand a command surely Lisa's out ahead of the unsure ones of other issues sent before it", async () => {
     const held = heldHandler();
     const { queue, seen } = await workerQueue(held.handle);
