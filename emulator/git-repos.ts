@@ -87,10 +87,30 @@ export async function createBareRepository(gitDir: string, branch: string, files
   }
 }
 
-/** The commit a branch points at, or undefined when there is no such branch. */
+/**
+ * The commit a branch points at, or undefined when there is no such branch. Read as git reads it,
+ * from the loose ref or else `packed-refs` (git replaces either by a rename, so a read sees the old
+ * or the new, never half): every view of a pull request asks twice, and a spawn costs milliseconds.
+ */
 export async function branchSha(gitDir: string, branch: string): Promise<string | undefined> {
+  const ref = `refs/heads/${branch}`;
+  if (!isPlainRef(branch)) return revParse(gitDir, ref);
+  const loose = await readFile(path.join(gitDir, ref), "utf8").catch(() => undefined);
+  if (loose !== undefined) return SHA.test(loose.trim()) ? loose.trim() : revParse(gitDir, ref);
+  const packed = await readFile(path.join(gitDir, "packed-refs"), "utf8").catch(() => "");
+  const line = packed.split("\n").find((entry) => entry.endsWith(` ${ref}`));
+  const sha = line?.slice(0, 40);
+  return sha !== undefined && SHA.test(sha) ? sha : undefined;
+}
+
+const SHA = /^[0-9a-f]{40}$/;
+
+/** A ref name made of plain path segments, which names a file under the git directory as it is. */
+const isPlainRef = (ref: string) => /^[\w.-]+(\/[\w.-]+)*$/.test(ref) && !ref.split("/").some((part) => part.startsWith("."));
+
+async function revParse(gitDir: string, ref: string): Promise<string | undefined> {
   try {
-    return (await git(gitDir, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}^{commit}`])).trim();
+    return (await git(gitDir, ["rev-parse", "--verify", "--quiet", `${ref}^{commit}`])).trim();
   } catch {
     return undefined;
   }
@@ -98,7 +118,7 @@ export async function branchSha(gitDir: string, branch: string): Promise<string 
 
 /** Whether `sha` names a commit of the repository: GitHub checks a check run's `head_sha` so. */
 export async function commitExists(gitDir: string, sha: string): Promise<boolean> {
-  if (!/^[0-9a-f]{40}$/.test(sha)) return false;
+  if (!SHA.test(sha)) return false;
   try {
     await git(gitDir, ["cat-file", "-e", `${sha}^{commit}`]);
     return true;
@@ -220,8 +240,8 @@ const PATHS_KEPT = 4_096;
  * for git to resolve.
  */
 async function commitWithoutGit(gitDir: string, ref: string): Promise<string | undefined> {
-  if (/^[0-9a-f]{40}$/.test(ref)) return ref;
-  if (!/^[\w.-]+(\/[\w.-]+)*$/.test(ref) || ref.split("/").some((part) => part.startsWith("."))) return undefined;
+  if (SHA.test(ref)) return ref;
+  if (!isPlainRef(ref)) return undefined;
   // git reads refs/tags/<name> before refs/heads/<name>: a tag of the same name is left to git.
   const [branch, tag] = await Promise.all(
     [path.join(gitDir, "refs", "heads", ref), path.join(gitDir, "refs", "tags", ref)].map((file) =>
@@ -229,7 +249,7 @@ async function commitWithoutGit(gitDir: string, ref: string): Promise<string | u
     ),
   );
   const sha = branch?.trim();
-  return tag === undefined && sha !== undefined && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
+  return tag === undefined && sha !== undefined && SHA.test(sha) ? sha : undefined;
 }
 
 /** readPath at a tree-ish git resolves; throws when git cannot read it. */

@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createBareRepository, gitEnv, readPath } from "../../emulator/git-repos.ts";
+import { branchSha, createBareRepository, gitEnv, readPath } from "../../emulator/git-repos.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 
 /**
@@ -34,6 +34,30 @@ describe("the emulator's throw-away clones", () => {
     // Removed at once, as the emulator removes its seed clones: no ENOTEMPTY.
     rmSync(work, { recursive: true });
     expect(existsSync(work)).toBe(false);
+  });
+});
+
+describe("branchSha", () => {
+  it("reads a branch as git does: its loose ref, a packed ref, a name git must resolve, and none", async () => {
+    const gitDir = path.join(tempDir("branch-sha"), "repo.git");
+    await createBareRepository(gitDir, "main", { "README.md": "# R\n" });
+    const git = (...args: string[]) => execFileSync("git", args, { cwd: gitDir, env: gitEnv(), encoding: "utf8" }).trim();
+    const main = git("rev-parse", "refs/heads/main");
+    git("branch", "feature/one", "main");
+    git("branch", "odd+name", "main");
+
+    expect(await branchSha(gitDir, "main")).toBe(main);
+    expect(await branchSha(gitDir, "feature/one")).toBe(main);
+    expect(await branchSha(gitDir, "odd+name")).toBe(main);
+    expect(await branchSha(gitDir, "gone")).toBeUndefined();
+    expect(await branchSha(gitDir, "../HEAD")).toBeUndefined();
+
+    // Packed (as gc packs them), the loose files are gone and `packed-refs` holds them.
+    git("pack-refs", "--all");
+    expect(existsSync(path.join(gitDir, "refs", "heads", "main"))).toBe(false);
+    expect(await branchSha(gitDir, "main")).toBe(main);
+    expect(await branchSha(gitDir, "feature/one")).toBe(main);
+    expect(await branchSha(gitDir, "one")).toBeUndefined();
   });
 });
 
