@@ -86,6 +86,7 @@ describe("help and unknown commands", () => {
     expect(await w.handle(asked)).toBe("unknown");
 
     expect(w.replies(issue)).toEqual([`Lisa does not know \`/lisa frobnicate\`.\n\n${HELP}`]);
+    expect(HELP).toContain("`/lisa redirect <what to change>`");
     expect((await w.store.runs.get(runId))?.state).toBe("review");
     expect(await w.store.passes.of(runId)).toHaveLength(1);
   });

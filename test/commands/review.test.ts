@@ -116,6 +116,10 @@ describe("an approval", () => {
       actor: "acme",
       detail: `dismissed @${WRITER}'s approval on acme/api#${pull}`,
     });
+    // The final report says whose approval was dismissed; mentions and references carry an invisible
+    // joiner, so GitHub pings no one and links nothing.
+    const report = w.github.comments(REPO, issue).find((c) => c.body.includes(`<!-- lisa:report run=${runId}`))?.body ?? "";
+    expect(report).toMatch(new RegExp(`@\u200B?acme dismissed @\u200B?${WRITER}'s approval on acme/api#\u200B?${pull}`));
   });
 });
 

@@ -272,7 +272,8 @@ describe("/lisa accept", () => {
         decided_via: "/lisa accept",
       });
       expect(w.github.labels(REPO, issue)).toEqual(["lisa:accepted"]);
-      expect(w.github.comments(REPO, issue).some((c) => c.body.includes(`<!-- lisa:report run=${runId}`))).toBe(true);
+      const report = w.github.comments(REPO, issue).find((c) => c.body.includes(`<!-- lisa:report run=${runId}`));
+      expect(report?.body).toContain("/lisa accept");
     },
   );
 

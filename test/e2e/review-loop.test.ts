@@ -8,7 +8,9 @@ import { isAlive } from "../support/process-alive.ts";
 import { trackingBody } from "../support/tracking-body.ts";
 
 // The review loop end to end (review-gates design §9, E2E-n): Lisa as deployed against the GitHub
-// emulator, people acting through the emulator's helpers, the agent a scripted stand-in.
+// emulator, people acting through the emulator's helpers, the agent a scripted stand-in. What a
+// command or review does without an agent session (an unknown word, `/lisa accept`, a reader's
+// review, a dismissal) is tested in test/commands/ over the in-process port, in milliseconds.
 
 let env: EmulatedLisa | undefined;
 afterEach(async () => {
@@ -272,20 +274,6 @@ describe("the review loop", () => {
     );
   });
 
-  it("rule 12: /lisa accept on the issue accepts without approvals, recorded as an override", async () => {
-    const { github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
-    await github.commentOnIssue(REPO, issue.number, "/lisa accept", "ann");
-    await e.settle();
-    expect((await runOf(e)).state).toBe("accepted");
-    const report = github.comments(REPO, issue.number).find((c) => c.body.includes("<!-- lisa:report run="));
-    expect(report?.body).toContain("/lisa accept");
-    expect((await e.lisa.store.passes.of((await runOf(e)).id))[0]).toMatchObject({
-      decision: "accept",
-      decided_via: "/lisa accept",
-      decided_by: "ann",
-    });
-  });
-
   it("rule 15: /lisa abort during a pass kills the live agent's process group and stops the run", async () => {
     const {
       agent,
@@ -303,29 +291,6 @@ describe("the review loop", () => {
     expect(github.comments(REPO, issue.number).some((c) => c.body.includes("Stopped pass 2."))).toBe(true);
     // The PR stays at pass 1's verified head.
     expect(await github.readFile(REPO, "health.ts", pull.head.ref)).toBe("Add GET /health\n");
-  });
-
-  it("rule 25: an unknown command gets the command list", async () => {
-    const { github, issue, env: e } = await passOne([change("health.ts", "Add GET /health")]);
-    await github.commentOnIssue(REPO, issue.number, "/lisa frobnicate", "ann");
-    await e.settle();
-    const reply = github.comments(REPO, issue.number).find((c) => c.body.includes("Lisa does not know `/lisa frobnicate`"));
-    expect(reply?.body).toContain("`/lisa redirect <what to change>`");
-  });
-
-  it("E2E-5: a reader's approval and redirect count for nothing; a bot's review is ignored", async () => {
-    const { agent, github, issue, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
-    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "rita" });
-    await github.commentOnIssue(REPO, pull.number, "/lisa redirect rewrite it in Rust", "rita");
-    await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "dependabot[bot]" });
-    await e.settle();
-
-    expect((await runOf(e)).state).toBe("review");
-    expect(agent.calls()).toHaveLength(1);
-    const replies = github.comments(REPO, pull.number).filter((c) => c.body.includes("lisa:reply"));
-    expect(replies).toHaveLength(1);
-    expect(replies[0]?.body).toContain("only people with write access");
-    expect(github.labels(REPO, issue.number)).toContain("lisa:review");
   });
 
   it("E2E-6: a human push after an approval makes it stale and the run goes back to review", async () => {
@@ -589,22 +554,6 @@ describe("the review loop", () => {
     await github.mergePull(REPO, pull.number, { user: "ann" });
     await e.settle();
     expect((await runOf(e)).state).toBe("merged");
-  });
-
-  it("E2E-15: an approval dismissed after accept sends the run back to review", async () => {
-    const { github, pull, env: e } = await passOne([change("health.ts", "Add GET /health")]);
-    const approval = await github.submitReview(REPO, pull.number, { state: "APPROVED", body: "", user: "ann" });
-    await e.settle();
-    expect((await runOf(e)).state).toBe("accepted");
-    const reviewId = (approval.payload.review as { id: number }).id;
-    await github.dismissReview(REPO, pull.number, reviewId, { user: "bob", message: "not yet" });
-    await e.settle();
-    expect((await runOf(e)).state).toBe("review");
-    // Rule 18: the withdrawal says whose approval was dismissed, not only who dismissed a review.
-    const issueNumber = (await runOf(e)).issue_number;
-    const report = github.comments(REPO, issueNumber).find((c) => c.body.includes("<!-- lisa:report run="))?.body ?? "";
-    // Mentions and references carry an invisible joiner, so GitHub pings no one and links nothing.
-    expect(report).toMatch(/@\u200B?bob dismissed @\u200B?ann's approval on acme\/api#\u200B?\d+/);
   });
 
   it("review.accept: github waits for GitHub's own rule (two approvals) as well as Lisa's", async () => {
