@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { processIdentity, sameBoot } from "./process-identity.ts";
 
@@ -24,10 +24,17 @@ export function recordChildrenIn(dir: string): void {
 export function recordChild(pid: number): void {
   if (!folder) return;
   const identity = processIdentity(pid);
+  if (!identity) return;
+  const record = path.join(folder, String(pid));
+  // Written aside and renamed: a record is whole or absent. An empty one (Lisa killed between
+  // creating and writing it, or a full disk) names a group the next Lisa cannot check, so spares.
+  const partial = `${record}.partial`;
   try {
-    if (identity) writeFileSync(path.join(folder, String(pid)), identity);
+    writeFileSync(partial, identity);
+    renameSync(partial, record);
   } catch {
     // A full data disk: the child started all the same and is watched; only a killed Lisa's successor misses it.
+    rmSync(partial, { force: true });
   }
 }
 

@@ -1,15 +1,20 @@
-import { spawn } from "node:child_process";
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitFor } from "../../dev/wait-for.ts";
 import { reapOrphans } from "../../src/process/child-registry.ts";
 import { processIdentity } from "../../src/process/process-identity.ts";
 import { tempDir } from "../support/git-fixtures.ts";
 import { isAlive } from "../support/process-alive.ts";
+import { mountSmallDisk, type SmallDisk } from "../support/small-disk.ts";
 
 const groups: number[] = [];
+let disk: SmallDisk | undefined;
 afterEach(() => {
+  disk?.release();
+  disk = undefined;
   for (const pid of groups.splice(0)) {
     try {
       process.kill(-pid, "SIGKILL");
@@ -76,5 +81,30 @@ describe("reapOrphans", () => {
     expect(reapOrphans(dir)).toBe(1);
     expect(await orphan.ended).toBe("SIGKILL");
     expect(readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe("recordChild", () => {
+  it("leaves a whole record or none: a write the full disk refuses leaves no empty one that the next Lisa would spare", async (context) => {
+    const mount = tempDir("small-children");
+    const mounted = await mountSmallDisk(mount, 1024 ** 2);
+    if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
+    disk = mounted;
+    const script = fileURLToPath(new URL("../support/record-on-full-disk.ts", import.meta.url));
+    const [command = "", ...args] = [
+      ...mounted.launcher,
+      process.execPath,
+      "--disable-warning=ExperimentalWarning",
+      script,
+      mount,
+    ];
+    const { pid, ppid } = JSON.parse(execFileSync(command, args, { encoding: "utf8" })) as { pid: number; ppid: number };
+
+    const [own = ""] = readdirSync(mounted.outside(path.join(mount, "children")));
+    const list = mounted.outside(path.join(mount, "children", own));
+    // Recorded while the disk had room: whole. Its parent, once the disk was full: not at all.
+    expect(readdirSync(list)).toEqual([String(pid)]);
+    expect(readFileSync(path.join(list, String(pid)), "utf8")).toMatch(/^.+:\d+$/);
+    expect(ppid).not.toBe(pid);
   });
 });
