@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CommandRow } from "./rows.ts";
 
@@ -33,10 +33,34 @@ export function hasValidMac(key: Buffer, row: SignedFields & { mac: string | nul
 export function keptStoreKey(dataDir: string): string {
   const file = path.join(dataDir, "store.key");
   mkdirSync(dataDir, { recursive: true });
+  // Written whole aside, then linked in (which fails if another start linked its key first): an
+  // empty key file, as a full disk or a Lisa killed mid-write left one, signed every later command
+  // with an empty key.
+  const partial = `${file}.${process.pid}.partial`;
+  const made = randomBytes(32).toString("hex");
   try {
-    writeFileSync(file, randomBytes(32).toString("hex"), { mode: 0o600, flag: "wx" });
+    writeFileSync(partial, made, { mode: 0o600 });
+    linkOrCreate(partial, file, made);
+  } finally {
+    rmSync(partial, { force: true });
+  }
+  const key = readFileSync(file, "utf8").trim();
+  if (!/^[0-9a-f]{64}$/.test(key))
+    throw new Error(`${file} does not hold a store key (64 hex digits): remove it, and Lisa makes a new one`);
+  return key;
+}
+
+/** Links `partial` in as `file` unless `file` exists; where links are not supported, creates it in place. */
+function linkOrCreate(partial: string, file: string, content: string): void {
+  try {
+    try {
+      linkSync(partial, file);
+    } catch (error) {
+      const { code } = error as NodeJS.ErrnoException;
+      if (code !== "EPERM" && code !== "ENOTSUP" && code !== "ENOSYS") throw error;
+      writeFileSync(file, content, { mode: 0o600, flag: "wx" });
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
   }
-  return readFileSync(file, "utf8").trim();
 }

@@ -1,10 +1,14 @@
+import { execFileSync } from "node:child_process";
+import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { describe, expect, it } from "vitest";
-import { commandKey, commandMac, hasValidMac } from "../../src/store/command-mac.ts";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { commandKey, commandMac, hasValidMac, keptStoreKey } from "../../src/store/command-mac.ts";
 import { migrationsOf } from "../../src/store/schema/versions.ts";
 import { Store } from "../../src/store/store.ts";
 import { tempDir } from "../support/git-fixtures.ts";
+import { mountSmallDisk, type SmallDisk } from "../support/small-disk.ts";
 
 const KEY = commandKey("the-webhook-secret-of-this-lisa");
 
@@ -47,5 +51,53 @@ describe("command rows carry a MAC", () => {
     expect(row).toMatchObject({ delivery_id: "old", mac: null });
     expect(row && store.commands.isGenuine(row)).toBe(false);
     await store.close();
+  });
+});
+
+let disk: SmallDisk | undefined;
+afterEach(() => {
+  disk?.release();
+  disk = undefined;
+});
+
+describe("the store key kept in the data directory", () => {
+  it("is made once and read back by every later start", () => {
+    const dataDir = path.join(tempDir("kept-key"), "lisa");
+    const key = keptStoreKey(dataDir);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(keptStoreKey(dataDir)).toBe(key);
+    expect(readdirSync(dataDir)).toEqual(["store.key"]);
+  });
+
+  it("is never left empty: a full disk refuses the start, and the next start, with room, makes a whole key", async (context) => {
+    const mount = tempDir("small-data");
+    const mounted = await mountSmallDisk(mount, 1024 ** 2);
+    if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
+    disk = mounted;
+    const script = fileURLToPath(new URL("../support/keep-store-key.ts", import.meta.url));
+    const kept = () => {
+      const [command = "", ...args] = [
+        ...mounted.launcher,
+        process.execPath,
+        "--disable-warning=ExperimentalWarning",
+        script,
+        mount,
+      ];
+      return JSON.parse(execFileSync(command, args, { encoding: "utf8" })) as { key?: string; error?: string };
+    };
+
+    mounted.fill();
+    expect(kept()).toEqual({ error: "ENOSPC" });
+    mounted.free();
+    const { key } = kept();
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(kept()).toEqual({ key });
+  });
+
+  it("refuses a key file that holds no key, saying what to do, instead of signing with it", () => {
+    const dataDir = path.join(tempDir("empty-key"), "lisa");
+    keptStoreKey(dataDir);
+    writeFileSync(path.join(dataDir, "store.key"), "");
+    expect(() => keptStoreKey(dataDir)).toThrow(/store\.key does not hold a store key \(64 hex digits\): remove it/);
   });
 });
