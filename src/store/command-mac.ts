@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type { CommandRow } from "./rows.ts";
 
@@ -36,13 +36,15 @@ export function keptStoreKey(dataDir: string): string {
   // Written whole aside, then linked in (which fails if another start linked its key first): an
   // empty key file, as a full disk or a Lisa killed mid-write left one, signed every later command
   // with an empty key.
-  const partial = `${file}.${process.pid}.partial`;
-  const made = randomBytes(32).toString("hex");
-  try {
-    writeFileSync(partial, made, { mode: 0o600 });
-    linkOrCreate(partial, file, made);
-  } finally {
-    rmSync(partial, { force: true });
+  if (!existsSync(file)) {
+    const partial = `${file}.${process.pid}.partial`;
+    const made = randomBytes(32).toString("hex");
+    try {
+      writeFileSync(partial, made, { mode: 0o600 });
+      linkOrCreate(partial, file, made);
+    } finally {
+      rmSync(partial, { force: true });
+    }
   }
   const key = readFileSync(file, "utf8").trim();
   if (!/^[0-9a-f]{64}$/.test(key))

@@ -92,6 +92,9 @@ describe("the store key kept in the data directory", () => {
     const { key } = kept();
     expect(key).toMatch(/^[0-9a-f]{64}$/);
     expect(kept()).toEqual({ key });
+    // A restart on a full disk still reads the key it has.
+    mounted.fill();
+    expect(kept()).toEqual({ key });
   });
 
   it("refuses a key file that holds no key, saying what to do, instead of signing with it", () => {
