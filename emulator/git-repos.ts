@@ -95,8 +95,8 @@ export async function createBareRepository(gitDir: string, branch: string, files
 export async function branchSha(gitDir: string, branch: string): Promise<string | undefined> {
   const ref = `refs/heads/${branch}`;
   if (!isPlainRef(branch)) return revParse(gitDir, ref);
-  const loose = await readFile(path.join(gitDir, ref), "utf8").catch(() => undefined);
-  if (loose !== undefined) return SHA.test(loose.trim()) ? loose.trim() : revParse(gitDir, ref);
+  const loose = (await readFile(path.join(gitDir, ref), "utf8").catch(() => undefined))?.trim();
+  if (loose !== undefined) return SHA.test(loose) ? loose : revParse(gitDir, ref);
   const packed = await readFile(path.join(gitDir, "packed-refs"), "utf8").catch(() => "");
   const line = packed.split("\n").find((entry) => entry.endsWith(` ${ref}`));
   const sha = line?.slice(0, 40);

@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -91,14 +91,7 @@ describe("recordChild", () => {
     if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
     disk = mounted;
     const script = fileURLToPath(new URL("../support/record-on-full-disk.ts", import.meta.url));
-    const [command = "", ...args] = [
-      ...mounted.launcher,
-      process.execPath,
-      "--disable-warning=ExperimentalWarning",
-      script,
-      mount,
-    ];
-    const { pid, ppid } = JSON.parse(execFileSync(command, args, { encoding: "utf8" })) as { pid: number; ppid: number };
+    const { pid, ppid } = JSON.parse(mounted.node(script, mount)) as { pid: number; ppid: number };
 
     const [own = ""] = readdirSync(mounted.outside(path.join(mount, "children")));
     const list = mounted.outside(path.join(mount, "children", own));

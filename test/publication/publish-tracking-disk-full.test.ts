@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { tempDir } from "../support/git-fixtures.ts";
@@ -22,14 +21,7 @@ describe("publishTracking on a full data disk", () => {
     const mounted = await mountSmallDisk(mount, 4 * 1024 ** 2);
     if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
     disk = mounted;
-    const [command = "", ...args] = [
-      ...mounted.launcher,
-      process.execPath,
-      "--disable-warning=ExperimentalWarning",
-      SCRIPT,
-      mount,
-    ];
-    const outcome = JSON.parse(execFileSync(command, args, { encoding: "utf8" }));
+    const outcome = JSON.parse(mounted.node(SCRIPT, mount));
     expect(outcome).toEqual({
       write: "database or disk is full",
       said: [

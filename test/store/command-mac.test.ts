@@ -1,4 +1,3 @@
-import { execFileSync } from "node:child_process";
 import { readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -75,16 +74,7 @@ describe("the store key kept in the data directory", () => {
     if ("refused" in mounted) return context.skip(`no small file system can be mounted here: ${mounted.refused}`);
     disk = mounted;
     const script = fileURLToPath(new URL("../support/keep-store-key.ts", import.meta.url));
-    const kept = () => {
-      const [command = "", ...args] = [
-        ...mounted.launcher,
-        process.execPath,
-        "--disable-warning=ExperimentalWarning",
-        script,
-        mount,
-      ];
-      return JSON.parse(execFileSync(command, args, { encoding: "utf8" })) as { key?: string; error?: string };
-    };
+    const kept = () => JSON.parse(mounted.node(script, mount)) as { key?: string; error?: string };
 
     mounted.fill();
     expect(kept()).toEqual({ error: "ENOSPC" });

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, copyFileSync, existsSync, mkdirSync, openSync, rmSync, writeSync } from "node:fs";
 import path from "node:path";
 import { tempDir } from "../../dev/temp-dir.ts";
@@ -20,6 +20,8 @@ export interface SmallDisk {
   copyOut(dir: string, files: string[]): string;
   /** Fills the disk to its last byte with a file of the test's. */
   fill(): void;
+  /** Runs a Node.js script in the namespace, where `dir` is the small disk; returns what it printed. */
+  node(script: string, ...args: string[]): string;
   /** Removes what fill() wrote. */
   free(): void;
   /** Ends the holder; the disk goes with the last process in the namespace. */
@@ -53,35 +55,24 @@ export async function mountSmallDisk(dir: string, bytes: number): Promise<SmallD
     const pid = holder.pid as number;
     const outside = (file: string) => path.join(`/proc/${pid}/root`, path.resolve(dir, file));
     const filler = outside(".filler");
+    const launcher = [
+      "nsenter",
+      "-t",
+      String(pid),
+      ...(flags.includes("-r") ? ["-U", "--preserve-credentials"] : []),
+      "-m",
+      `--wd=${process.cwd()}`,
+      "--",
+    ];
     return {
-      launcher: [
-        "nsenter",
-        "-t",
-        String(pid),
-        ...(flags.includes("-r") ? ["-U", "--preserve-credentials"] : []),
-        "-m",
-        `--wd=${process.cwd()}`,
-        "--",
-      ],
+      launcher,
       outside,
-      fill() {
-        const fd = openSync(filler, "a");
-        const chunk = Buffer.alloc(64 * 1024);
-        try {
-          // Smaller and smaller writes until not one byte more fits.
-          for (let size = chunk.length; size > 0; ) {
-            try {
-              writeSync(fd, chunk, 0, size);
-            } catch (error) {
-              if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
-              size = Math.floor(size / 2);
-            }
-          }
-        } finally {
-          closeSync(fd);
-        }
-      },
+      fill: () => fillToLastByte(filler),
       free: () => rmSync(filler, { force: true }),
+      node(script, ...args) {
+        const [command = "", ...rest] = [...launcher, process.execPath, "--disable-warning=ExperimentalWarning", script, ...args];
+        return execFileSync(command, rest, { encoding: "utf8" });
+      },
       copyOut(from, files) {
         const copy = path.join(tempDir("small-disk-copy"), path.basename(from));
         mkdirSync(copy);
@@ -107,4 +98,22 @@ function mounted(holder: ChildProcess): Promise<true | string> {
     holder.once("error", (error) => resolve(error.message));
     holder.once("exit", (code) => resolve(stderr.trim() || `exit ${code}`));
   });
+}
+
+/** Appends to `file` smaller and smaller writes until not one byte more fits on its disk. */
+export function fillToLastByte(file: string): void {
+  const fd = openSync(file, "a");
+  const chunk = Buffer.alloc(64 * 1024);
+  try {
+    for (let size = chunk.length; size > 0; ) {
+      try {
+        writeSync(fd, chunk, 0, size);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "ENOSPC") throw error;
+        size = Math.floor(size / 2);
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
